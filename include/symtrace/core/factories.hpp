@@ -1,0 +1,83 @@
+#pragma once
+/// \file
+/// Making concrete tensors: constants (`zeros`, `ones`, `full`, `arange`), tensors from C++
+/// data (`tensor`), and deterministic random tensors (`randn`, `rand`) from a `Generator`.
+/// Every function takes the caller's source location for its error messages.
+
+#include "symtrace/core/random.hpp"
+#include "symtrace/core/tensor.hpp"
+
+#include <initializer_list>
+#include <optional>
+#include <source_location>
+#include <span>
+#include <vector>
+
+namespace symtrace {
+
+using Where = std::source_location;
+
+/// A tensor of `shape` filled with 0.
+[[nodiscard]] Tensor zeros(const IntList& shape, DType dtype = DType::float32, Where where = Where::current());
+/// A tensor of `shape` filled with 1.
+[[nodiscard]] Tensor ones(const IntList& shape, DType dtype = DType::float32, Where where = Where::current());
+/// A tensor of `shape` filled with `value` (dtype defaults to the value's: bool, int64, float32).
+[[nodiscard]] Tensor full(const IntList& shape, Scalar value, std::optional<DType> dtype = std::nullopt,
+                          Where where = Where::current());
+/// 0, 1, ..., end-1 (int64 for integer bounds, float32 otherwise).
+[[nodiscard]] Tensor arange(Scalar end, std::optional<DType> dtype = std::nullopt, Where where = Where::current());
+/// start, start+step, ... up to but excluding end; step must not be 0.
+[[nodiscard]] Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype = std::nullopt,
+                            Where where = Where::current());
+/// Standard-normal samples from `gen` (this thread's default generator when omitted).
+[[nodiscard]] Tensor randn(const IntList& shape, Where where = Where::current());
+[[nodiscard]] Tensor randn(const IntList& shape, Generator& gen, Where where = Where::current());
+/// Uniform samples in [0, 1).
+[[nodiscard]] Tensor rand(const IntList& shape, Where where = Where::current());
+[[nodiscard]] Tensor rand(const IntList& shape, Generator& gen, Where where = Where::current());
+
+namespace detail {
+Tensor from_floats(std::span<const float> data, const IntList& shape, Where where);
+Tensor from_ints(std::span<const std::int64_t> data, const IntList& shape, Where where);
+Tensor from_bools(std::span<const bool> data, const IntList& shape, Where where);
+template <class T>
+Tensor from_values(std::span<const T> values, const IntList& shape, Where where) {
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<char> tmp(values.begin(), values.end());
+    return from_bools(std::span<const bool>(reinterpret_cast<const bool*>(tmp.data()), tmp.size()), shape, where);
+  } else if constexpr (std::is_integral_v<T>) {
+    std::vector<std::int64_t> tmp(values.begin(), values.end());
+    return from_ints(tmp, shape, where);
+  } else {
+    std::vector<float> tmp(values.begin(), values.end());
+    return from_floats(tmp, shape, where);
+  }
+}
+}  // namespace detail
+
+/// A tensor holding `values` in row-major order, of `shape` (1-D when `shape` is empty and
+/// there is more than one value; a 0-dim tensor for one value and an empty shape).
+/// The dtype follows T: floating -> float32, integral -> int64, bool -> bool.
+/// Example: `tensor({1.f, 2.f, 3.f, 4.f}, {2, 2})`.
+template <Arithmetic T>
+[[nodiscard]] Tensor tensor(std::initializer_list<T> values, const IntList& shape = {},
+                            Where where = Where::current()) {
+  return detail::from_values<T>(std::span<const T>(values.begin(), values.size()), shape, where);
+}
+template <Arithmetic T>
+[[nodiscard]] Tensor tensor(const std::vector<T>& values, const IntList& shape = {},
+                            Where where = Where::current()) {
+  if constexpr (std::is_same_v<T, bool>) {
+    std::vector<char> tmp(values.begin(), values.end());
+    return detail::from_bools(std::span<const bool>(reinterpret_cast<const bool*>(tmp.data()), tmp.size()),
+                              shape, where);
+  } else {
+    return detail::from_values<T>(std::span<const T>(values), shape, where);
+  }
+}
+
+/// A 0-dim tensor holding `value`.
+[[nodiscard]] Tensor scalar_tensor(Scalar value, std::optional<DType> dtype = std::nullopt,
+                                   Where where = Where::current());
+
+}  // namespace symtrace

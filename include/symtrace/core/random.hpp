@@ -1,0 +1,42 @@
+#pragma once
+/// \file
+/// Deterministic random numbers: the same seed gives the same tensors on every platform
+/// (the engine is `std::mt19937_64`, whose output the standard fixes; the distributions are
+/// written here rather than taken from `<random>`, whose results vary between libraries).
+
+#include <cstdint>
+#include <random>
+
+namespace symtrace {
+
+/// A seeded source of uniform and normal floats.
+class Generator {
+ public:
+  explicit Generator(std::uint64_t seed = 0) : engine_(seed) {}
+  /// Restarts the sequence from `seed`.
+  void seed(std::uint64_t seed) {
+    engine_.seed(seed);
+    spare_ = false;
+  }
+  /// Uniform in [0, 1), 24 random bits.
+  float uniform() { return static_cast<float>(engine_() >> 40) * 0x1.0p-24f; }
+  /// Uniform in [lo, hi).
+  float uniform(float lo, float hi) { return lo + (hi - lo) * uniform(); }
+  /// Standard normal (Box-Muller).
+  float normal();
+  /// 64 random bits.
+  std::uint64_t bits() { return engine_(); }
+
+ private:
+  std::mt19937_64 engine_;
+  float spare_value_ = 0;
+  bool spare_ = false;
+};
+
+/// This thread's default generator (used by `randn`, `rand` and dropout when none is given).
+Generator& default_generator();
+
+/// Reseeds this thread's default generator.
+void manual_seed(std::uint64_t seed);
+
+}  // namespace symtrace

@@ -1,0 +1,262 @@
+#pragma once
+/// \file
+/// `Tensor`: one type, two natures (DESIGN decision 1). A tensor is either *concrete* (owns
+/// strided data on the CPU reference backend) or *symbolic* (names a node of an active trace
+/// and carries only dtype and a shape whose dims may be unknown). Model code is written once
+/// against `Tensor`; every op dispatches on the nature of its inputs (see ops/dispatch.hpp).
+///
+/// A Tensor is a cheap value-type handle (like `at::Tensor`): copies share the same data.
+/// View ops (`view`, `slice`, `transpose`, ...) share storage with their base, so in-place
+/// ops on a view (`x.slice(1, 0, 2).copy_(y)`) write through to the base.
+///
+/// Reading data (`item()`, `data_ptr()`, `to_vector()`) from a symbolic tensor throws
+/// `TraceError`: that is control flow depending on tensor data. There is no conversion to bool.
+
+#include "symtrace/core/dtype.hpp"
+#include "symtrace/core/scalar.hpp"
+#include "symtrace/core/shape.hpp"
+
+#include <fmt/core.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <vector>
+
+namespace symtrace {
+
+class Tensor;
+using TensorList = std::vector<Tensor>;
+using IntList = std::vector<std::int64_t>;
+
+/// What is known about a tensor without its data: dtype and (possibly partly unknown) shape.
+struct TensorMeta {
+  DType dtype = DType::float32;
+  Shape shape;
+  friend bool operator==(const TensorMeta&, const TensorMeta&) = default;
+};
+
+/// The identity of a symbolic tensor: the trace that made it and its node there.
+/// `trace == 0` means "not symbolic".
+struct SymbolicRef {
+  std::uint64_t trace = 0;
+  std::uint32_t node = 0;
+  friend bool operator==(const SymbolicRef&, const SymbolicRef&) = default;
+};
+
+namespace detail {
+/// A reference-counted, uninitialised byte buffer (16-byte aligned by operator new[]).
+struct Storage {
+  explicit Storage(std::size_t bytes)
+      : nbytes(bytes), data(std::make_unique_for_overwrite<std::byte[]>(bytes == 0 ? 1 : bytes)) {}
+  std::size_t nbytes;
+  std::unique_ptr<std::byte[]> data;
+};
+
+using Strides = boost::container::small_vector<std::int64_t, 4>;
+
+/// The state behind a Tensor handle. Concrete: storage + offset + strides (in elements).
+/// Symbolic: `ref` names the node; `storage` is null.
+struct TensorImpl {
+  TensorMeta meta;
+  std::shared_ptr<Storage> storage;
+  std::int64_t offset = 0;
+  Strides strides;
+  SymbolicRef ref;
+};
+
+/// Contiguous (row-major) strides for fully known `shape`.
+Strides contiguous_strides(const Shape& shape);
+}  // namespace detail
+
+/// A tensor operand of a Tensor operator (`a + b`): the tensor or number and the caller's
+/// source location, captured when the operand is converted at the call site.
+struct Operand;
+/// A number on the left of a Tensor operator (`2 * x`), with the caller's source location.
+struct ScalarOperand;
+
+/// A concrete or symbolic tensor; see the file comment.
+class Tensor {
+ public:
+  using Where = std::source_location;
+
+  /// An undefined tensor (`defined() == false`); ops reject it with a clear error.
+  Tensor() noexcept = default;
+
+  /// Makes a contiguous concrete tensor of `shape` (fully known, sizes >= 0) with
+  /// uninitialised data. Throws std::invalid_argument for an unknown or negative size.
+  [[nodiscard]] static Tensor empty(const Shape& shape, DType dtype = DType::float32,
+                                    Where where = Where::current());
+  /// Makes a symbolic tensor naming node `ref.node` of trace `ref.trace`. For tracers.
+  [[nodiscard]] static Tensor symbolic(TensorMeta meta, SymbolicRef ref);
+  /// Makes a concrete view of `base`'s storage. For view kernels; checks bounds.
+  [[nodiscard]] static Tensor view_of(const Tensor& base, const Shape& shape,
+                                      detail::Strides strides, std::int64_t offset);
+
+  [[nodiscard]] bool defined() const noexcept { return impl_ != nullptr; }
+  [[nodiscard]] bool is_symbolic() const noexcept { return impl_ && impl_->ref.trace != 0; }
+  [[nodiscard]] bool is_concrete() const noexcept { return impl_ && impl_->ref.trace == 0; }
+  /// The node this symbolic tensor names (trace 0 for concrete tensors).
+  [[nodiscard]] SymbolicRef symbolic_ref() const noexcept { return impl_ ? impl_->ref : SymbolicRef{}; }
+
+  [[nodiscard]] DType dtype() const;
+  [[nodiscard]] const Shape& shape() const;
+  [[nodiscard]] const TensorMeta& meta() const;
+  /// Number of dimensions.
+  [[nodiscard]] std::int64_t dim() const { return shape().ndim(); }
+  /// The size of dim `d` (negative `d` counts from the end). Throws TraceError when that dim
+  /// of a symbolic tensor is unknown, std::invalid_argument when `d` is out of range.
+  [[nodiscard]] std::int64_t size(std::int64_t d, Where where = Where::current()) const;
+  /// All sizes; throws TraceError when a dim is unknown.
+  [[nodiscard]] IntList sizes(Where where = Where::current()) const;
+  /// Number of elements; throws TraceError when it is unknown.
+  [[nodiscard]] std::int64_t numel(Where where = Where::current()) const;
+
+  // Concrete-only accessors (TraceError on a symbolic tensor, invalid_argument when undefined).
+  [[nodiscard]] const detail::Strides& strides() const;
+  [[nodiscard]] std::int64_t storage_offset() const;
+  [[nodiscard]] bool is_contiguous() const;
+  /// True when both are concrete and share one storage (one is a view of the other).
+  [[nodiscard]] bool shares_storage_with(const Tensor& other) const noexcept;
+  /// Typed pointer to the first element (at `storage_offset()`); checks dtype.
+  template <class T> [[nodiscard]] T* data_ptr(Where where = Where::current()) const;
+  /// The only element of a one-element tensor, converted to T.
+  template <class T> [[nodiscard]] T item(Where where = Where::current()) const;
+  /// All elements in row-major order, converted to T.
+  template <class T> [[nodiscard]] std::vector<T> to_vector(Where where = Where::current()) const;
+
+  /// The implementation; for kernels and tracers.
+  [[nodiscard]] detail::TensorImpl& impl() const;
+  [[nodiscard]] const std::shared_ptr<detail::TensorImpl>& impl_ptr() const noexcept { return impl_; }
+
+  // ---- Tensor methods (each records a call_method node when traced; defined by the ops layer)
+  Tensor add(const Operand& other, Where where = Where::current()) const;
+  Tensor sub(const Operand& other, Where where = Where::current()) const;
+  Tensor mul(const Operand& other, Where where = Where::current()) const;
+  Tensor div(const Operand& other, Where where = Where::current()) const;
+  Tensor pow(const Operand& exponent, Where where = Where::current()) const;
+  Tensor eq(const Operand& other, Where where = Where::current()) const;
+  Tensor ne(const Operand& other, Where where = Where::current()) const;
+  Tensor lt(const Operand& other, Where where = Where::current()) const;
+  Tensor le(const Operand& other, Where where = Where::current()) const;
+  Tensor gt(const Operand& other, Where where = Where::current()) const;
+  Tensor ge(const Operand& other, Where where = Where::current()) const;
+  Tensor neg(Where where = Where::current()) const;
+  Tensor abs(Where where = Where::current()) const;
+  Tensor exp(Where where = Where::current()) const;
+  Tensor log(Where where = Where::current()) const;
+  Tensor sqrt(Where where = Where::current()) const;
+  Tensor rsqrt(Where where = Where::current()) const;
+  Tensor relu(Where where = Where::current()) const;
+  Tensor sigmoid(Where where = Where::current()) const;
+  Tensor tanh(Where where = Where::current()) const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max,
+               Where where = Where::current()) const;
+  Tensor softmax(std::int64_t dim, Where where = Where::current()) const;
+  Tensor log_softmax(std::int64_t dim, Where where = Where::current()) const;
+  /// Sum over `dims` (all dims when empty).
+  Tensor sum(const IntList& dims = {}, bool keepdim = false, Where where = Where::current()) const;
+  Tensor mean(const IntList& dims = {}, bool keepdim = false, Where where = Where::current()) const;
+  Tensor amax(const IntList& dims = {}, bool keepdim = false, Where where = Where::current()) const;
+  /// Index of the maximum over `dim` (over the flattened tensor when nullopt).
+  Tensor argmax(std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                Where where = Where::current()) const;
+  Tensor matmul(const Tensor& other, Where where = Where::current()) const;
+  Tensor to(DType dtype, Where where = Where::current()) const;
+
+  Tensor reshape(const IntList& shape, Where where = Where::current()) const;
+  Tensor view(const IntList& shape, Where where = Where::current()) const;
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1,
+                 Where where = Where::current()) const;
+  Tensor permute(const IntList& dims, Where where = Where::current()) const;
+  Tensor transpose(std::int64_t dim0, std::int64_t dim1, Where where = Where::current()) const;
+  Tensor unsqueeze(std::int64_t dim, Where where = Where::current()) const;
+  /// Removes size-1 dims (only `dim` when given).
+  Tensor squeeze(std::optional<std::int64_t> dim = std::nullopt,
+                 Where where = Where::current()) const;
+  Tensor expand(const IntList& sizes, Where where = Where::current()) const;
+  Tensor contiguous(Where where = Where::current()) const;
+  TensorList chunk(std::int64_t chunks, std::int64_t dim = 0, Where where = Where::current()) const;
+  TensorList split(std::int64_t split_size, std::int64_t dim = 0,
+                   Where where = Where::current()) const;
+  TensorList split(const IntList& split_sizes, std::int64_t dim = 0,
+                   Where where = Where::current()) const;
+  TensorList unbind(std::int64_t dim = 0, Where where = Where::current()) const;
+  Tensor slice(std::int64_t dim, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
+               std::int64_t step = 1, Where where = Where::current()) const;
+  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length,
+                Where where = Where::current()) const;
+  Tensor select(std::int64_t dim, std::int64_t index, Where where = Where::current()) const;
+  Tensor index_select(std::int64_t dim, const Tensor& index, Where where = Where::current()) const;
+
+  // In-place ops: mutate this tensor (and every view sharing its storage) and return it.
+  Tensor add_(const Operand& other, Where where = Where::current()) const;
+  Tensor mul_(const Operand& other, Where where = Where::current()) const;
+  Tensor relu_(Where where = Where::current()) const;
+  Tensor copy_(const Tensor& src, Where where = Where::current()) const;
+  Tensor fill_(const Scalar& value, Where where = Where::current()) const;
+
+ private:
+  explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) noexcept : impl_(std::move(impl)) {}
+  std::shared_ptr<detail::TensorImpl> impl_;
+};
+
+struct Operand {
+  template <Arithmetic T>
+  Operand(T number, std::source_location where = std::source_location::current())  // NOLINT
+      : scalar(number), where(where) {}
+  Operand(const Tensor& t, std::source_location where = std::source_location::current())  // NOLINT
+      : tensor(t), where(where) {}
+  Operand(const Scalar& s, std::source_location where = std::source_location::current())  // NOLINT
+      : scalar(s), where(where) {}
+  [[nodiscard]] bool is_tensor() const noexcept { return tensor.defined(); }
+  Tensor tensor;   ///< set when the operand is a tensor
+  Scalar scalar;   ///< the number otherwise
+  std::source_location where;
+};
+
+struct ScalarOperand {
+  template <Arithmetic T>
+  ScalarOperand(T number, std::source_location where = std::source_location::current())  // NOLINT
+      : scalar(number), where(where) {}
+  Scalar scalar;
+  std::source_location where;
+};
+
+// ---- Operators: the caller's file:line comes from the converted operand.
+Tensor operator+(const Tensor& a, const Operand& b);
+Tensor operator-(const Tensor& a, const Operand& b);
+Tensor operator*(const Tensor& a, const Operand& b);
+Tensor operator/(const Tensor& a, const Operand& b);
+Tensor operator+(const ScalarOperand& a, const Tensor& b);
+Tensor operator-(const ScalarOperand& a, const Tensor& b);
+Tensor operator*(const ScalarOperand& a, const Tensor& b);
+Tensor operator/(const ScalarOperand& a, const Tensor& b);
+/// Negation; the operand carries the caller's location.
+Tensor operator-(const Operand& a);
+Tensor operator<(const Tensor& a, const Operand& b);
+Tensor operator<=(const Tensor& a, const Operand& b);
+Tensor operator>(const Tensor& a, const Operand& b);
+Tensor operator>=(const Tensor& a, const Operand& b);
+/// Elementwise equality: a bool tensor (use `equal()` for a C++ bool about concrete tensors).
+Tensor operator==(const Tensor& a, const Operand& b);
+Tensor operator!=(const Tensor& a, const Operand& b);
+Tensor& operator+=(Tensor& a, const Operand& b);
+Tensor& operator*=(Tensor& a, const Operand& b);
+
+/// "tensor([[1, 2], [3, 4]], dtype=int64)"; symbolic: "Tensor(%7, float32[?, 3])".
+[[nodiscard]] std::string to_string(const Tensor& tensor);
+
+}  // namespace symtrace
+
+template <>
+struct fmt::formatter<symtrace::Tensor> : fmt::formatter<std::string_view> {
+  auto format(const symtrace::Tensor& t, format_context& ctx) const -> format_context::iterator;
+};
+template <>
+struct fmt::formatter<symtrace::TensorMeta> : fmt::formatter<std::string_view> {
+  auto format(const symtrace::TensorMeta& m, format_context& ctx) const -> format_context::iterator;
+};

@@ -1,0 +1,95 @@
+#pragma once
+/// \file
+/// `Value`: what flows through a module's `forward` and an op's argument list: none, bool,
+/// int64, double, string, dtype, Tensor, or a list of values. It is the boxed form the
+/// type-erased module entry point, the op registry and (later) the interpreter exchange.
+
+#include "symtrace/core/dtype.hpp"
+#include "symtrace/core/scalar.hpp"
+#include "symtrace/core/tensor.hpp"
+
+#include <boost/variant2/variant.hpp>
+#include <fmt/core.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace symtrace {
+
+struct Value;
+using ValueList = std::vector<Value>;
+
+/// A boxed value. The alternatives are append-only (serialised forms store the index).
+struct Value {
+  using None = boost::variant2::monostate;
+  using Variant = boost::variant2::variant<None, bool, std::int64_t, double, std::string, DType,
+                                           Tensor, ValueList>;
+  /// Alternative indices, for switch statements.
+  enum class Kind : std::uint8_t { none, boolean, integer, floating, string, dtype, tensor, list };
+
+  Value() noexcept = default;
+  Value(std::nullopt_t) noexcept {}  // NOLINT
+  template <Arithmetic T>
+  Value(T v) {  // NOLINT: implicit, as in an argument list
+    if constexpr (std::is_same_v<T, bool>) value = v;
+    else if constexpr (std::is_integral_v<T>) value = static_cast<std::int64_t>(v);
+    else value = static_cast<double>(v);
+  }
+  Value(const Scalar& s);            // NOLINT
+  Value(std::string s) : value(std::move(s)) {}  // NOLINT
+  Value(const char* s) : value(std::string(s)) {}  // NOLINT
+  Value(DType d) : value(d) {}  // NOLINT
+  Value(Tensor t) : value(std::move(t)) {}  // NOLINT
+  Value(ValueList l) : value(std::move(l)) {}  // NOLINT
+  Value(const TensorList& l);        // NOLINT
+  Value(const IntList& l);           // NOLINT
+  Value(const std::vector<double>& l);  // NOLINT
+  template <class T>
+  Value(const std::optional<T>& o) {  // NOLINT
+    if (o) *this = Value(*o);
+  }
+
+  [[nodiscard]] Kind kind() const noexcept { return static_cast<Kind>(value.index()); }
+  [[nodiscard]] bool is_none() const noexcept { return kind() == Kind::none; }
+  [[nodiscard]] bool is_bool() const noexcept { return kind() == Kind::boolean; }
+  [[nodiscard]] bool is_int() const noexcept { return kind() == Kind::integer; }
+  [[nodiscard]] bool is_double() const noexcept { return kind() == Kind::floating; }
+  /// bool, int or double.
+  [[nodiscard]] bool is_number() const noexcept { return is_bool() || is_int() || is_double(); }
+  [[nodiscard]] bool is_string() const noexcept { return kind() == Kind::string; }
+  [[nodiscard]] bool is_dtype() const noexcept { return kind() == Kind::dtype; }
+  [[nodiscard]] bool is_tensor() const noexcept { return kind() == Kind::tensor; }
+  [[nodiscard]] bool is_list() const noexcept { return kind() == Kind::list; }
+
+  // Checked accessors: each throws std::invalid_argument naming the expected and actual kind.
+  [[nodiscard]] bool to_bool() const;
+  [[nodiscard]] std::int64_t to_int() const;
+  /// A double, also from an int.
+  [[nodiscard]] double to_double() const;
+  [[nodiscard]] Scalar to_scalar() const;
+  [[nodiscard]] const std::string& to_string_ref() const;
+  [[nodiscard]] DType to_dtype() const;
+  [[nodiscard]] const Tensor& to_tensor() const;
+  [[nodiscard]] const ValueList& to_list() const;
+  [[nodiscard]] IntList to_int_list() const;
+  [[nodiscard]] std::vector<double> to_double_list() const;
+  [[nodiscard]] TensorList to_tensor_list() const;
+
+  /// "None", "bool", "int", "float", "str", "dtype", "Tensor", "list".
+  [[nodiscard]] std::string_view type_name() const noexcept;
+
+  Variant value;
+};
+
+/// "None", "True", "3", "2.5", "'text'", "float32", a tensor, "[1, 2]".
+[[nodiscard]] std::string to_string(const Value& value);
+
+}  // namespace symtrace
+
+template <>
+struct fmt::formatter<symtrace::Value> : fmt::formatter<std::string_view> {
+  auto format(const symtrace::Value& v, format_context& ctx) const -> format_context::iterator;
+};

@@ -1,0 +1,59 @@
+#pragma once
+/// \file
+/// Neural-network functions (`torch.nn.functional`'s): convolution, pooling, normalisation,
+/// dropout, embedding, nearest upsampling. Optional tensors are passed as undefined Tensors.
+///
+/// Schemas:
+/// - `conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1, 1],
+///   int[] padding=[0, 0], int[] dilation=[1, 1], int groups=1)`
+/// - `max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0, 0],
+///   int[] dilation=[1, 1], bool ceil_mode=False)` (empty stride = kernel_size)
+/// - `avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0, 0],
+///   bool ceil_mode=False, bool count_include_pad=True)`
+/// - `adaptive_avg_pool2d(Tensor self, int[] output_size)`
+/// - `upsample_nearest2d(Tensor self, int[]? output_size=None, float[]? scale_factors=None)`
+/// - `batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean,
+///   Tensor? running_var, bool training, float momentum=0.1, float eps=1e-05)` (in training,
+///   updates the running statistics in place, as PyTorch does)
+/// - `layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
+///   float eps=1e-05)`
+/// - `dropout(Tensor input, float p=0.5, bool train=True)` (identity when not training)
+/// - `embedding(Tensor weight, Tensor indices)`
+/// Pairs (`stride`, `padding`, ...) take one value for both dims or two values.
+
+#include "symtrace/core/random.hpp"
+#include "symtrace/core/tensor.hpp"
+
+#include <optional>
+#include <source_location>
+
+namespace symtrace {
+
+using Where = std::source_location;
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, const IntList& stride = {1, 1},
+              const IntList& padding = {0, 0}, const IntList& dilation = {1, 1}, std::int64_t groups = 1,
+              Where where = Where::current());
+Tensor max_pool2d(const Tensor& x, const IntList& kernel_size, const IntList& stride = {},
+                  const IntList& padding = {0, 0}, const IntList& dilation = {1, 1}, bool ceil_mode = false,
+                  Where where = Where::current());
+Tensor avg_pool2d(const Tensor& x, const IntList& kernel_size, const IntList& stride = {},
+                  const IntList& padding = {0, 0}, bool ceil_mode = false, bool count_include_pad = true,
+                  Where where = Where::current());
+Tensor adaptive_avg_pool2d(const Tensor& x, const IntList& output_size, Where where = Where::current());
+/// Nearest-neighbour upsampling to `output_size`, or by `scale_factors` (give exactly one).
+Tensor upsample_nearest2d(const Tensor& x, std::optional<IntList> output_size,
+                          std::optional<std::vector<double>> scale_factors = std::nullopt,
+                          Where where = Where::current());
+Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                  const Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5,
+                  Where where = Where::current());
+Tensor layer_norm(const Tensor& input, const IntList& normalized_shape, const Tensor& weight = {},
+                  const Tensor& bias = {}, double eps = 1e-5, Where where = Where::current());
+/// Zeroes each element with probability `p` (from this thread's default generator) and
+/// scales the rest by 1/(1-p) when `train`; the identity otherwise.
+Tensor dropout(const Tensor& input, double p = 0.5, bool train = true, Where where = Where::current());
+/// Rows of `weight` [num, dim] picked by int64 `indices`: shape indices.shape + [dim].
+Tensor embedding(const Tensor& weight, const Tensor& indices, Where where = Where::current());
+
+}  // namespace symtrace

@@ -1,0 +1,107 @@
+#pragma once
+/// \file
+/// `OpDef`: one op of the registry — schema, meta function, eager CPU kernel, properties —
+/// and `OpCall`, the view of one call that meta functions, kernels and tracers receive.
+///
+/// Note [Meta before kernel]: an eager call runs the meta function first, so argument
+/// checking (shapes, dims, dtypes) lives in one place and the symbolic path, which runs only
+/// the meta function, reports exactly the errors the eager path would.
+
+#include "symtrace/core/error.hpp"
+#include "symtrace/core/value.hpp"
+#include "symtrace/ops/schema.hpp"
+
+#include <boost/container/small_vector.hpp>
+
+#include <cstdint>
+#include <source_location>
+#include <span>
+#include <string_view>
+
+namespace symtrace {
+
+/// How an op was called: as a free function (`relu(x)`) or a Tensor method (`x.relu()`).
+/// A trace records call_function or call_method accordingly.
+enum class CallStyle : std::uint8_t { function, method };
+
+/// Declared properties of an op (a bit set).
+enum class OpFlags : std::uint32_t {
+  none = 0,
+  inplace = 1u << 0,      ///< mutates its first argument and returns it
+  view = 1u << 1,         ///< its output shares storage with its first argument
+  random = 1u << 2,       ///< draws from a Generator (e.g. dropout in training)
+  elementwise = 1u << 3,  ///< output element i depends only on input elements i (after broadcasting)
+  reduction = 1u << 4,    ///< reduces over dims
+};
+constexpr OpFlags operator|(OpFlags a, OpFlags b) noexcept {
+  return static_cast<OpFlags>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
+}
+constexpr bool has_flag(OpFlags set, OpFlags flag) noexcept {
+  return (static_cast<std::uint32_t>(set) & static_cast<std::uint32_t>(flag)) != 0;
+}
+
+/// The dtypes and shapes of an op's outputs, as its meta function computes them.
+struct OutputMeta {
+  boost::container::small_vector<TensorMeta, 1> outputs;
+  bool is_list = false;  ///< the op returns Tensor[] (outputs may then hold any number)
+  /// A single-tensor result.
+  static OutputMeta single(DType dtype, Shape shape) {
+    OutputMeta m;
+    m.outputs.push_back(TensorMeta{dtype, std::move(shape)});
+    return m;
+  }
+};
+
+struct OpCall;
+/// Computes output metadata from argument metadata; throws OpError on bad input.
+using MetaFn = OutputMeta (*)(const OpCall& call);
+/// Computes the outputs of an all-concrete call, given what the meta function returned.
+using KernelFn = Value (*)(const OpCall& call, const OutputMeta& meta);
+
+/// One op of the registry.
+struct OpDef {
+  OpSchema schema;
+  MetaFn meta = nullptr;
+  KernelFn kernel = nullptr;
+  OpFlags flags = OpFlags::none;
+  [[nodiscard]] const std::string& name() const noexcept { return schema.name; }
+  [[nodiscard]] bool has(OpFlags flag) const noexcept { return has_flag(flags, flag); }
+};
+
+/// One call of an op: the op, its complete positional arguments (defaults filled in and
+/// types checked against the schema), the caller's location and the call style.
+struct OpCall {
+  const OpDef& op;
+  std::span<const Value> args;
+  std::source_location where;
+  CallStyle style = CallStyle::function;
+
+  [[nodiscard]] const Value& arg(std::size_t i) const { return args[i]; }
+  [[nodiscard]] const Tensor& tensor(std::size_t i) const { return args[i].to_tensor(); }
+  /// The tensor, or nullptr when the argument is None.
+  [[nodiscard]] const Tensor* optional_tensor(std::size_t i) const {
+    return args[i].is_none() ? nullptr : &args[i].to_tensor();
+  }
+  [[nodiscard]] TensorList tensor_list(std::size_t i) const { return args[i].to_tensor_list(); }
+  [[nodiscard]] std::int64_t integer(std::size_t i) const { return args[i].to_int(); }
+  [[nodiscard]] std::optional<std::int64_t> optional_integer(std::size_t i) const {
+    return args[i].is_none() ? std::nullopt : std::optional(args[i].to_int());
+  }
+  [[nodiscard]] IntList int_list(std::size_t i) const { return args[i].to_int_list(); }
+  [[nodiscard]] double real(std::size_t i) const { return args[i].to_double(); }
+  [[nodiscard]] bool boolean(std::size_t i) const { return args[i].to_bool(); }
+  [[nodiscard]] Scalar scalar(std::size_t i) const { return args[i].to_scalar(); }
+  [[nodiscard]] std::optional<Scalar> optional_scalar(std::size_t i) const {
+    return args[i].is_none() ? std::nullopt : std::optional(args[i].to_scalar());
+  }
+  [[nodiscard]] const std::string& string(std::size_t i) const { return args[i].to_string_ref(); }
+  [[nodiscard]] DType dtype(std::size_t i) const { return args[i].to_dtype(); }
+
+  /// Throws OpError `file:line: op(): <formatted>`.
+  template <class... A>
+  [[noreturn]] void fail(fmt::format_string<A...> format, A&&... a) const {
+    detail::vthrow_op_error(op.name(), where, format, fmt::make_format_args(a...));
+  }
+};
+
+}  // namespace symtrace

@@ -1,0 +1,28 @@
+#pragma once
+/// \file
+/// Reductions over dims and normalising functions along a dim.
+///
+/// Schemas: `sum(Tensor self, int[] dim=[], bool keepdim=False)` (bool/int64 -> int64),
+/// `mean(...)` (floating only), `amax(...)` (keeps the dtype), `argmax(Tensor self, int? dim=None,
+/// bool keepdim=False)` (int64; over the flattened tensor when dim is None),
+/// `softmax(Tensor self, int dim)`, `log_softmax(Tensor self, int dim)` (float32).
+/// An empty `dim` list reduces over every dim.
+
+#include "symtrace/core/tensor.hpp"
+
+#include <optional>
+#include <source_location>
+
+namespace symtrace {
+
+using Where = std::source_location;
+
+Tensor sum(const Tensor& x, const IntList& dims = {}, bool keepdim = false, Where where = Where::current());
+Tensor mean(const Tensor& x, const IntList& dims = {}, bool keepdim = false, Where where = Where::current());
+Tensor amax(const Tensor& x, const IntList& dims = {}, bool keepdim = false, Where where = Where::current());
+Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+              Where where = Where::current());
+Tensor softmax(const Tensor& x, std::int64_t dim, Where where = Where::current());
+Tensor log_softmax(const Tensor& x, std::int64_t dim, Where where = Where::current());
+
+}  // namespace symtrace

@@ -1,0 +1,58 @@
+#pragma once
+/// \file
+/// `OpSchema`: an op's signature, written in PyTorch's schema language and parsed once at
+/// registration: `add(Tensor self, Tensor|Scalar other) -> Tensor`,
+/// `sum(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor`. Types: Tensor, int, float,
+/// bool, Scalar, str, ScalarType, the union `Tensor|Scalar`; a `[]` suffix makes a list and `?`
+/// makes it optional (None allowed). Arguments after a lone `*` are keyword-only.
+
+#include "symtrace/core/value.hpp"
+
+#include <fmt/core.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace symtrace {
+
+/// The base type of one argument.
+enum class ArgType : std::uint8_t { Tensor, int_, float_, bool_, Scalar, str, ScalarType, TensorOrScalar };
+
+/// One argument of a schema.
+struct ArgSpec {
+  std::string name;
+  ArgType type = ArgType::Tensor;
+  bool is_list = false;
+  bool is_optional = false;
+  bool kwarg_only = false;
+  std::optional<Value> default_value;  ///< set when the argument may be omitted
+};
+
+/// A parsed op signature.
+struct OpSchema {
+  std::string name;
+  std::vector<ArgSpec> args;
+  bool returns_list = false;  ///< `-> Tensor[]` rather than `-> Tensor`
+
+  /// Index of the argument called `arg`, or nullopt.
+  [[nodiscard]] std::optional<std::size_t> find_arg(std::string_view arg) const noexcept;
+  /// True when `value` is acceptable for argument `spec` (before defaults are applied).
+  [[nodiscard]] static bool accepts(const ArgSpec& spec, const Value& value) noexcept;
+};
+
+/// Parses schema text; throws std::invalid_argument naming the column of a syntax error.
+[[nodiscard]] OpSchema parse_schema(std::string_view text);
+
+/// The schema in its source form (round-trips through `parse_schema`).
+[[nodiscard]] std::string to_string(const OpSchema& schema);
+/// "Tensor", "int[]", "Scalar?", ...
+[[nodiscard]] std::string type_string(const ArgSpec& spec);
+
+}  // namespace symtrace
+
+template <>
+struct fmt::formatter<symtrace::OpSchema> : fmt::formatter<std::string_view> {
+  auto format(const symtrace::OpSchema& s, format_context& ctx) const -> format_context::iterator;
+};

@@ -1,0 +1,262 @@
+#include "symtrace/core/tensor.hpp"
+
+#include "core/strided.hpp"
+#include "symtrace/core/error.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+namespace symtrace {
+
+namespace detail {
+
+Strides contiguous_strides(const Shape& shape) {
+  Strides strides(shape.rank());
+  std::int64_t step = 1;
+  for (std::size_t i = shape.rank(); i-- > 0;) {
+    strides[i] = step;
+    step *= std::max<std::int64_t>(shape[i].raw(), 1);
+  }
+  return strides;
+}
+
+Strides broadcast_strides(const Tensor& t, std::span<const std::int64_t> out_sizes) {
+  const Shape& shape = t.shape();
+  const auto& in_strides = t.strides();
+  Strides out(out_sizes.size(), 0);
+  const std::size_t lead = out_sizes.size() - shape.rank();
+  for (std::size_t i = 0; i < shape.rank(); ++i) {
+    const std::int64_t size = shape[i].raw();
+    SYMTRACE_ASSERT(size == out_sizes[lead + i] || size == 1, "broadcast_strides: shapes do not broadcast");
+    out[lead + i] = size == 1 ? 0 : in_strides[i];
+  }
+  return out;
+}
+
+namespace {
+[[noreturn]] void throw_symbolic_read(const char* what, std::source_location where) {
+  throw_trace_error(where,
+                    "a symbolic tensor was read as data ({}): control flow or C++ values that "
+                    "depend on tensor data cannot be traced; make the module a leaf or use where()",
+                    what);
+}
+}  // namespace
+
+}  // namespace detail
+
+using detail::TensorImpl;
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Where where) {
+  std::int64_t n = 1;
+  for (Dim d : shape) {
+    if (!d.is_known())
+      throw_invalid_argument(where, "cannot allocate a tensor of shape {}: every size must be known", shape);
+    n *= d.raw();
+  }
+  auto impl = std::make_shared<TensorImpl>();
+  impl->meta = TensorMeta{dtype, shape};
+  impl->storage = std::make_shared<detail::Storage>(static_cast<std::size_t>(n) * element_size(dtype));
+  impl->strides = detail::contiguous_strides(shape);
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::symbolic(TensorMeta meta, SymbolicRef ref) {
+  SYMTRACE_ASSERT(ref.trace != 0, "Tensor::symbolic needs a trace id other than 0");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->meta = std::move(meta);
+  impl->ref = ref;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::view_of(const Tensor& base, const Shape& shape, detail::Strides strides,
+                       std::int64_t offset) {
+  SYMTRACE_ASSERT(base.is_concrete(), "view_of needs a concrete base");
+  SYMTRACE_ASSERT(strides.size() == shape.rank(), "view_of: one stride per dim");
+  // Bounds: the lowest and highest element reached must lie inside the storage.
+  std::int64_t lo = offset, hi = offset;
+  bool empty = false;
+  for (std::size_t i = 0; i < shape.rank(); ++i) {
+    const std::int64_t n = shape[i].value();
+    if (n == 0) empty = true;
+    const std::int64_t span = (n - 1) * strides[i];
+    (span < 0 ? lo : hi) += span;
+  }
+  const auto capacity = static_cast<std::int64_t>(base.impl_->storage->nbytes / element_size(base.dtype()));
+  SYMTRACE_ASSERT(empty || (lo >= 0 && hi < capacity), "view_of: view exceeds its storage");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->meta = TensorMeta{base.dtype(), shape};
+  impl->storage = base.impl_->storage;
+  impl->offset = offset;
+  impl->strides = std::move(strides);
+  return Tensor(std::move(impl));
+}
+
+detail::TensorImpl& Tensor::impl() const {
+  if (!impl_) throw std::invalid_argument("use of an undefined Tensor (default-constructed)");
+  return *impl_;
+}
+
+DType Tensor::dtype() const { return impl().meta.dtype; }
+const Shape& Tensor::shape() const { return impl().meta.shape; }
+const TensorMeta& Tensor::meta() const { return impl().meta; }
+
+std::int64_t Tensor::size(std::int64_t d, Where where) const {
+  const std::int64_t rank = dim();
+  if (d < -rank || d >= rank)
+    throw_invalid_argument(where, "size(): dimension {} is out of range for a tensor of shape {} (expected -{} to {})",
+                           d, shape(), rank, rank - 1);
+  const Dim size = shape()[static_cast<std::size_t>(d < 0 ? d + rank : d)];
+  if (!size.is_known())
+    throw_trace_error(where, "size({}) of a symbolic tensor of shape {} is unknown: give the trace example "
+                             "shapes, or keep sizes symbolic", d, shape());
+  return size.raw();
+}
+
+IntList Tensor::sizes(Where where) const {
+  IntList out;
+  for (std::int64_t i = 0; i < dim(); ++i) out.push_back(size(i, where));
+  return out;
+}
+
+std::int64_t Tensor::numel(Where where) const {
+  auto n = shape().numel();
+  if (!n) throw_trace_error(where, "numel() of a symbolic tensor of shape {} is unknown", shape());
+  return *n;
+}
+
+const detail::Strides& Tensor::strides() const {
+  if (is_symbolic()) detail::throw_symbolic_read("strides()", std::source_location::current());
+  return impl().strides;
+}
+
+std::int64_t Tensor::storage_offset() const {
+  if (is_symbolic()) detail::throw_symbolic_read("storage_offset()", std::source_location::current());
+  return impl().offset;
+}
+
+bool Tensor::is_contiguous() const {
+  const auto& s = strides();
+  std::int64_t step = 1;
+  for (std::size_t i = shape().rank(); i-- > 0;) {
+    const std::int64_t n = shape()[i].raw();
+    if (n != 1 && s[i] != step) return false;
+    step *= n;
+  }
+  return true;
+}
+
+bool Tensor::shares_storage_with(const Tensor& other) const noexcept {
+  return is_concrete() && other.is_concrete() && impl_->storage == other.impl_->storage;
+}
+
+template <class T>
+T* Tensor::data_ptr(Where where) const {
+  if (!defined()) throw_invalid_argument(where, "data_ptr() of an undefined Tensor");
+  if (is_symbolic()) detail::throw_symbolic_read("data_ptr()", where);
+  if (dtype() != dtype_of<T>())
+    throw_invalid_argument(where, "data_ptr<{}>() of a {} tensor: the element types differ",
+                           name(dtype_of<T>()), dtype());
+  return reinterpret_cast<T*>(impl_->storage->data.get()) + impl_->offset;
+}
+
+template <class T>
+T Tensor::item(Where where) const {
+  if (!defined()) throw_invalid_argument(where, "item() of an undefined Tensor");
+  if (is_symbolic()) detail::throw_symbolic_read("item()", where);
+  if (shape().numel() != 1)
+    throw_invalid_argument(where, "item() needs a tensor with one element, got shape {}", shape());
+  return visit_dtype(dtype(), [&]<class S>() {
+    const S v = reinterpret_cast<const S*>(impl_->storage->data.get())[impl_->offset];
+    return static_cast<T>(v);
+  });
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector(Where where) const {
+  if (!defined()) throw_invalid_argument(where, "to_vector() of an undefined Tensor");
+  if (is_symbolic()) detail::throw_symbolic_read("to_vector()", where);
+  std::vector<T> out;
+  out.reserve(static_cast<std::size_t>(*shape().numel()));
+  const IntList sz = shape().sizes();
+  visit_dtype(dtype(), [&]<class S>() {
+    const S* base = detail::base_ptr<S>(*this);
+    detail::for_each_run<1>(sz, {detail::as_span(impl_->strides)}, {impl_->offset},
+                            [&](auto off, std::int64_t n, auto inner) {
+                              for (std::int64_t i = 0; i < n; ++i)
+                                out.push_back(static_cast<T>(base[off[0] + i * inner[0]]));
+                            });
+  });
+  return out;
+}
+
+template float* Tensor::data_ptr<float>(Where) const;
+template std::int64_t* Tensor::data_ptr<std::int64_t>(Where) const;
+template bool* Tensor::data_ptr<bool>(Where) const;
+template float Tensor::item<float>(Where) const;
+template double Tensor::item<double>(Where) const;
+template std::int64_t Tensor::item<std::int64_t>(Where) const;
+template bool Tensor::item<bool>(Where) const;
+template std::vector<float> Tensor::to_vector<float>(Where) const;
+template std::vector<double> Tensor::to_vector<double>(Where) const;
+template std::vector<std::int64_t> Tensor::to_vector<std::int64_t>(Where) const;
+template std::vector<bool> Tensor::to_vector<bool>(Where) const;
+
+namespace {
+
+template <class T>
+std::string format_element(T v) {
+  if constexpr (std::is_same_v<T, bool>) return v ? "True" : "False";
+  else if constexpr (std::is_integral_v<T>) return std::to_string(v);
+  else return fmt::format("{:.4f}", v);
+}
+
+// Prints nested brackets; dims longer than 6 show the first and last 3 entries around "...".
+template <class T>
+void format_dim(std::string& out, const std::vector<T>& data, const IntList& sizes,
+                std::size_t dim, std::int64_t offset, std::int64_t stride) {
+  if (dim == sizes.size()) {
+    out += format_element<T>(data[static_cast<std::size_t>(offset)]);
+    return;
+  }
+  const std::int64_t n = sizes[dim];
+  const std::int64_t inner = stride / std::max<std::int64_t>(n, 1);
+  out += '[';
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (n > 6 && i == 3) {
+      out += "..., ";
+      i = n - 3;
+    }
+    format_dim(out, data, sizes, dim + 1, offset + i * inner, inner);
+    if (i + 1 < n) out += ", ";
+  }
+  out += ']';
+}
+
+}  // namespace
+
+std::string to_string(const Tensor& t) {
+  if (!t.defined()) return "Tensor(undefined)";
+  if (t.is_symbolic())
+    return fmt::format("Tensor(%{}, {}{})", t.symbolic_ref().node, t.dtype(), t.shape());
+  std::string out = "tensor(";
+  const IntList sizes = t.shape().sizes();
+  visit_dtype(t.dtype(), [&]<class T>() {
+    const auto data = t.to_vector<T>();
+    format_dim<T>(out, data, sizes, 0, 0, static_cast<std::int64_t>(data.size()));
+  });
+  return out + fmt::format(", dtype={}, shape={})", t.dtype(), t.shape());
+}
+
+}  // namespace symtrace
+
+auto fmt::formatter<symtrace::Tensor>::format(const symtrace::Tensor& t, format_context& ctx) const
+    -> format_context::iterator {
+  return formatter<std::string_view>::format(symtrace::to_string(t), ctx);
+}
+
+auto fmt::formatter<symtrace::TensorMeta>::format(const symtrace::TensorMeta& m,
+                                                  format_context& ctx) const
+    -> format_context::iterator {
+  return formatter<std::string_view>::format(fmt::format("{}{}", m.dtype, m.shape), ctx);
+}

@@ -1,0 +1,129 @@
+#include "symtrace/core/value.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace symtrace {
+
+namespace {
+[[noreturn]] void wrong_kind(const Value& v, std::string_view expected) {
+  throw std::invalid_argument(fmt::format("expected a value of type {}, got {} ({})", expected,
+                                          v.type_name(), to_string(v)));
+}
+}  // namespace
+
+Value::Value(const Scalar& s) {
+  if (s.is_bool()) value = s.to_bool();
+  else if (s.is_integral()) value = s.to_int();
+  else value = s.to_double();
+}
+
+Value::Value(const TensorList& l) : value(ValueList(l.begin(), l.end())) {}
+Value::Value(const IntList& l) : value(ValueList(l.begin(), l.end())) {}
+Value::Value(const std::vector<double>& l) : value(ValueList(l.begin(), l.end())) {}
+
+bool Value::to_bool() const {
+  if (const auto* b = boost::variant2::get_if<bool>(&value)) return *b;
+  wrong_kind(*this, "bool");
+}
+
+std::int64_t Value::to_int() const {
+  if (const auto* i = boost::variant2::get_if<std::int64_t>(&value)) return *i;
+  if (const auto* b = boost::variant2::get_if<bool>(&value)) return *b ? 1 : 0;
+  wrong_kind(*this, "int");
+}
+
+double Value::to_double() const {
+  if (const auto* d = boost::variant2::get_if<double>(&value)) return *d;
+  if (const auto* i = boost::variant2::get_if<std::int64_t>(&value)) return static_cast<double>(*i);
+  wrong_kind(*this, "float");
+}
+
+Scalar Value::to_scalar() const {
+  if (const auto* d = boost::variant2::get_if<double>(&value)) return *d;
+  if (const auto* i = boost::variant2::get_if<std::int64_t>(&value)) return *i;
+  if (const auto* b = boost::variant2::get_if<bool>(&value)) return *b;
+  wrong_kind(*this, "Scalar");
+}
+
+const std::string& Value::to_string_ref() const {
+  if (const auto* s = boost::variant2::get_if<std::string>(&value)) return *s;
+  wrong_kind(*this, "str");
+}
+
+DType Value::to_dtype() const {
+  if (const auto* d = boost::variant2::get_if<DType>(&value)) return *d;
+  wrong_kind(*this, "dtype");
+}
+
+const Tensor& Value::to_tensor() const {
+  if (const auto* t = boost::variant2::get_if<Tensor>(&value)) return *t;
+  wrong_kind(*this, "Tensor");
+}
+
+const ValueList& Value::to_list() const {
+  if (const auto* l = boost::variant2::get_if<ValueList>(&value)) return *l;
+  wrong_kind(*this, "list");
+}
+
+IntList Value::to_int_list() const {
+  IntList out;
+  for (const Value& v : to_list()) out.push_back(v.to_int());
+  return out;
+}
+
+std::vector<double> Value::to_double_list() const {
+  std::vector<double> out;
+  for (const Value& v : to_list()) out.push_back(v.to_double());
+  return out;
+}
+
+TensorList Value::to_tensor_list() const {
+  TensorList out;
+  for (const Value& v : to_list()) out.push_back(v.to_tensor());
+  return out;
+}
+
+std::string_view Value::type_name() const noexcept {
+  switch (kind()) {
+    case Kind::none: return "None";
+    case Kind::boolean: return "bool";
+    case Kind::integer: return "int";
+    case Kind::floating: return "float";
+    case Kind::string: return "str";
+    case Kind::dtype: return "dtype";
+    case Kind::tensor: return "Tensor";
+    case Kind::list: return "list";
+  }
+  return "?";
+}
+
+std::string to_string(const Value& value) {
+  struct Printer {
+    std::string operator()(Value::None) const { return "None"; }
+    std::string operator()(bool b) const { return b ? "True" : "False"; }
+    std::string operator()(std::int64_t i) const { return std::to_string(i); }
+    std::string operator()(double d) const { return fmt::format("{}", d); }
+    std::string operator()(const std::string& s) const { return fmt::format("'{}'", s); }
+    std::string operator()(DType d) const { return std::string(name(d)); }
+    std::string operator()(const Tensor& t) const {
+      if (t.defined() && t.is_concrete() && t.shape().numel().value_or(0) > 16)
+        return fmt::format("tensor(dtype={}, shape={})", t.dtype(), t.shape());
+      return to_string(t);
+    }
+    std::string operator()(const ValueList& l) const {
+      std::string out = "[";
+      for (std::size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + to_string(l[i]);
+      return out + "]";
+    }
+  };
+  return boost::variant2::visit(Printer{}, value.value);
+}
+
+}  // namespace symtrace
+
+auto fmt::formatter<symtrace::Value>::format(const symtrace::Value& v, format_context& ctx) const
+    -> format_context::iterator {
+  return formatter<std::string_view>::format(symtrace::to_string(v), ctx);
+}

@@ -1,0 +1,119 @@
+#include "symtrace/ops/dispatch.hpp"
+
+#include "symtrace/ops/registry.hpp"
+
+#include <fmt/format.h>
+
+#include <atomic>
+
+namespace symtrace {
+
+namespace {
+
+std::atomic<SymbolicHandler> g_symbolic_handler{nullptr};
+
+void check_arguments(const OpDef& op, std::span<const Value> args, std::source_location where) {
+  const auto& specs = op.schema.args;
+  if (args.size() != specs.size())
+    throw_op_error(op.name(), where, "takes {} arguments ({}), got {}", specs.size(), op.schema, args.size());
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (OpSchema::accepts(specs[i], args[i])) [[likely]]
+      continue;
+    const Value& v = args[i];
+    if (v.is_tensor() && !v.to_tensor().defined())
+      throw_op_error(op.name(), where, "argument '{}' is an undefined Tensor (default-constructed)",
+                     specs[i].name);
+    throw_op_error(op.name(), where, "argument '{}' must be {}, got {} ({})", specs[i].name,
+                   type_string(specs[i]), v.type_name(), v);
+  }
+}
+
+// Note [Meta before kernel] holds as a checked invariant: every kernel output must match the
+// metadata its meta function promised.
+void check_outputs(const OpCall& call, const OutputMeta& meta, const Value& result) {
+  auto check = [&](const TensorMeta& expected, const Value& v) {
+    const Tensor* t = boost::variant2::get_if<Tensor>(&v.value);
+    SYMTRACE_ASSERT(t && t->defined(), "kernel returned something other than a tensor");
+    if (t->meta() != expected)
+      throw InternalError(fmt::format("{}:{}: internal error: kernel of {}() returned {} but its meta "
+                                      "function promised {}; please report this",
+                                      call.where.file_name(), call.where.line(), call.op.name(),
+                                      t->meta(), expected));
+  };
+  if (!meta.is_list) {
+    check(meta.outputs.at(0), result);
+    return;
+  }
+  const ValueList* list = boost::variant2::get_if<ValueList>(&result.value);
+  SYMTRACE_ASSERT(list && list->size() == meta.outputs.size(), "kernel returned a list of the wrong length");
+  for (std::size_t i = 0; i < list->size(); ++i) check(meta.outputs[i], (*list)[i]);
+}
+
+}  // namespace
+
+bool contains_symbolic(const Value& value) noexcept {
+  if (const Tensor* t = boost::variant2::get_if<Tensor>(&value.value)) return t->is_symbolic();
+  if (const ValueList* l = boost::variant2::get_if<ValueList>(&value.value))
+    for (const Value& v : *l)
+      if (contains_symbolic(v)) return true;
+  return false;
+}
+
+SymbolicHandler set_symbolic_handler(SymbolicHandler handler) noexcept {
+  return g_symbolic_handler.exchange(handler);
+}
+
+Value dispatch(const OpDef& op, std::span<const Value> args, std::source_location where, CallStyle style) {
+  check_arguments(op, args, where);
+  const OpCall call{op, args, where, style};
+  bool symbolic = false;
+  for (const Value& v : args) symbolic = symbolic || contains_symbolic(v);
+  if (symbolic) {
+    if (SymbolicHandler handler = g_symbolic_handler.load(std::memory_order_acquire)) return handler(call);
+    throw_trace_error(where, "{}() got a symbolic tensor but no trace is active: a symbolic tensor "
+                             "cannot be used after its trace has ended", op.name());
+  }
+  const OutputMeta meta = op.meta(call);
+  Value result = op.kernel(call, meta);
+  check_outputs(call, meta, result);
+  return result;
+}
+
+ValueList bind_arguments(const OpDef& op, ValueList args, KeywordValues kwargs, std::source_location where) {
+  const auto& specs = op.schema.args;
+  std::size_t positional = 0;
+  while (positional < specs.size() && !specs[positional].kwarg_only) ++positional;
+  if (args.size() > positional)
+    throw_op_error(op.name(), where, "takes at most {} positional arguments ({}), got {}", positional,
+                   op.schema, args.size());
+  std::vector<bool> given(specs.size(), false);
+  for (std::size_t i = 0; i < args.size(); ++i) given[i] = true;
+  args.resize(specs.size());
+  for (auto& [key, value] : kwargs) {
+    const auto index = op.schema.find_arg(key);
+    if (!index) throw_op_error(op.name(), where, "got an unexpected keyword argument '{}' ({})", key, op.schema);
+    if (given[*index]) throw_op_error(op.name(), where, "got argument '{}' twice", key);
+    args[*index] = std::move(value);
+    given[*index] = true;
+  }
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (given[i]) continue;
+    if (!specs[i].default_value)
+      throw_op_error(op.name(), where, "missing argument '{}' ({})", specs[i].name, op.schema);
+    args[i] = *specs[i].default_value;
+  }
+  return args;
+}
+
+Value call(std::string_view name, ValueList args, KeywordValues kwargs, std::source_location where) {
+  const OpDef& op = OpRegistry::instance().get(name, where);
+  const ValueList bound = bind_arguments(op, std::move(args), std::move(kwargs), where);
+  return dispatch(op, bound, where);
+}
+
+OutputMeta infer_meta(const OpDef& op, std::span<const Value> args, std::source_location where) {
+  check_arguments(op, args, where);
+  return op.meta(OpCall{op, args, where, CallStyle::function});
+}
+
+}  // namespace symtrace

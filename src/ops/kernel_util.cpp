@@ -1,0 +1,45 @@
+#include "ops/kernel_util.hpp"
+
+namespace symtrace::detail {
+
+Tensor empty_like_meta(const TensorMeta& meta) { return Tensor::empty(meta.shape, meta.dtype); }
+
+void copy_into(const Tensor& dst, const Tensor& src_in) {
+  Tensor src = src_in;
+  if (src.shares_storage_with(dst)) src = clone(src);  // overlapping copies read from a snapshot
+  visit_dtype(dst.dtype(), [&]<class D>() {
+    visit_dtype(src.dtype(), [&]<class S>() {
+      map_unary<D, S>(dst, src, [](S v) { return static_cast<D>(v); });
+    });
+  });
+}
+
+Tensor clone(const Tensor& t) {
+  Tensor out = Tensor::empty(t.shape(), t.dtype());
+  visit_dtype(t.dtype(), [&]<class T>() { map_unary<T, T>(out, t, [](T v) { return v; }); });
+  return out;
+}
+
+Tensor cast(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  Tensor out = Tensor::empty(t.shape(), dtype);
+  copy_into(out, t);
+  return out;
+}
+
+Tensor contiguous_copy(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  Tensor out = Tensor::empty(t.shape(), t.dtype());
+  visit_dtype(t.dtype(), [&]<class T>() { map_unary<T, T>(out, t, [](T v) { return v; }); });
+  return out;
+}
+
+Tensor operand_tensor(const Value& v, DType dtype) {
+  if (v.is_tensor()) return cast(v.to_tensor(), dtype);
+  Tensor out = Tensor::empty(Shape{}, dtype);
+  const Scalar s = v.to_scalar();
+  visit_dtype(dtype, [&]<class T>() { *out.data_ptr<T>() = s.to<T>(); });
+  return out;
+}
+
+}  // namespace symtrace::detail

@@ -1,0 +1,87 @@
+#include "ops/meta_util.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace symtrace::detail {
+
+std::int64_t wrap_dim(const OpCall& call, std::int64_t dim, std::int64_t rank, const Shape& shape) {
+  const std::int64_t lo = rank == 0 ? -1 : -rank;
+  const std::int64_t hi = rank == 0 ? 0 : rank - 1;
+  if (dim < lo || dim > hi)
+    call.fail("dimension {} is out of range for a tensor of shape {} (expected {} to {})", dim, shape, lo, hi);
+  return dim < 0 ? dim + std::max<std::int64_t>(rank, 1) : dim;
+}
+
+std::int64_t wrap_insert_dim(const OpCall& call, std::int64_t dim, std::int64_t rank, const Shape& shape) {
+  if (dim < -rank - 1 || dim > rank)
+    call.fail("dimension {} is out of range for inserting into a tensor of shape {} (expected {} to {})", dim,
+              shape, -rank - 1, rank);
+  return dim < 0 ? dim + rank + 1 : dim;
+}
+
+Shape broadcast_shapes(const OpCall& call, const Shape& a, const Shape& b) {
+  const std::size_t rank = std::max(a.rank(), b.rank());
+  Shape out = Shape::unknown(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const Dim da = i < rank - a.rank() ? Dim(1) : a[i - (rank - a.rank())];
+    const Dim db = i < rank - b.rank() ? Dim(1) : b[i - (rank - b.rank())];
+    if (da.is_known() && db.is_known()) {
+      if (da.raw() != db.raw() && da.raw() != 1 && db.raw() != 1)
+        call.fail("shapes {} and {} cannot be broadcast: dimension {} is {} in one and {} in the other; "
+                  "make them equal or 1", a, b, i, da.raw(), db.raw());
+      out[i] = da.raw() == 1 ? db : da;
+    } else if (da.is_known()) {
+      out[i] = da.raw() == 1 ? db : da;  // an unknown dim broadcast against n > 1 must be n (or 1)
+    } else if (db.is_known()) {
+      out[i] = db.raw() == 1 ? da : db;
+    }
+  }
+  return out;
+}
+
+TensorMeta operand_meta(const Value& v) {
+  if (v.is_tensor()) return v.to_tensor().meta();
+  return TensorMeta{v.to_scalar().dtype(), Shape{}};
+}
+
+DType result_type(const Value& a, const Value& b) {
+  const auto category = [](DType d) { return d == DType::bool_ ? 0 : d == DType::int64 ? 1 : 2; };
+  const DType da = operand_meta(a).dtype;
+  const DType db = operand_meta(b).dtype;
+  if (a.is_tensor() && b.is_tensor()) return promote_types(da, db);
+  // A Scalar only matters if it is of a higher category than the tensor.
+  const DType tensor_dtype = a.is_tensor() ? da : db;
+  const DType scalar_dtype = a.is_tensor() ? db : da;
+  return category(scalar_dtype) > category(tensor_dtype) ? scalar_dtype : tensor_dtype;
+}
+
+void require_floating(const OpCall& call, const Tensor& t, std::string_view arg) {
+  if (!is_floating(t.dtype()))
+    call.fail("argument '{}' must be a floating-point tensor, got {} of shape {}; convert it with .to(float32)",
+              arg, t.dtype(), t.shape());
+}
+
+void require_rank(const OpCall& call, const Tensor& t, std::string_view arg, std::int64_t rank, std::int64_t rank2) {
+  if (t.dim() == rank || (rank2 >= 0 && t.dim() == rank2)) return;
+  if (rank2 >= 0)
+    call.fail("argument '{}' must have {} or {} dims, got shape {}", arg, rank, rank2, t.shape());
+  call.fail("argument '{}' must have {} dims, got shape {}", arg, rank, t.shape());
+}
+
+std::vector<std::int64_t> reduction_dims(const OpCall& call, const IntList& dims, const Shape& shape) {
+  std::vector<std::int64_t> out;
+  if (dims.empty()) {
+    for (std::int64_t d = 0; d < shape.ndim(); ++d) out.push_back(d);
+    return out;
+  }
+  for (std::int64_t d : dims) out.push_back(wrap_dim(call, d, shape.ndim(), shape));
+  std::sort(out.begin(), out.end());
+  if (std::adjacent_find(out.begin(), out.end()) != out.end())
+    call.fail("dimension list [{}] repeats a dimension (shape {})", fmt::join(dims, ", "), shape);
+  if (shape.ndim() == 0) out.clear();  // dim 0 / -1 of a 0-dim tensor is the tensor itself
+  return out;
+}
+
+}  // namespace symtrace::detail

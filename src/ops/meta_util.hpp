@@ -1,0 +1,28 @@
+#pragma once
+// Private: checks and shape arithmetic shared by meta functions. Every failure goes through
+// OpCall::fail, so messages name the op, the shapes and the caller's file:line.
+
+#include "symtrace/ops/op.hpp"
+
+namespace symtrace::detail {
+
+/// `dim` wrapped into [0, rank) (negative counts from the end); fails naming `shape`.
+std::int64_t wrap_dim(const OpCall& call, std::int64_t dim, std::int64_t rank, const Shape& shape);
+/// Same, for inserting a new dim (range [-rank-1, rank]).
+std::int64_t wrap_insert_dim(const OpCall& call, std::int64_t dim, std::int64_t rank, const Shape& shape);
+/// The broadcast of two shapes (unknown dims stay unknown unless the other side is > 1).
+Shape broadcast_shapes(const OpCall& call, const Shape& a, const Shape& b);
+/// The dtype of a binary op on a tensor and a tensor-or-scalar (PyTorch's result_type:
+/// a Scalar only raises the category: bool < integral < floating).
+DType result_type(const Value& a, const Value& b);
+/// Metadata of a Tensor|Scalar argument (a Scalar is a 0-dim tensor of its dtype).
+TensorMeta operand_meta(const Value& v);
+/// Fails unless `t` has a floating dtype.
+void require_floating(const OpCall& call, const Tensor& t, std::string_view arg);
+/// Fails unless `t` has exactly `rank` dims (or one of `rank`, `rank2` when rank2 >= 0).
+void require_rank(const OpCall& call, const Tensor& t, std::string_view arg, std::int64_t rank,
+                  std::int64_t rank2 = -1);
+/// Wrapped, sorted, duplicate-free reduction dims (all dims when `dims` is empty).
+std::vector<std::int64_t> reduction_dims(const OpCall& call, const IntList& dims, const Shape& shape);
+
+}  // namespace symtrace::detail

@@ -1,0 +1,82 @@
+#include "symtrace/ops/registry.hpp"
+
+#include "ops/families.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace symtrace {
+
+struct OpRegistry::Impl {
+  std::map<std::string, OpDef, std::less<>> ops;  // node-based: OpDef addresses are stable
+};
+
+OpRegistry::OpRegistry() : impl_(std::make_unique<Impl>()) {
+  detail::register_pointwise_ops(*this);
+  detail::register_reduction_ops(*this);
+  detail::register_linalg_ops(*this);
+  detail::register_convolution_ops(*this);
+  detail::register_pooling_ops(*this);
+  detail::register_normalization_ops(*this);
+  detail::register_dropout_ops(*this);
+  detail::register_embedding_ops(*this);
+  detail::register_view_ops(*this);
+  detail::register_join_ops(*this);
+  detail::register_indexing_ops(*this);
+  for (const auto& [name, def] : impl_->ops) sorted_.push_back(&def);
+}
+
+OpRegistry::~OpRegistry() = default;
+
+const OpRegistry& OpRegistry::instance() {
+  static const OpRegistry registry;
+  return registry;
+}
+
+void OpRegistry::add(std::string_view schema, MetaFn meta, KernelFn kernel, OpFlags flags) {
+  OpDef def{parse_schema(schema), meta, kernel, flags};
+  if (!meta || !kernel)
+    throw std::invalid_argument(fmt::format("op '{}' needs a meta function and a kernel", def.name()));
+  const std::string name = def.name();
+  if (!impl_->ops.emplace(name, std::move(def)).second)
+    throw std::invalid_argument(fmt::format("op '{}' is registered twice", name));
+}
+
+const OpDef* OpRegistry::find(std::string_view name) const noexcept {
+  const auto it = impl_->ops.find(name);
+  return it == impl_->ops.end() ? nullptr : &it->second;
+}
+
+namespace {
+// Levenshtein distance, for "did you mean" suggestions.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+const OpDef& OpRegistry::get(std::string_view name, std::source_location where) const {
+  if (const OpDef* def = find(name)) return *def;
+  std::vector<std::string_view> close;
+  for (const OpDef* def : sorted_)
+    if (edit_distance(name, def->name()) <= 2) close.push_back(def->name());
+  if (close.empty())
+    throw_op_error(name, where, "unknown op '{}': it is not in the registry (see OpRegistry::ops())", name);
+  throw_op_error(name, where, "unknown op '{}': it is not in the registry; did you mean {}?", name,
+                 fmt::join(close, " or "));
+}
+
+}  // namespace symtrace
