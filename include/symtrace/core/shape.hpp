@@ -4,7 +4,7 @@
 /// have fully known shapes; symbolic tensors may carry unknown dims (printed `?`), which meta
 /// functions propagate.
 
-#include <boost/container/small_vector.hpp>
+#include "symtrace/core/detail/small_vector.hpp"
 #include <fmt/core.h>
 
 #include <cstdint>
@@ -58,10 +58,7 @@ class Shape {
   using const_iterator = Storage::const_iterator;
 
   Shape() = default;
-  Shape(std::initializer_list<Dim> dims) {
-    dims_.reserve(dims.size());  // element-wise: g++ 12 misreports the bulk copy (-Wstringop-overread)
-    for (Dim d : dims) dims_.push_back(d);
-  }
+  Shape(std::initializer_list<Dim> dims) : dims_(dims) {}
   /// A fully known shape from sizes (negative sizes become unknown dims).
   explicit Shape(std::span<const std::int64_t> sizes) : dims_(sizes.begin(), sizes.end()) {}
   explicit Shape(const std::vector<std::int64_t>& sizes)

@@ -11,7 +11,7 @@
 #include "symtrace/core/value.hpp"
 #include "symtrace/ops/schema.hpp"
 
-#include <boost/container/small_vector.hpp>
+#include "symtrace/core/detail/small_vector.hpp"
 
 #include <cstdint>
 #include <source_location>
