@@ -37,7 +37,7 @@ Tensor sampled(const IntList& shape, const char* fn, Where where, Sample sample)
 }
 
 Shape data_shape(std::size_t count, const IntList& shape, Where where) {
-  if (shape.empty()) return count == 1 ? Shape{} : Shape{static_cast<std::int64_t>(count)};
+  if (shape.empty()) return Shape{static_cast<std::int64_t>(count)};
   Shape s = checked_shape(shape, "tensor", where);
   if (static_cast<std::size_t>(*s.numel()) != count)
     throw_invalid_argument(where, "tensor(): {} values do not fill shape {} ({} elements)", count, s, *s.numel());

@@ -9,6 +9,7 @@
 #include "ops/kernel_util.hpp"
 #include "ops/meta_util.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -193,7 +194,7 @@ Value clamp_kernel(const OpCall& call, const OutputMeta& meta) {
   visit_dtype(dt, [&]<class T>() {
     const T l = lo ? lo->to<T>() : std::numeric_limits<T>::lowest();
     const T h = hi ? hi->to<T>() : std::numeric_limits<T>::max();
-    map_unary<T, T>(out, x, [l, h](T v) { return v < l ? l : (v > h ? h : v); });  // min wins over max, as in PyTorch
+    map_unary<T, T>(out, x, [l, h](T v) { return std::min(std::max(v, l), h); });  // max wins when min > max, as in PyTorch
   });
   return out;
 }

@@ -70,9 +70,13 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 const OpDef& OpRegistry::get(std::string_view name, std::source_location where) const {
   if (const OpDef* def = find(name)) return *def;
-  std::vector<std::string_view> close;
-  for (const OpDef* def : sorted_)
-    if (edit_distance(name, def->name()) <= 2) close.push_back(def->name());
+  std::vector<std::string_view> close;  // the names at the smallest distance, if it is at most 2
+  std::size_t best = 3;
+  for (const OpDef* def : sorted_) {
+    const std::size_t d = edit_distance(name, def->name());
+    if (d < best) close.clear(), best = d;
+    if (d == best) close.push_back(def->name());
+  }
   if (close.empty())
     throw_op_error(name, where, "unknown op '{}': it is not in the registry (see OpRegistry::ops())", name);
   throw_op_error(name, where, "unknown op '{}': it is not in the registry; did you mean {}?", name,

@@ -1,1 +1,74 @@
 #include "support/checks.hpp"
+
+using namespace symtrace;
+
+TEST_CASE("a concrete tensor owns contiguous data with row-major strides") {
+  const Tensor t = tensor({1.f, 2.f, 3.f, 4.f, 5.f, 6.f}, {2, 3});
+  CHECK(t.is_concrete());
+  CHECK_FALSE(t.is_symbolic());
+  CHECK(t.dtype() == DType::float32);
+  CHECK(t.shape() == Shape{2, 3});
+  CHECK(t.dim() == 2);
+  CHECK(t.size(-1) == 3);
+  CHECK(t.numel() == 6);
+  CHECK(std::vector<std::int64_t>(t.strides().begin(), t.strides().end()) == IntList{3, 1});
+  CHECK(t.is_contiguous());
+  CHECK(t.to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
+}
+
+TEST_CASE("tensors print with nested brackets, dtype and shape, eliding long dims") {
+  CHECK(to_string(tensor({1, 2, 3, 4}, {2, 2})) == "tensor([[1, 2], [3, 4]], dtype=int64, shape=[2, 2])");
+  CHECK(to_string(tensor({true, false})) == "tensor([True, False], dtype=bool, shape=[2])");
+  CHECK(fmt::format("{}", tensor({0.5f})) == "tensor([0.5000], dtype=float32, shape=[1])");
+  CHECK(fmt::format("{}", scalar_tensor(0.5f)) == "tensor(0.5000, dtype=float32, shape=[])");
+  CHECK(to_string(arange(10)) == "tensor([0, 1, 2, ..., 7, 8, 9], dtype=int64, shape=[10])");
+  CHECK(to_string(zeros({0, 2})) == "tensor([], dtype=float32, shape=[0, 2])");
+  CHECK(to_string(Tensor()) == "Tensor(undefined)");
+}
+
+TEST_CASE("a symbolic tensor carries metadata only and refuses to be read as data") {
+  const Tensor s = Tensor::symbolic(TensorMeta{DType::float32, Shape{Dim::unknown(), 3}}, SymbolicRef{7, 2});
+  CHECK(s.is_symbolic());
+  CHECK(s.symbolic_ref() == SymbolicRef{7, 2});
+  CHECK(to_string(s) == "Tensor(%2, float32[?, 3])");
+  CHECK(s.size(1) == 3);
+  static constexpr int size_line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS((void)s.size(0), doctest::Contains(fmt::format("tensor_test.cpp:{}: size(0) of a symbolic tensor of shape [?, 3] is unknown", size_line).c_str()), TraceError);
+  static constexpr int item_line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS((void)s.item<float>(), doctest::Contains(fmt::format("tensor_test.cpp:{}: a symbolic tensor was read as data (item())", item_line).c_str()), TraceError);
+  CHECK_THROWS_AS((void)s.to_vector<float>(), TraceError);
+  CHECK_THROWS_AS((void)s.data_ptr<float>(), TraceError);
+  CHECK_THROWS_AS((void)s.numel(), TraceError);
+}
+
+TEST_CASE("data access checks dtype, element count and definedness") {
+  const Tensor t = tensor({1, 2});
+  static constexpr int line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS((void)t.data_ptr<float>(), doctest::Contains(fmt::format("tensor_test.cpp:{}: data_ptr<float32>() of a int64 tensor", line).c_str()), std::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)t.item<std::int64_t>(), doctest::Contains("item() needs a tensor with one element, got shape [2]"), std::invalid_argument);
+  CHECK(tensor({5}).item<std::int64_t>() == 5);
+  CHECK(tensor({2.5f}).item<std::int64_t>() == 2);
+  CHECK_THROWS_WITH_AS((void)Tensor().dtype(), doctest::Contains("undefined Tensor"), std::invalid_argument);
+  CHECK_THROWS_AS((void)t.size(2), std::invalid_argument);
+}
+
+TEST_CASE("copies of a tensor handle share data, as at::Tensor does") {
+  Tensor a = zeros({3});
+  Tensor b = a;
+  b.data_ptr<float>()[1] = 4;
+  CHECK(a.to_vector<float>() == std::vector<float>{0, 4, 0});
+  CHECK(a.shares_storage_with(b));
+  CHECK_FALSE(a.shares_storage_with(zeros({3})));
+}
+
+TEST_CASE("views over shared storage are bounds-checked") {
+  const Tensor base = arange(6);
+  const Tensor v = Tensor::view_of(base, Shape{3}, detail::Strides{2}, 1);  // elements 1, 3, 5
+  CHECK(v.to_vector<std::int64_t>() == IntList{1, 3, 5});
+  CHECK_FALSE(v.is_contiguous());
+  CHECK_THROWS_AS((void)Tensor::view_of(base, Shape{4}, detail::Strides{2}, 1), InternalError);
+}
+
+TEST_CASE("empty refuses unknown sizes") {
+  CHECK_THROWS_WITH_AS((void)Tensor::empty(Shape{2, Dim::unknown()}), doctest::Contains("cannot allocate a tensor of shape [2, ?]"), std::invalid_argument);
+}

@@ -1,1 +1,66 @@
 #include "support/checks.hpp"
+
+using namespace symtrace;
+
+TEST_CASE("a schema parses types, lists, optionals, defaults and keyword-only arguments") {
+  const OpSchema s = parse_schema(
+      "conv(Tensor input, Tensor? bias=None, int[] stride=[1, 1], float eps=1e-05, *, str mode='same', "
+      "float[]? scales=None) -> Tensor");
+  CHECK(s.name == "conv");
+  REQUIRE(s.args.size() == 6);
+  CHECK(s.args[0].type == ArgType::Tensor);
+  CHECK_FALSE(s.args[0].default_value.has_value());
+  CHECK(s.args[1].is_optional);
+  CHECK(s.args[1].default_value->is_none());
+  CHECK(s.args[2].is_list);
+  CHECK(s.args[2].default_value->to_int_list() == IntList{1, 1});
+  CHECK(s.args[3].default_value->to_double() == 1e-5);
+  CHECK(s.args[4].kwarg_only);
+  CHECK(s.args[4].default_value->to_string_ref() == "same");
+  CHECK(s.args[5].type == ArgType::float_);
+  CHECK(s.args[5].is_list);
+  CHECK(s.args[5].is_optional);
+  CHECK_FALSE(s.returns_list);
+  CHECK(s.find_arg("eps") == 3u);
+  CHECK_FALSE(s.find_arg("nope").has_value());
+}
+
+TEST_CASE("every registered schema prints back to text that parses to the same schema") {
+  for (const OpDef* op : OpRegistry::instance().ops()) {
+    const std::string text = to_string(op->schema);
+    CAPTURE(text);
+    const OpSchema again = parse_schema(text);
+    CHECK(to_string(again) == text);
+    CHECK(again.args.size() == op->schema.args.size());
+  }
+  CHECK(to_string(parse_schema("chunk(Tensor self, int chunks, int dim=0) -> Tensor[]")) ==
+        "chunk(Tensor self, int chunks, int dim=0) -> Tensor[]");
+  CHECK(to_string(parse_schema("f(Tensor|Scalar a, *, bool b=True) -> Tensor")) ==
+        "f(Tensor|Scalar a, *, bool b=True) -> Tensor");
+}
+
+TEST_CASE("schema syntax errors name the schema and the column") {
+  CHECK_THROWS_WITH_AS(parse_schema("f(Tensr x) -> Tensor"),
+                       "invalid op schema 'f(Tensr x) -> Tensor': unknown argument type at column 3",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_schema("f(Tensor x) -> int"),
+                       doctest::Contains("expected the return type Tensor or Tensor[]"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_schema("f(int a=1, int b) -> Tensor"),
+                       doctest::Contains("argument 'b' without a default follows one with a default"),
+                       std::invalid_argument);
+  CHECK_THROWS_AS(parse_schema("f(str s='abc) -> Tensor"), std::invalid_argument);
+}
+
+TEST_CASE("schema type checks accept exactly the declared kinds") {
+  const OpSchema s = parse_schema("f(Tensor a, Tensor|Scalar b, int[] c, Scalar? d, float e) -> Tensor");
+  CHECK(OpSchema::accepts(s.args[0], Value(zeros({1}))));
+  CHECK_FALSE(OpSchema::accepts(s.args[0], Value(Tensor())));
+  CHECK_FALSE(OpSchema::accepts(s.args[0], Value(1)));
+  CHECK(OpSchema::accepts(s.args[1], Value(1.5)));
+  CHECK(OpSchema::accepts(s.args[1], Value(zeros({1}))));
+  CHECK(OpSchema::accepts(s.args[2], Value(IntList{1, 2})));
+  CHECK_FALSE(OpSchema::accepts(s.args[2], Value(ValueList{Value(1), Value(2.0)})));
+  CHECK(OpSchema::accepts(s.args[3], Value()));
+  CHECK_FALSE(OpSchema::accepts(s.args[2], Value()));
+  CHECK(OpSchema::accepts(s.args[4], Value(2)));
+}

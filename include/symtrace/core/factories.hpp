@@ -55,8 +55,8 @@ Tensor from_values(std::span<const T> values, const IntList& shape, Where where)
 }
 }  // namespace detail
 
-/// A tensor holding `values` in row-major order, of `shape` (1-D when `shape` is empty and
-/// there is more than one value; a 0-dim tensor for one value and an empty shape).
+/// A tensor holding `values` in row-major order, of `shape` (1-D when `shape` is empty, as
+/// `torch.tensor([...])`; use `scalar_tensor` for a 0-dim tensor).
 /// The dtype follows T: floating -> float32, integral -> int64, bool -> bool.
 /// Example: `tensor({1.f, 2.f, 3.f, 4.f}, {2, 2})`.
 template <Arithmetic T>
