@@ -49,11 +49,15 @@ using detail::TensorImpl;
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Where where) {
   std::int64_t n = 1;
+  bool overflow = false;
   for (Dim d : shape) {
     if (!d.is_known())
       throw_invalid_argument(where, "cannot allocate a tensor of shape {}: every size must be known", shape);
-    n *= d.raw();
+    overflow = overflow || __builtin_mul_overflow(n, d.raw(), &n);
   }
+  std::int64_t bytes = 0;
+  if (overflow || __builtin_mul_overflow(n, static_cast<std::int64_t>(element_size(dtype)), &bytes))
+    throw_invalid_argument(where, "cannot allocate a tensor of shape {}: its size overflows 64 bits", shape);
   auto impl = std::make_shared<TensorImpl>();
   impl->meta = TensorMeta{dtype, shape};
   impl->storage = std::make_shared<detail::Storage>(static_cast<std::size_t>(n) * element_size(dtype));
@@ -137,6 +141,7 @@ std::int64_t Tensor::storage_offset() const {
 
 bool Tensor::is_contiguous() const {
   const auto& s = strides();
+  if (shape().numel() == 0) return true;  // as in PyTorch: an empty tensor is contiguous
   std::int64_t step = 1;
   for (std::size_t i = shape().rank(); i-- > 0;) {
     const std::int64_t n = shape()[i].raw();

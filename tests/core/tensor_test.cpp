@@ -69,6 +69,12 @@ TEST_CASE("views over shared storage are bounds-checked") {
   CHECK_THROWS_AS((void)Tensor::view_of(base, Shape{4}, detail::Strides{2}, 1), InternalError);
 }
 
-TEST_CASE("empty refuses unknown sizes") {
+TEST_CASE("empty tensors are contiguous whatever their strides, as in PyTorch") {
+  CHECK(zeros({2, 0}).is_contiguous());
+  CHECK(zeros({0, 3}).is_contiguous());
+}
+
+TEST_CASE("empty refuses unknown sizes and sizes whose product overflows") {
+  CHECK_THROWS_WITH_AS((void)Tensor::empty(Shape{1LL << 40, 1LL << 40}), doctest::Contains("cannot allocate a tensor of shape [1099511627776, 1099511627776]: its size overflows 64 bits"), std::invalid_argument);
   CHECK_THROWS_WITH_AS((void)Tensor::empty(Shape{2, Dim::unknown()}), doctest::Contains("cannot allocate a tensor of shape [2, ?]"), std::invalid_argument);
 }
