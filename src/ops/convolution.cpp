@@ -1,7 +1,208 @@
+// 2-D convolution. The meta function checks the channel and group arithmetic of input, weight
+// and bias and that the (dilated) kernel fits the padded input; the kernel lowers each batch
+// element and group to one GEMM: weight [O/g, C/g*kh*kw] x columns [C/g*kh*kw, oh*ow] (im2col).
+// A 1x1 kernel with stride 1 and no padding needs no columns: the input already is that matrix.
+// See Note [Meta before kernel]: meta functions do all checking, kernels only compute.
+
+#include "symtrace/ops/nn_functional.hpp"
+
+#include "ops/call_util.hpp"
 #include "ops/families.hpp"
+#include "ops/gemm.hpp"
+#include "ops/kernel_util.hpp"
+#include "ops/meta_util.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <vector>
 
 namespace symtrace {
 
-void detail::register_convolution_ops(OpRegistry&) {}
+namespace {
+
+// conv2d(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups)
+enum Arg : std::size_t { kInput, kWeight, kBias, kStride, kPadding, kDilation, kGroups };
+
+using Pair = std::array<std::int64_t, 2>;
+
+// A (height, width) argument given as one value for both dims or as two values.
+Pair pair_arg(const OpCall& call, std::size_t index) {
+  const IntList v = call.int_list(index);
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v.size() == 2) return {v[0], v[1]};
+  call.fail("argument '{}' must hold one value (for both spatial dims) or two (height, width), got [{}]",
+            call.op.schema.args[index].name, fmt::join(v, ", "));
+}
+
+struct ConvParams {
+  Pair stride, padding, dilation;
+  std::int64_t groups;
+};
+
+ConvParams conv_params(const OpCall& call) {
+  ConvParams p{pair_arg(call, kStride), pair_arg(call, kPadding), pair_arg(call, kDilation), call.integer(kGroups)};
+  if (p.stride[0] <= 0 || p.stride[1] <= 0)
+    call.fail("stride must be positive, got [{}]", fmt::join(call.int_list(kStride), ", "));
+  if (p.padding[0] < 0 || p.padding[1] < 0)
+    call.fail("padding must be non-negative, got [{}]", fmt::join(call.int_list(kPadding), ", "));
+  if (p.dilation[0] <= 0 || p.dilation[1] <= 0)
+    call.fail("dilation must be positive, got [{}]", fmt::join(call.int_list(kDilation), ", "));
+  if (p.groups <= 0) call.fail("groups must be positive, got {}", p.groups);
+  return p;
+}
+
+OutputMeta conv2d_meta(const OpCall& call) {
+  const Tensor& input = call.tensor(kInput);
+  const Tensor& weight = call.tensor(kWeight);
+  const Tensor* bias = call.optional_tensor(kBias);
+  detail::require_floating(call, input, "input");
+  detail::require_floating(call, weight, "weight");
+  if (bias) detail::require_floating(call, *bias, "bias");
+  detail::require_rank(call, input, "input", 4, 3);
+  detail::require_rank(call, weight, "weight", 4);
+  const ConvParams p = conv_params(call);
+
+  const Shape& x = input.shape();
+  const Shape& w = weight.shape();
+  const std::size_t c_dim = x.rank() == 4 ? 1 : 0;  // channels of [N, C, H, W] or unbatched [C, H, W]
+  const Dim channels = x[c_dim];
+  const Dim out_channels = w[0];
+  if (out_channels.is_known() && out_channels.raw() % p.groups != 0)
+    call.fail("weight of shape {} has {} output channels, which groups={} does not divide", w, out_channels,
+              p.groups);
+  if (channels.is_known() && channels.raw() % p.groups != 0)
+    call.fail("input of shape {} has {} channels, which groups={} does not divide", x, channels, p.groups);
+  if (channels.is_known() && w[1].is_known() && channels.raw() != w[1].raw() * p.groups)
+    call.fail("input of shape {} has {} channels, but weight of shape {} with groups={} expects {} "
+              "(weight.shape[1] * groups); check the channel dim of input and weight",
+              x, channels, w, p.groups, w[1].raw() * p.groups);
+  if (bias) {
+    if (bias->dim() != 1 || (out_channels.is_known() && bias->shape()[0].is_known() &&
+                             bias->shape()[0].raw() != out_channels.raw()))
+      call.fail("bias of shape {} does not match weight of shape {}: expected shape [{}] (one value per output "
+                "channel)", bias->shape(), w, out_channels);
+  }
+
+  // Output size per spatial dim: floor((in + 2p - d*(k-1) - 1) / s) + 1, once the kernel fits.
+  std::array<Dim, 2> out{}, padded{}, span{};
+  bool fits = true;
+  for (std::size_t i = 0; i < 2; ++i) {
+    const Dim in = x[c_dim + 1 + i];
+    const Dim k = w[2 + i];
+    padded[i] = in + Dim(2 * p.padding[i]);
+    if (k.is_known()) span[i] = Dim(p.dilation[i] * (k.raw() - 1) + 1);
+    if (!padded[i].is_known() || !span[i].is_known()) continue;
+    if (span[i].raw() > padded[i].raw()) fits = false;
+    else out[i] = Dim((padded[i].raw() - span[i].raw()) / p.stride[i] + 1);
+  }
+  if (!fits) {
+    const std::string dilated = p.dilation == Pair{1, 1} ? std::string()
+                                                         : fmt::format(" ({}x{} with dilation [{}])", span[0], span[1],
+                                                                       fmt::join(p.dilation, ", "));
+    call.fail("the kernel of size {}x{}{} does not fit the padded input of size {}x{} (input of shape {}, padding "
+              "[{}]); use a smaller kernel or dilation, or more padding",
+              w[2], w[3], dilated, padded[0], padded[1], x, fmt::join(p.padding, ", "));
+  }
+
+  Shape shape = x.rank() == 4 ? Shape{x[0], out_channels, out[0], out[1]} : Shape{out_channels, out[0], out[1]};
+  return OutputMeta::single(DType::float32, std::move(shape));
+}
+
+// ceil(a / b) for b > 0, and 0 when a <= 0.
+std::int64_t ceil_div_positive(std::int64_t a, std::int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; }
+
+// Fills `col` [C*kh*kw, oh*ow] with the input patches of one image [C, h, w]: row (c, i, j) holds,
+// for every output position, the input element kernel tap (i, j) of channel c reads (0 in padding).
+void im2col(const float* image, std::int64_t channels, std::int64_t h, std::int64_t w, Pair k, Pair out,
+            const ConvParams& p, float* col) {
+  const auto [kh, kw] = k;
+  const auto [oh, ow] = out;
+  for (std::int64_t c = 0; c < channels; ++c) {
+    const float* plane = image + c * h * w;
+    for (std::int64_t i = 0; i < kh; ++i) {
+      for (std::int64_t j = 0; j < kw; ++j) {
+        // Output columns whose input column x = ox*s - p + j*d lies in [0, w): ox in [lo, hi).
+        const std::int64_t shift = j * p.dilation[1] - p.padding[1];
+        const std::int64_t lo = std::min(ceil_div_positive(-shift, p.stride[1]), ow);
+        const std::int64_t hi = std::clamp(ceil_div_positive(w - shift, p.stride[1]), lo, ow);
+        for (std::int64_t oy = 0; oy < oh; ++oy, col += ow) {
+          const std::int64_t y = oy * p.stride[0] - p.padding[0] + i * p.dilation[0];
+          if (y < 0 || y >= h) {
+            std::fill_n(col, ow, 0.0f);
+            continue;
+          }
+          const float* row = plane + y * w;
+          std::fill_n(col, lo, 0.0f);
+          if (p.stride[1] == 1) {
+            std::copy(row + lo + shift, row + hi + shift, col + lo);
+          } else {
+            for (std::int64_t ox = lo; ox < hi; ++ox) col[ox] = row[ox * p.stride[1] + shift];
+          }
+          std::fill(col + hi, col + ow, 0.0f);
+        }
+      }
+    }
+  }
+}
+
+Value conv2d_kernel(const OpCall& call, const OutputMeta& meta) {
+  const Tensor input = detail::contiguous_copy(call.tensor(kInput));
+  const Tensor weight = detail::contiguous_copy(call.tensor(kWeight));
+  const Tensor* bias_arg = call.optional_tensor(kBias);
+  const Tensor bias = bias_arg ? detail::contiguous_copy(*bias_arg) : Tensor();
+  const ConvParams p = conv_params(call);
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+
+  const bool batched = input.dim() == 4;
+  const IntList x = input.shape().sizes();
+  const IntList w = weight.shape().sizes();
+  const IntList y = out.shape().sizes();
+  const std::int64_t n = batched ? x[0] : 1;
+  const std::int64_t c = x[batched ? 1 : 0], h = x[batched ? 2 : 1], wd = x[batched ? 3 : 2];
+  const std::int64_t o = w[0], kh = w[2], kw = w[3];
+  const std::int64_t oh = y[batched ? 2 : 1], ow = y[batched ? 3 : 2];
+  const std::int64_t g = p.groups, cg = c / g, og = o / g;
+  const std::int64_t kdim = cg * kh * kw, pixels = oh * ow;
+  const bool direct = kh == 1 && kw == 1 && p.stride == Pair{1, 1} && p.padding == Pair{0, 0};
+
+  const float* px = input.data_ptr<float>();
+  const float* pw = weight.data_ptr<float>();
+  const float* pb = bias.defined() ? bias.data_ptr<float>() : nullptr;
+  float* py = out.data_ptr<float>();
+  std::vector<float> col(direct || n == 0 ? 0 : static_cast<std::size_t>(kdim * pixels));
+  for (std::int64_t b = 0; b < n; ++b) {
+    for (std::int64_t gi = 0; gi < g; ++gi) {
+      const float* image = px + (b * c + gi * cg) * h * wd;
+      float* result = py + (b * o + gi * og) * pixels;
+      if (pb)
+        for (std::int64_t oc = 0; oc < og; ++oc) std::fill_n(result + oc * pixels, pixels, pb[gi * og + oc]);
+      const float* columns = image;
+      if (!direct) {
+        im2col(image, cg, h, wd, {kh, kw}, {oh, ow}, p, col.data());
+        columns = col.data();
+      }
+      detail::gemm(og, pixels, kdim, pw + gi * og * kdim, kdim, columns, pixels, result, pixels, pb != nullptr);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void detail::register_convolution_ops(OpRegistry& r) {
+  r.add("conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1, 1], int[] padding=[0, 0], "
+        "int[] dilation=[1, 1], int groups=1) -> Tensor",
+        conv2d_meta, conv2d_kernel);
+}
+
+// ---- Typed API ---------------------------------------------------------------------------
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const IntList& stride,
+              const IntList& padding, const IntList& dilation, std::int64_t groups, Where w) {
+  return detail::invoke(SYMTRACE_OP("conv2d"), w, CallStyle::function, input, weight,
+                        detail::optional_tensor_value(bias), stride, padding, dilation, groups);
+}
 
 }  // namespace symtrace

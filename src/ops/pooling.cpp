@@ -1,7 +1,349 @@
+// 2-D pooling (max, average, adaptive average) and nearest-neighbour upsampling over the last
+// two dims of [N, C, H, W] or unbatched [C, H, W] inputs. Output sizes, window clipping and
+// divisors follow PyTorch's CPU kernels exactly (pooling_output_shape, avg_pool2d's divisor,
+// nearest_idx), so traced graphs agree with eager PyTorch on every size.
+// See Note [Meta before kernel]: meta functions do all checking, kernels only compute.
+
+#include "symtrace/ops/nn_functional.hpp"
+
+#include "ops/call_util.hpp"
 #include "ops/families.hpp"
+#include "ops/kernel_util.hpp"
+#include "ops/meta_util.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <type_traits>
+#include <vector>
 
 namespace symtrace {
 
-void detail::register_pooling_ops(OpRegistry&) {}
+namespace {
+
+using Pair = std::array<std::int64_t, 2>;
+
+// A (height, width) argument given as one value for both dims or as two values.
+Pair pair_arg(const OpCall& call, std::size_t index) {
+  const IntList v = call.int_list(index);
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v.size() == 2) return {v[0], v[1]};
+  call.fail("argument '{}' must hold one value (for both spatial dims) or two (height, width), got [{}]",
+            call.op.schema.args[index].name, fmt::join(v, ", "));
+}
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+// Checks dtype and rank, and that C, H and W are not 0 (only the batch may be empty, as in
+// PyTorch); returns the index of the H dim.
+std::size_t check_spatial_input(const OpCall& call, bool allow_int64) {
+  const Tensor& x = call.tensor(0);
+  if (x.dtype() != DType::float32 && !(allow_int64 && x.dtype() == DType::int64))
+    call.fail("expects a float32{} tensor, got {} of shape {}; convert it with .to(float32)",
+              allow_int64 ? " or int64" : "", x.dtype(), x.shape());
+  detail::require_rank(call, x, "self", 4, 3);
+  const std::size_t first = x.dim() == 4 ? 1 : 0;
+  for (std::size_t d = first; d < x.shape().rank(); ++d)
+    if (x.shape()[d] == Dim(0))
+      call.fail("input of shape {} is empty in a non-batch dim: expected [N, C, H, W] or [C, H, W] where only N "
+                "may be 0", x.shape());
+  return x.shape().rank() - 2;
+}
+
+// The input shape with its last two dims replaced.
+Shape with_spatial(const Shape& in, Dim h, Dim w) {
+  Shape out = in;
+  out[in.rank() - 2] = h;
+  out[in.rank() - 1] = w;
+  return out;
+}
+
+// ---- max_pool2d and avg_pool2d -----------------------------------------------------------
+
+struct PoolParams {
+  Pair kernel, stride, padding, dilation;
+  bool ceil_mode;
+};
+
+// PyTorch's pooling_output_shape: in ceil mode the last window must start inside the input or
+// its left padding. May return a size < 1; the meta function refuses those.
+std::int64_t pooled_size(std::int64_t in, std::size_t i, const PoolParams& p) {
+  const std::int64_t span = p.dilation[i] * (p.kernel[i] - 1) + 1;
+  const std::int64_t extra = p.ceil_mode ? p.stride[i] - 1 : 0;
+  std::int64_t out = floor_div(in + 2 * p.padding[i] - span + extra, p.stride[i]) + 1;
+  if (p.ceil_mode && (out - 1) * p.stride[i] >= in + p.padding[i]) --out;
+  return out;
+}
+
+// max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode) and
+// avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad).
+PoolParams pool_params(const OpCall& call) {
+  const bool is_max = call.op.name() == "max_pool2d";
+  PoolParams p{};
+  p.kernel = pair_arg(call, 1);
+  p.stride = call.int_list(2).empty() ? p.kernel : pair_arg(call, 2);
+  p.padding = pair_arg(call, 3);
+  p.dilation = is_max ? pair_arg(call, 4) : Pair{1, 1};
+  p.ceil_mode = call.boolean(is_max ? 5 : 4);
+  if (p.kernel[0] <= 0 || p.kernel[1] <= 0)
+    call.fail("kernel_size must be positive, got [{}]", fmt::join(call.int_list(1), ", "));
+  if (p.stride[0] <= 0 || p.stride[1] <= 0)
+    call.fail("stride must be positive, got [{}]", fmt::join(call.int_list(2), ", "));
+  if (p.dilation[0] <= 0 || p.dilation[1] <= 0)
+    call.fail("dilation must be positive, got [{}]", fmt::join(call.int_list(4), ", "));
+  if (p.padding[0] < 0 || p.padding[1] < 0 || p.padding[0] > p.kernel[0] / 2 || p.padding[1] > p.kernel[1] / 2)
+    call.fail("padding [{}] must be between 0 and half the kernel size [{}]", fmt::join(p.padding, ", "),
+              fmt::join(p.kernel, ", "));
+  return p;
+}
+
+OutputMeta pool_meta(const OpCall& call) {
+  const bool is_max = call.op.name() == "max_pool2d";
+  const std::size_t hd = check_spatial_input(call, is_max);
+  const PoolParams p = pool_params(call);
+  const Shape& in = call.tensor(0).shape();
+  std::array<Dim, 2> out{};
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (!in[hd + i].is_known()) continue;
+    out[i] = Dim(pooled_size(in[hd + i].raw(), i, p));
+    if (out[i].raw() < 1)
+      call.fail("the output would be empty for input of shape {} with kernel_size [{}], stride [{}], padding [{}]{}: "
+                "the input is too small; use a smaller kernel or more padding",
+                in, fmt::join(p.kernel, ", "), fmt::join(p.stride, ", "), fmt::join(p.padding, ", "),
+                is_max ? fmt::format(", dilation [{}]", fmt::join(p.dilation, ", ")) : std::string());
+  }
+  return OutputMeta::single(call.tensor(0).dtype(), with_spatial(in, out[0], out[1]));
+}
+
+// The planes of a contiguous [..., H, W] input and output, for kernels that work plane by plane.
+struct Planes {
+  std::int64_t count, h, w, oh, ow;
+};
+
+Planes planes_of(const Tensor& in, const Tensor& out) {
+  const IntList x = in.shape().sizes();
+  const IntList y = out.shape().sizes();
+  const std::size_t r = x.size();
+  std::int64_t count = 1;
+  for (std::size_t d = 0; d + 2 < r; ++d) count *= x[d];
+  return {count, x[r - 2], x[r - 1], y[r - 2], y[r - 1]};
+}
+
+template <class T>
+void max_pool_planes(const T* x, T* y, const Planes& s, const PoolParams& p) {
+  for (std::int64_t plane = 0; plane < s.count; ++plane, x += s.h * s.w) {
+    for (std::int64_t oy = 0; oy < s.oh; ++oy) {
+      for (std::int64_t ox = 0; ox < s.ow; ++ox) {
+        // Padded cells are -inf: they never win, so they are simply skipped.
+        T best = std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+        for (std::int64_t i = 0; i < p.kernel[0]; ++i) {
+          const std::int64_t iy = oy * p.stride[0] - p.padding[0] + i * p.dilation[0];
+          if (iy < 0 || iy >= s.h) continue;
+          for (std::int64_t j = 0; j < p.kernel[1]; ++j) {
+            const std::int64_t ix = ox * p.stride[1] - p.padding[1] + j * p.dilation[1];
+            if (ix < 0 || ix >= s.w) continue;
+            const T v = x[iy * s.w + ix];
+            if constexpr (std::is_floating_point_v<T>) {
+              if (v > best || std::isnan(v)) best = v;  // NaN propagates, as in PyTorch
+            } else {
+              best = std::max(best, v);
+            }
+          }
+        }
+        *y++ = best;
+      }
+    }
+  }
+}
+
+Value max_pool_kernel(const OpCall& call, const OutputMeta& meta) {
+  const Tensor x = detail::contiguous_copy(call.tensor(0));
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  const PoolParams p = pool_params(call);
+  const Planes s = planes_of(x, out);
+  if (x.dtype() == DType::int64) max_pool_planes(x.data_ptr<std::int64_t>(), out.data_ptr<std::int64_t>(), s, p);
+  else max_pool_planes(x.data_ptr<float>(), out.data_ptr<float>(), s, p);
+  return out;
+}
+
+Value avg_pool_kernel(const OpCall& call, const OutputMeta& meta) {
+  const Tensor x = detail::contiguous_copy(call.tensor(0));
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  const PoolParams p = pool_params(call);
+  const bool count_include_pad = call.boolean(5);
+  const Planes s = planes_of(x, out);
+  const float* px = x.data_ptr<float>();
+  float* py = out.data_ptr<float>();
+  for (std::int64_t plane = 0; plane < s.count; ++plane, px += s.h * s.w) {
+    for (std::int64_t oy = 0; oy < s.oh; ++oy) {
+      for (std::int64_t ox = 0; ox < s.ow; ++ox) {
+        // PyTorch's divisor: the window clipped to the padded input (ceil mode may overhang
+        // it), or to the input itself when padding does not count.
+        std::int64_t y0 = oy * p.stride[0] - p.padding[0], x0 = ox * p.stride[1] - p.padding[1];
+        std::int64_t y1 = std::min(y0 + p.kernel[0], s.h + p.padding[0]);
+        std::int64_t x1 = std::min(x0 + p.kernel[1], s.w + p.padding[1]);
+        const std::int64_t padded_count = (y1 - y0) * (x1 - x0);
+        y0 = std::max<std::int64_t>(y0, 0);
+        x0 = std::max<std::int64_t>(x0, 0);
+        y1 = std::min(y1, s.h);
+        x1 = std::min(x1, s.w);
+        float sum = 0;
+        for (std::int64_t iy = y0; iy < y1; ++iy)
+          for (std::int64_t ix = x0; ix < x1; ++ix) sum += px[iy * s.w + ix];
+        const std::int64_t count = count_include_pad ? padded_count : (y1 - y0) * (x1 - x0);
+        *py++ = y0 < y1 && x0 < x1 ? sum / static_cast<float>(count) : 0.0f;
+      }
+    }
+  }
+  return out;
+}
+
+// ---- adaptive_avg_pool2d -----------------------------------------------------------------
+
+OutputMeta adaptive_avg_pool_meta(const OpCall& call) {
+  check_spatial_input(call, false);
+  const Pair size = pair_arg(call, 1);
+  if (size[0] < 0 || size[1] < 0)
+    call.fail("output_size must be non-negative, got [{}]", fmt::join(call.int_list(1), ", "));
+  return OutputMeta::single(DType::float32, with_spatial(call.tensor(0).shape(), size[0], size[1]));
+}
+
+Value adaptive_avg_pool_kernel(const OpCall& call, const OutputMeta& meta) {
+  const Tensor x = detail::contiguous_copy(call.tensor(0));
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  const Planes s = planes_of(x, out);
+  const float* px = x.data_ptr<float>();
+  float* py = out.data_ptr<float>();
+  // Bin i of n over a dim of size `in` covers [floor(i*in/n), ceil((i+1)*in/n)).
+  const auto bin_start = [](std::int64_t i, std::int64_t in, std::int64_t n) { return i * in / n; };
+  const auto bin_end = [](std::int64_t i, std::int64_t in, std::int64_t n) { return ((i + 1) * in + n - 1) / n; };
+  for (std::int64_t plane = 0; plane < s.count; ++plane, px += s.h * s.w) {
+    for (std::int64_t oy = 0; oy < s.oh; ++oy) {
+      const std::int64_t y0 = bin_start(oy, s.h, s.oh), y1 = bin_end(oy, s.h, s.oh);
+      for (std::int64_t ox = 0; ox < s.ow; ++ox) {
+        const std::int64_t x0 = bin_start(ox, s.w, s.ow), x1 = bin_end(ox, s.w, s.ow);
+        float sum = 0;
+        for (std::int64_t iy = y0; iy < y1; ++iy)
+          for (std::int64_t ix = x0; ix < x1; ++ix) sum += px[iy * s.w + ix];
+        *py++ = sum / static_cast<float>((y1 - y0) * (x1 - x0));
+      }
+    }
+  }
+  return out;
+}
+
+// ---- upsample_nearest2d ------------------------------------------------------------------
+
+// The (height, width) scale factors, given as one value for both dims or two.
+std::array<double, 2> scale_pair(const OpCall& call) {
+  const std::vector<double> v = call.arg(2).to_double_list();
+  if (v.size() != 1 && v.size() != 2)
+    call.fail("argument 'scale_factors' must hold one value (for both spatial dims) or two (height, width), got [{}]",
+              fmt::join(v, ", "));
+  const std::array<double, 2> s{v[0], v.back()};
+  if (!(s[0] > 0 && s[1] > 0 && std::isfinite(s[0]) && std::isfinite(s[1])))
+    call.fail("scale_factors must be positive and finite, got [{}]", fmt::join(v, ", "));
+  return s;
+}
+
+OutputMeta upsample_meta(const OpCall& call) {
+  const std::size_t hd = check_spatial_input(call, false);
+  const Shape& in = call.tensor(0).shape();
+  const bool has_size = !call.arg(1).is_none();
+  const bool has_scale = !call.arg(2).is_none();
+  if (has_size == has_scale)
+    call.fail("needs exactly one of output_size and scale_factors, got {} (input of shape {})",
+              has_size ? "both" : "neither", in);
+  if (has_size) {
+    const Pair size = pair_arg(call, 1);
+    if (size[0] <= 0 || size[1] <= 0)
+      call.fail("output_size must be positive, got [{}] (input of shape {})", fmt::join(call.int_list(1), ", "), in);
+    return OutputMeta::single(call.tensor(0).dtype(), with_spatial(in, size[0], size[1]));
+  }
+  const std::array<double, 2> scale = scale_pair(call);
+  std::array<Dim, 2> out{};
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (!in[hd + i].is_known()) continue;
+    out[i] = Dim(static_cast<std::int64_t>(std::floor(static_cast<double>(in[hd + i].raw()) * scale[i])));
+    if (out[i].raw() < 1)
+      call.fail("scale_factors [{}] make an empty output from input of shape {}; use larger factors",
+                fmt::join(scale, ", "), in);
+  }
+  return OutputMeta::single(call.tensor(0).dtype(), with_spatial(in, out[0], out[1]));
+}
+
+// Source index of each output index along one dim: PyTorch's nearest_idx, in its float arithmetic
+// (the scale is in/out, or 1/scale_factor when one is given).
+std::vector<std::int64_t> nearest_sources(std::int64_t in, std::int64_t out, std::optional<double> scale_factor) {
+  std::vector<std::int64_t> src(static_cast<std::size_t>(out));
+  const float scale = scale_factor ? static_cast<float>(1.0 / *scale_factor)
+                                   : static_cast<float>(in) / static_cast<float>(out);
+  for (std::int64_t i = 0; i < out; ++i) {
+    if (out == in) src[static_cast<std::size_t>(i)] = i;
+    else if (out == 2 * in) src[static_cast<std::size_t>(i)] = i >> 1;
+    else src[static_cast<std::size_t>(i)] =
+        std::min(static_cast<std::int64_t>(std::floor(static_cast<float>(i) * scale)), in - 1);
+  }
+  return src;
+}
+
+Value upsample_kernel(const OpCall& call, const OutputMeta& meta) {
+  const Tensor x = detail::contiguous_copy(call.tensor(0));
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  const Planes s = planes_of(x, out);
+  std::optional<std::array<double, 2>> scale;
+  if (!call.arg(2).is_none()) scale = scale_pair(call);
+  const auto rows = nearest_sources(s.h, s.oh, scale ? std::optional((*scale)[0]) : std::nullopt);
+  const auto cols = nearest_sources(s.w, s.ow, scale ? std::optional((*scale)[1]) : std::nullopt);
+  const float* px = x.data_ptr<float>();
+  float* py = out.data_ptr<float>();
+  for (std::int64_t plane = 0; plane < s.count; ++plane, px += s.h * s.w)
+    for (const std::int64_t r : rows)
+      for (const std::int64_t c : cols) *py++ = px[r * s.w + c];
+  return out;
+}
+
+}  // namespace
+
+void detail::register_pooling_ops(OpRegistry& r) {
+  r.add("max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0, 0], "
+        "int[] dilation=[1, 1], bool ceil_mode=False) -> Tensor",
+        pool_meta, max_pool_kernel);
+  r.add("avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0, 0], "
+        "bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
+        pool_meta, avg_pool_kernel);
+  r.add("adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor", adaptive_avg_pool_meta,
+        adaptive_avg_pool_kernel);
+  r.add("upsample_nearest2d(Tensor self, int[]? output_size=None, float[]? scale_factors=None) -> Tensor",
+        upsample_meta, upsample_kernel);
+}
+
+// ---- Typed API ---------------------------------------------------------------------------
+
+using detail::invoke;
+constexpr CallStyle fn = CallStyle::function;
+
+Tensor max_pool2d(const Tensor& x, const IntList& kernel_size, const IntList& stride, const IntList& padding,
+                  const IntList& dilation, bool ceil_mode, Where w) {
+  return invoke(SYMTRACE_OP("max_pool2d"), w, fn, x, kernel_size, stride, padding, dilation, ceil_mode);
+}
+
+Tensor avg_pool2d(const Tensor& x, const IntList& kernel_size, const IntList& stride, const IntList& padding,
+                  bool ceil_mode, bool count_include_pad, Where w) {
+  return invoke(SYMTRACE_OP("avg_pool2d"), w, fn, x, kernel_size, stride, padding, ceil_mode, count_include_pad);
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& x, const IntList& output_size, Where w) {
+  return invoke(SYMTRACE_OP("adaptive_avg_pool2d"), w, fn, x, output_size);
+}
+
+Tensor upsample_nearest2d(const Tensor& x, std::optional<IntList> output_size,
+                          std::optional<std::vector<double>> scale_factors, Where w) {
+  return invoke(SYMTRACE_OP("upsample_nearest2d"), w, fn, x, output_size, scale_factors);
+}
 
 }  // namespace symtrace
