@@ -6,6 +6,14 @@
 
 namespace symtrace::detail {
 
+Pair pair_arg(const OpCall& call, std::size_t index) {
+  const IntList v = call.int_list(index);
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v.size() == 2) return {v[0], v[1]};
+  call.fail("argument '{}' must hold one value (for both spatial dims) or two (height, width), got [{}]",
+            call.op.schema.args[index].name, fmt::join(v, ", "));
+}
+
 std::int64_t wrap_dim(const OpCall& call, std::int64_t dim, std::int64_t rank, const Shape& shape) {
   const std::int64_t lo = rank == 0 ? -1 : -rank;
   const std::int64_t hi = rank == 0 ? 0 : rank - 1;

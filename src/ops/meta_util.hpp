@@ -4,7 +4,14 @@
 
 #include "symtrace/ops/op.hpp"
 
+#include <array>
+
 namespace symtrace::detail {
+
+/// A (height, width) pair of a 2-D op.
+using Pair = std::array<std::int64_t, 2>;
+/// Argument `index`, an int[] holding one value (for both spatial dims) or two (height, width).
+Pair pair_arg(const OpCall& call, std::size_t index);
 
 /// `dim` wrapped into [0, rank) (negative counts from the end); fails naming `shape`.
 std::int64_t wrap_dim(const OpCall& call, std::int64_t dim, std::int64_t rank, const Shape& shape);

@@ -25,16 +25,8 @@ namespace symtrace {
 
 namespace {
 
-using Pair = std::array<std::int64_t, 2>;
-
-// A (height, width) argument given as one value for both dims or as two values.
-Pair pair_arg(const OpCall& call, std::size_t index) {
-  const IntList v = call.int_list(index);
-  if (v.size() == 1) return {v[0], v[0]};
-  if (v.size() == 2) return {v[0], v[1]};
-  call.fail("argument '{}' must hold one value (for both spatial dims) or two (height, width), got [{}]",
-            call.op.schema.args[index].name, fmt::join(v, ", "));
-}
+using detail::Pair;
+using detail::pair_arg;
 
 std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
