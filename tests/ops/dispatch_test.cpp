@@ -22,6 +22,9 @@ TEST_CASE("the registry knows every op of the foundation set, each with a meta f
   const auto& ops = OpRegistry::instance().ops();
   CHECK(std::is_sorted(ops.begin(), ops.end(), [](const OpDef* a, const OpDef* b) { return a->name() < b->name(); }));
   CHECK(OpRegistry::instance().get("add_").has(OpFlags::inplace));
+  CHECK(OpRegistry::instance().get("batch_norm").has(OpFlags::mutates_arguments));
+  CHECK(OpRegistry::instance().get("dropout").has(OpFlags::random));
+  CHECK_FALSE(OpRegistry::instance().get("relu").has(OpFlags::inplace));
 }
 
 TEST_CASE("an unknown op name is an error naming it, the caller's line and close names") {

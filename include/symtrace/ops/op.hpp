@@ -32,6 +32,8 @@ enum class OpFlags : std::uint32_t {
   random = 1u << 2,       ///< draws from a Generator (e.g. dropout in training)
   elementwise = 1u << 3,  ///< output element i depends only on input elements i (after broadcasting)
   reduction = 1u << 4,    ///< reduces over dims
+  mutates_arguments = 1u << 5,  ///< may write to arguments other than the first (batch_norm's
+                                ///< running statistics in training): never removable as dead code
 };
 constexpr OpFlags operator|(OpFlags a, OpFlags b) noexcept {
   return static_cast<OpFlags>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
