@@ -1,7 +1,265 @@
+// Joins and splits: cat and stack copy their inputs into a new tensor (in the promoted dtype);
+// chunk, split, split_with_sizes and unbind return views of consecutive pieces of their input
+// (OpFlags::view: an in-place op on a piece writes through to the input).
+//
+// The number of pieces a split makes depends on the size of the split dim. When that dim is
+// unknown (a symbolic tensor traced without example shapes) the result cannot be a list of
+// known length, so the meta function throws TraceError, as fx does for a data-dependent length;
+// split_with_sizes names its pieces explicitly and works regardless.
+
+#include "symtrace/ops/shape_ops.hpp"
+
+#include "ops/call_util.hpp"
 #include "ops/families.hpp"
+#include "ops/kernel_util.hpp"
+#include "ops/meta_util.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
 
 namespace symtrace {
 
-void detail::register_join_ops(OpRegistry&) {}
+namespace {
+
+using detail::narrow_view;
+using detail::select_view;
+
+using detail::wrap_dim;
+
+// ---- cat, stack --------------------------------------------------------------------------
+
+// The shape shared by `tensors` in every dim except `skip` (none when skip == rank): known dims
+// must agree; a dim unknown in one tensor takes its size from the others.
+Shape common_shape(const OpCall& call, const TensorList& tensors, std::size_t skip, std::string_view rule) {
+  Shape out = tensors[0].shape();
+  std::vector<std::size_t> source(out.rank(), 0);  // which tensor each known size came from
+  for (std::size_t i = 1; i < tensors.size(); ++i) {
+    const Shape& s = tensors[i].shape();
+    for (std::size_t d = 0; d < out.rank(); ++d) {
+      if (d == skip || !s[d].is_known()) continue;
+      if (!out[d].is_known()) {
+        out[d] = s[d];
+        source[d] = i;
+      } else if (out[d] != s[d]) {
+        call.fail("{}, but dimension {} is {} in tensor {} (shape {}) and {} in tensor {} (shape {})", rule, d,
+                  out[d], source[d], tensors[source[d]].shape(), s[d], i, s);
+      }
+    }
+  }
+  return out;
+}
+
+DType promoted_dtype(const TensorList& tensors) {
+  DType dt = tensors[0].dtype();
+  for (const Tensor& t : tensors) dt = promote_types(dt, t.dtype());
+  return dt;
+}
+
+// Checks the list is non-empty and all ranks are equal; returns the tensors.
+TensorList same_rank_tensors(const OpCall& call) {
+  TensorList tensors = call.tensor_list(0);
+  if (tensors.empty()) call.fail("needs at least one tensor, got an empty list");
+  for (std::size_t i = 1; i < tensors.size(); ++i)
+    if (tensors[i].dim() != tensors[0].dim())
+      call.fail("all tensors must have the same number of dims, but tensor 0 has shape {} and tensor {} has "
+                "shape {}", tensors[0].shape(), i, tensors[i].shape());
+  return tensors;
+}
+
+OutputMeta cat_meta(const OpCall& call) {
+  const TensorList tensors = same_rank_tensors(call);
+  if (tensors[0].dim() == 0)
+    call.fail("0-dim tensors (shape []) cannot be concatenated; use stack(), or unsqueeze() them first");
+  const auto d = static_cast<std::size_t>(wrap_dim(call, call.integer(1), tensors[0].dim(), tensors[0].shape()));
+  Shape out = common_shape(call, tensors, d, fmt::format("tensors must have the same size except in dimension {}", d));
+  Dim total = 0;
+  for (const Tensor& t : tensors) total = total + t.shape()[d];
+  out[d] = total;
+  return OutputMeta::single(promoted_dtype(tensors), std::move(out));
+}
+
+Value cat_kernel(const OpCall& call, const OutputMeta& meta) {
+  const TensorList tensors = call.tensor_list(0);
+  const auto d = static_cast<std::size_t>(wrap_dim(call, call.integer(1), tensors[0].dim(), tensors[0].shape()));
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  std::int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    const std::int64_t n = t.shape()[d].value();
+    detail::copy_into(narrow_view(out, d, offset, n), t);
+    offset += n;
+  }
+  return out;
+}
+
+OutputMeta stack_meta(const OpCall& call) {
+  const TensorList tensors = same_rank_tensors(call);
+  const Tensor& first = tensors[0];
+  const auto d = detail::wrap_insert_dim(call, call.integer(1), first.dim(), first.shape());
+  Shape out = common_shape(call, tensors, first.shape().rank(), "stack needs tensors of equal shapes");
+  out.insert(static_cast<std::size_t>(d), static_cast<std::int64_t>(tensors.size()));
+  return OutputMeta::single(promoted_dtype(tensors), std::move(out));
+}
+
+Value stack_kernel(const OpCall& call, const OutputMeta& meta) {
+  const TensorList tensors = call.tensor_list(0);
+  const auto d = static_cast<std::size_t>(
+      detail::wrap_insert_dim(call, call.integer(1), tensors[0].dim(), tensors[0].shape()));
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  for (std::size_t i = 0; i < tensors.size(); ++i)
+    detail::copy_into(select_view(out, d, static_cast<std::int64_t>(i)), tensors[i]);
+  return out;
+}
+
+// ---- chunk, split, split_with_sizes, unbind -----------------------------------------------
+
+// The wrapped split dim of a tensor that must have at least one dim.
+std::size_t split_dim(const OpCall& call, const Tensor& x) {
+  if (x.dim() == 0) call.fail("cannot split a 0-dim tensor (shape []); unsqueeze() it first");
+  return static_cast<std::size_t>(wrap_dim(call, call.integer(2), x.dim(), x.shape()));
+}
+
+// The size of the split dim, which decides how many pieces there are: TraceError when unknown.
+std::int64_t known_split_size(const OpCall& call, const Tensor& x, std::size_t d, std::string_view instead) {
+  const Dim n = x.shape()[d];
+  if (!n.is_known())
+    throw_trace_error(call.where, "{}(): the number of outputs depends on dimension {} of shape {}, which is "
+                                  "unknown; give example shapes or {}", call.op.name(), d, x.shape(), instead);
+  return n.raw();
+}
+
+// One output per piece size: `x`'s shape with dim `d` set to the piece's size.
+OutputMeta pieces_meta(const Tensor& x, std::size_t d, const IntList& sizes) {
+  OutputMeta meta;
+  meta.is_list = true;
+  for (std::int64_t size : sizes) {
+    Shape shape = x.shape();
+    shape[d] = size;
+    meta.outputs.push_back(TensorMeta{x.dtype(), std::move(shape)});
+  }
+  return meta;
+}
+
+// PyTorch's split: pieces of `size` (the last may be smaller); one empty piece for an empty dim.
+IntList split_sizes(std::int64_t n, std::int64_t size) {
+  const std::int64_t count = size == 0 ? 1 : std::max<std::int64_t>((n + size - 1) / size, 1);
+  IntList sizes(static_cast<std::size_t>(count), size);
+  sizes.back() = n - size * (count - 1);
+  return sizes;
+}
+
+OutputMeta chunk_meta(const OpCall& call) {
+  const Tensor& x = call.tensor(0);
+  const std::size_t d = split_dim(call, x);
+  const std::int64_t chunks = call.integer(1);
+  if (chunks <= 0) call.fail("chunks must be positive, got {} (shape {})", chunks, x.shape());
+  const std::int64_t n = known_split_size(call, x, d, "use split_with_sizes() with explicit sizes");
+  // Chunks of ceil(n / chunks), so there may be fewer than `chunks`; an empty dim gives
+  // `chunks` empty pieces.
+  if (n == 0) return pieces_meta(x, d, IntList(static_cast<std::size_t>(chunks), 0));
+  return pieces_meta(x, d, split_sizes(n, (n + chunks - 1) / chunks));
+}
+
+OutputMeta split_meta(const OpCall& call) {
+  const Tensor& x = call.tensor(0);
+  const std::size_t d = split_dim(call, x);
+  const std::int64_t size = call.integer(1);
+  if (size < 0) call.fail("split_size must be non-negative, got {} (shape {})", size, x.shape());
+  const std::int64_t n = known_split_size(call, x, d, "use split_with_sizes() with explicit sizes");
+  if (size == 0 && n != 0)
+    call.fail("split_size can only be 0 when dimension {} is empty, but shape is {}", d, x.shape());
+  return pieces_meta(x, d, split_sizes(n, size));
+}
+
+OutputMeta split_with_sizes_meta(const OpCall& call) {
+  const Tensor& x = call.tensor(0);
+  const std::size_t d = split_dim(call, x);
+  const IntList sizes = call.int_list(1);
+  std::int64_t total = 0;
+  for (std::int64_t size : sizes) {
+    if (size < 0)
+      call.fail("split sizes [{}] must be non-negative (shape {})", fmt::join(sizes, ", "), x.shape());
+    total += size;
+  }
+  const Dim n = x.shape()[d];
+  if (n.is_known() && n.raw() != total)
+    call.fail("split sizes [{}] sum to {}, but dimension {} of shape {} is {}; they must sum to it",
+              fmt::join(sizes, ", "), total, d, x.shape(), n.raw());
+  return pieces_meta(x, d, sizes);
+}
+
+// chunk, split and split_with_sizes: consecutive views, sized as the meta function said.
+Value pieces_kernel(const OpCall& call, const OutputMeta& meta) {
+  const Tensor& x = call.tensor(0);
+  const std::size_t d = split_dim(call, x);
+  TensorList pieces;
+  std::int64_t offset = 0;
+  for (const TensorMeta& m : meta.outputs) {
+    const std::int64_t n = m.shape[d].value();
+    pieces.push_back(narrow_view(x, d, offset, n));
+    offset += n;
+  }
+  return pieces;
+}
+
+std::size_t unbind_dim(const OpCall& call, const Tensor& x) {
+  if (x.dim() == 0) call.fail("cannot unbind a 0-dim tensor (shape []); it has no dimension to unbind");
+  return static_cast<std::size_t>(wrap_dim(call, call.integer(1), x.dim(), x.shape()));
+}
+
+OutputMeta unbind_meta(const OpCall& call) {
+  const Tensor& x = call.tensor(0);
+  const std::size_t d = unbind_dim(call, x);
+  const std::int64_t n = known_split_size(call, x, d, "select() the pieces you need");
+  Shape shape = x.shape();
+  shape.erase(d);
+  OutputMeta meta;
+  meta.is_list = true;
+  for (std::int64_t i = 0; i < n; ++i) meta.outputs.push_back(TensorMeta{x.dtype(), shape});
+  return meta;
+}
+
+Value unbind_kernel(const OpCall& call, const OutputMeta& meta) {
+  const Tensor& x = call.tensor(0);
+  const std::size_t d = unbind_dim(call, x);
+  TensorList pieces;
+  for (std::size_t i = 0; i < meta.outputs.size(); ++i) pieces.push_back(select_view(x, d, static_cast<std::int64_t>(i)));
+  return pieces;
+}
+
+}  // namespace
+
+void detail::register_join_ops(OpRegistry& r) {
+  constexpr OpFlags v = OpFlags::view;
+  r.add("cat(Tensor[] tensors, int dim=0) -> Tensor", cat_meta, cat_kernel);
+  r.add("stack(Tensor[] tensors, int dim=0) -> Tensor", stack_meta, stack_kernel);
+  r.add("chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", chunk_meta, pieces_kernel, v);
+  r.add("split(Tensor self, int split_size, int dim=0) -> Tensor[]", split_meta, pieces_kernel, v);
+  r.add("split_with_sizes(Tensor self, int[] split_sizes, int dim=0) -> Tensor[]", split_with_sizes_meta,
+        pieces_kernel, v);
+  r.add("unbind(Tensor self, int dim=0) -> Tensor[]", unbind_meta, unbind_kernel, v);
+}
+
+// ---- Typed API ---------------------------------------------------------------------------
+
+using detail::invoke;
+using detail::invoke_list;
+constexpr CallStyle fn = CallStyle::function;
+
+Tensor cat(const TensorList& tensors, std::int64_t dim, Where w) { return invoke(SYMTRACE_OP("cat"), w, fn, tensors, dim); }
+Tensor stack(const TensorList& tensors, std::int64_t dim, Where w) {
+  return invoke(SYMTRACE_OP("stack"), w, fn, tensors, dim);
+}
+TensorList chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim, Where w) {
+  return invoke_list(SYMTRACE_OP("chunk"), w, fn, x, chunks, dim);
+}
+TensorList split(const Tensor& x, std::int64_t split_size, std::int64_t dim, Where w) {
+  return invoke_list(SYMTRACE_OP("split"), w, fn, x, split_size, dim);
+}
+TensorList split(const Tensor& x, const IntList& split_sizes, std::int64_t dim, Where w) {
+  return invoke_list(SYMTRACE_OP("split_with_sizes"), w, fn, x, split_sizes, dim);
+}
+TensorList unbind(const Tensor& x, std::int64_t dim, Where w) { return invoke_list(SYMTRACE_OP("unbind"), w, fn, x, dim); }
 
 }  // namespace symtrace

@@ -34,6 +34,20 @@ Tensor contiguous_copy(const Tensor& t) {
   return out;
 }
 
+Tensor select_view(const Tensor& t, std::size_t dim, std::int64_t index) {
+  Shape shape = t.shape();
+  shape.erase(dim);
+  Strides strides = t.strides();
+  strides.erase(strides.begin() + static_cast<std::ptrdiff_t>(dim));
+  return Tensor::view_of(t, shape, std::move(strides), t.storage_offset() + index * t.strides()[dim]);
+}
+
+Tensor narrow_view(const Tensor& t, std::size_t dim, std::int64_t start, std::int64_t length) {
+  Shape shape = t.shape();
+  shape[dim] = length;
+  return Tensor::view_of(t, shape, t.strides(), t.storage_offset() + start * t.strides()[dim]);
+}
+
 Tensor operand_tensor(const Value& v, DType dtype) {
   if (v.is_tensor()) return cast(v.to_tensor(), dtype);
   Tensor out = Tensor::empty(Shape{}, dtype);

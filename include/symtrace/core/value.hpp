@@ -33,11 +33,7 @@ struct Value {
   Value() noexcept = default;
   Value(std::nullopt_t) noexcept {}  // NOLINT
   template <Arithmetic T>
-  Value(T v) {  // NOLINT: implicit, as in an argument list
-    if constexpr (std::is_same_v<T, bool>) value = v;
-    else if constexpr (std::is_integral_v<T>) value = static_cast<std::int64_t>(v);
-    else value = static_cast<double>(v);
-  }
+  Value(T v) : value(box(v)) {}  // NOLINT: implicit, as in an argument list
   Value(const Scalar& s);            // NOLINT
   Value(std::string s) : value(std::move(s)) {}  // NOLINT
   Value(const char* s) : value(std::string(s)) {}  // NOLINT
@@ -82,6 +78,14 @@ struct Value {
   [[nodiscard]] std::string_view type_name() const noexcept;
 
   Variant value;
+
+ private:
+  template <Arithmetic T>
+  static Variant box(T v) noexcept {
+    if constexpr (std::is_same_v<T, bool>) return Variant(v);
+    else if constexpr (std::is_integral_v<T>) return Variant(static_cast<std::int64_t>(v));
+    else return Variant(static_cast<double>(v));
+  }
 };
 
 /// "None", "True", "3", "2.5", "'text'", "float32", a tensor, "[1, 2]".
