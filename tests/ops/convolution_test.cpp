@@ -1,18 +1,10 @@
 #include "support/checks.hpp"
 
 using namespace symtrace;
+using testing::iota;
 using symtrace::testing::check_tensor;
 
 namespace {
-
-// 0, 1, 2, ... as a float32 tensor of `shape`.
-Tensor iota(const IntList& shape) {
-  std::int64_t n = 1;
-  for (std::int64_t s : shape) n *= s;
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
-  return tensor(v, shape);
-}
 
 struct Config {
   IntList input, weight;

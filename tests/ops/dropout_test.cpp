@@ -1,17 +1,8 @@
 #include "support/checks.hpp"
 
 using namespace symtrace;
+using testing::transposed;
 using testing::check_tensor;
-
-namespace {
-
-// A transposed (non-contiguous) view of a 2-D tensor, made without the view ops.
-Tensor transposed(const Tensor& t) {
-  return Tensor::view_of(t, Shape{t.shape()[1], t.shape()[0]}, {t.strides()[1], t.strides()[0]},
-                         t.storage_offset());
-}
-
-}  // namespace
 
 TEST_CASE("dropout gives the same mask after the same manual_seed") {
   const Tensor x = ones({64});

@@ -4,15 +4,10 @@
 #include <numeric>
 
 using namespace symtrace;
+using testing::transposed;
 using testing::check_tensor;
 
 namespace {
-
-// A transposed (non-contiguous) view of a 2-D tensor, made without the view ops.
-Tensor transposed(const Tensor& t) {
-  return Tensor::view_of(t, Shape{t.shape()[1], t.shape()[0]}, {t.strides()[1], t.strides()[0]},
-                         t.storage_offset());
-}
 
 // Rows [0, 1], [2, 3], [4, 5].
 Tensor table() { return tensor({0.f, 1.f, 2.f, 3.f, 4.f, 5.f}, {3, 2}); }

@@ -3,18 +3,10 @@
 #include <limits>
 
 using namespace symtrace;
+using testing::iota;
 using symtrace::testing::check_tensor;
 
 namespace {
-
-// 0, 1, 2, ... as a float32 tensor of `shape` (negated when `negate`).
-Tensor iota(const IntList& shape, bool negate = false) {
-  std::int64_t n = 1;
-  for (std::int64_t s : shape) n *= s;
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (std::size_t i = 0; i < v.size(); ++i) v[i] = negate ? -static_cast<float>(i) : static_cast<float>(i);
-  return tensor(v, shape);
-}
 
 // A 4x4 image whose maxima sit in different places in each window.
 const std::vector<float> kScrambled = {3, 9, 1, 4, 8, 0, 6, 2, 5, 7, 15, 11, 12, 14, 10, 13};
@@ -60,7 +52,7 @@ TEST_CASE("max_pool2d with dilation takes every other element") {
 }
 
 TEST_CASE("max_pool2d pads with -inf, so padding never wins over negative values") {
-  check_tensor(max_pool2d(iota({1, 1, 4, 4}, true), {3}, {2}, {1}), DType::float32, {1, 1, 2, 2}, {0, -1, -4, -5});
+  check_tensor(max_pool2d(neg(iota({1, 1, 4, 4})), {3}, {2}, {1}), DType::float32, {1, 1, 2, 2}, {0, -1, -4, -5});
 }
 
 TEST_CASE("max_pool2d in ceil mode keeps a last partial window that starts inside the input") {

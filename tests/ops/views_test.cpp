@@ -4,27 +4,13 @@
 #include <numeric>
 
 using namespace symtrace;
+using testing::iota;
+using testing::range;
 using testing::check_meta_agrees;
 using testing::check_tensor;
 using testing::random_shape;
 
 namespace {
-
-// 0, 1, 2, ... in row-major order, as float32 of `shape`.
-Tensor iota(const IntList& shape) {
-  if (shape.empty()) return scalar_tensor(0.0f);  // tensor() with an empty shape makes a 1-D tensor
-  std::int64_t n = 1;
-  for (std::int64_t s : shape) n *= s;
-  std::vector<float> values(static_cast<std::size_t>(n));
-  std::iota(values.begin(), values.end(), 0.0f);
-  return tensor(values, shape);
-}
-
-std::vector<double> range(int first, int last) {  // first, ..., last - 1
-  std::vector<double> out;
-  for (int i = first; i < last; ++i) out.push_back(i);
-  return out;
-}
 
 IntList strides_of(const Tensor& t) { return IntList(t.strides().begin(), t.strides().end()); }
 

@@ -42,6 +42,29 @@ inline void check_tensor(const Tensor& t, DType dtype, const IntList& shape, con
   }
 }
 
+/// 0, 1, 2, ... in row-major order, as a float32 tensor of `shape` (0-dim for an empty shape).
+inline Tensor iota(const IntList& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  std::vector<float> values(static_cast<std::size_t>(n));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+  return shape.empty() ? scalar_tensor(0.0f) : tensor(values, shape);
+}
+
+/// first, first + 1, ..., last - 1, for expected values.
+inline std::vector<double> range(int first, int last) {
+  std::vector<double> out;
+  for (int i = first; i < last; ++i) out.push_back(i);
+  return out;
+}
+
+/// A view of 2-D `t` with its dims swapped (no copy, no view op), so kernels see strides.
+inline Tensor transposed(const Tensor& t) {
+  const auto& s = t.strides();
+  return Tensor::view_of(t, Shape{t.shape()[1], t.shape()[0]}, symtrace::detail::Strides{s[1], s[0]},
+                         t.storage_offset());
+}
+
 /// Largest |a - b| over two tensors of the same shape.
 inline double max_abs_diff(const Tensor& a, const Tensor& b) {
   REQUIRE(a.shape() == b.shape());
