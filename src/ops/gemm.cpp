@@ -25,8 +25,7 @@ void gemm_impl(std::int64_t m, std::int64_t n, std::int64_t k, const T* a, std::
         T* __restrict crow = c + i * ldc;
         const T* arow = a + i * lda;
         for (std::int64_t p = p0; p < p1; ++p) {
-          const T av = arow[p];
-          if (av == T(0)) continue;
+          const T av = arow[p];  // no shortcut for av == 0: 0 * NaN must stay NaN
           const T* __restrict brow = b + p * ldb;
           for (std::int64_t j = j0; j < j1; ++j) crow[j] += av * brow[j];
         }
