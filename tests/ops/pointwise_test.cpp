@@ -201,6 +201,10 @@ TEST_CASE("pointwise meta functions agree with kernels over random shapes") {
     check_meta_agrees("where", {a > 0, a, b}, {}, gen);
     check_meta_agrees("to", {a, DType::bool_}, {}, gen);
     check_meta_agrees("add_", {to(a, dt).add(0), b}, {}, gen);
+    check_meta_agrees("mul_", {to(a, dt).add(0), b}, {}, gen);
+    check_meta_agrees("relu_", {to(a, dt).add(0)}, {}, gen);
+    check_meta_agrees("fill_", {to(a, dt).add(0), 3}, {}, gen);
+    check_meta_agrees("copy_", {zeros(shape, DType::float32), b}, {}, gen);
   }
 }
 
