@@ -34,6 +34,15 @@ Tensor contiguous_copy(const Tensor& t) {
   return out;
 }
 
+void check_writable(const OpCall& call, const Tensor& t) {
+  const auto& strides = t.strides();
+  for (std::size_t d = 0; d < t.shape().rank(); ++d)
+    if (strides[d] == 0 && t.shape()[d].raw() > 1)
+      call.fail("cannot write in place to a tensor of shape {} whose dim {} repeats one element (an expanded "
+                "tensor): more than one element refers to the same memory location; clone it with contiguous() first",
+                t.shape(), d);
+}
+
 Tensor select_view(const Tensor& t, std::size_t dim, std::int64_t index) {
   Shape shape = t.shape();
   shape.erase(dim);

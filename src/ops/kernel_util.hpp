@@ -22,12 +22,16 @@ Tensor empty_like_meta(const TensorMeta& meta);
 /// A Tensor|Scalar argument as a tensor of `dtype` (0-dim for a Scalar).
 Tensor operand_tensor(const Value& v, DType dtype);
 
+/// Fails (OpError) when several elements of concrete `t` share one memory location (a dim of
+/// size > 1 with stride 0, as after expand()): an in-place write to it would be ambiguous.
+void check_writable(const OpCall& call, const Tensor& t);
+
 /// Index `index` of concrete `t` along `dim`, that dim removed, as a view.
 Tensor select_view(const Tensor& t, std::size_t dim, std::int64_t index);
 /// The piece [start, start + length) of concrete `t` along `dim`, as a view.
 Tensor narrow_view(const Tensor& t, std::size_t dim, std::int64_t start, std::int64_t length);
 
-/// out[i] = f(a[i]) over broadcast-compatible strided tensors; `out` contiguous, fresh.
+/// out[i] = f(a[i]) over broadcast-compatible strided tensors; `out` may be any strided view.
 template <class Out, class In, class F>
 void map_unary(const Tensor& out, const Tensor& a, F f) {
   const IntList sizes = out.shape().sizes();

@@ -49,6 +49,13 @@ Shape broadcast_shapes(const OpCall& call, const Shape& a, const Shape& b) {
   return out;
 }
 
+bool fits(const Shape& result, const Shape& target) noexcept {
+  if (result.rank() != target.rank()) return false;
+  for (std::size_t i = 0; i < result.rank(); ++i)
+    if (target[i].is_known() && result[i] != target[i]) return false;
+  return true;
+}
+
 TensorMeta operand_meta(const Value& v) {
   if (v.is_tensor()) return v.to_tensor().meta();
   return TensorMeta{v.to_scalar().dtype(), Shape{}};

@@ -19,6 +19,9 @@ std::int64_t wrap_dim(const OpCall& call, std::int64_t dim, std::int64_t rank, c
 std::int64_t wrap_insert_dim(const OpCall& call, std::int64_t dim, std::int64_t rank, const Shape& shape);
 /// The broadcast of two shapes (unknown dims stay unknown unless the other side is > 1).
 Shape broadcast_shapes(const OpCall& call, const Shape& a, const Shape& b);
+/// True when a result of shape `result` can be stored in a target of shape `target`: same rank,
+/// and each dim equal or unknown in the target (an unknown target dim may be that size).
+bool fits(const Shape& result, const Shape& target) noexcept;
 /// The dtype of a binary op on a tensor and a tensor-or-scalar (PyTorch's result_type:
 /// a Scalar only raises the category: bool < integral < floating).
 DType result_type(const Value& a, const Value& b);

@@ -50,9 +50,30 @@ OutputMeta binary_meta(const OpCall& call) {
   return OutputMeta::single(binary_dtype<R>(call), detail::broadcast_shapes(call, ma.shape, mb.shape));
 }
 
-struct AddFn { template <class T> T operator()(T a, T b) const { if constexpr (std::is_same_v<T, bool>) return a || b; else return a + b; } };
-struct SubFn { template <class T> T operator()(T a, T b) const { return static_cast<T>(a - b); } };
-struct MulFn { template <class T> T operator()(T a, T b) const { if constexpr (std::is_same_v<T, bool>) return a && b; else return a * b; } };
+// int64 arithmetic wraps around on overflow, as in PyTorch (computed in uint64: no UB).
+constexpr std::int64_t wrap(std::uint64_t v) noexcept { return static_cast<std::int64_t>(v); }
+constexpr std::uint64_t bits(std::int64_t v) noexcept { return static_cast<std::uint64_t>(v); }
+
+struct AddFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a || b;
+    else if constexpr (std::is_same_v<T, std::int64_t>) return wrap(bits(a) + bits(b));
+    else return a + b;
+  }
+};
+struct SubFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, std::int64_t>) return wrap(bits(a) - bits(b));
+    else return static_cast<T>(a - b);
+  }
+};
+struct MulFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a && b;
+    else if constexpr (std::is_same_v<T, std::int64_t>) return wrap(bits(a) * bits(b));
+    else return a * b;
+  }
+};
 struct DivFn { template <class T> T operator()(T a, T b) const { return a / b; } };
 struct PowFn {
   template <class T> T operator()(T a, T b) const {
@@ -62,10 +83,13 @@ struct PowFn {
       return a || !b;
     } else {  // exact integer power by squaring (b >= 0 checked by the meta function for scalars)
       if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
-      T result = 1;
-      for (T base = a; b > 0; b >>= 1, base *= base)
+      std::uint64_t result = 1, base = bits(a);  // wraps on overflow, as in PyTorch
+      for (;;) {
         if (b & 1) result *= base;
-      return result;
+        b >>= 1;
+        if (b == 0) return wrap(result);
+        base *= base;
+      }
     }
   }
 };
@@ -95,7 +119,7 @@ OutputMeta inplace_binary_meta(const OpCall& call) {
   const Tensor& self = call.tensor(0);
   const TensorMeta other = detail::operand_meta(call.arg(1));
   const Shape out = detail::broadcast_shapes(call, self.shape(), other.shape);
-  if (!(out == self.shape()))
+  if (!detail::fits(out, self.shape()))
     call.fail("the result of shape {} (from {} and {}) does not fit the in-place target of shape {}", out,
               self.shape(), other.shape, self.shape());
   const DType dt = detail::result_type(call.arg(0), call.arg(1));
@@ -108,6 +132,7 @@ OutputMeta inplace_binary_meta(const OpCall& call) {
 template <class Fn>
 Value inplace_binary_kernel(const OpCall& call, const OutputMeta&) {
   const Tensor& self = call.tensor(0);
+  detail::check_writable(call, self);
   const Tensor other = operand_tensor(call.arg(1), self.dtype());
   const Tensor b = other.shares_storage_with(self) ? detail::clone(other) : other;  // x.add_(view of x)
   visit_dtype(self.dtype(), [&]<class T>() { map_binary<T, T>(self, self, b, Fn{}); });
@@ -121,14 +146,19 @@ enum class Domain { any_numeric, floating };  // floating: integer inputs comput
 template <Domain D>
 OutputMeta unary_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
-  if (x.dtype() == DType::bool_)
+  if (D != Domain::floating && x.dtype() == DType::bool_)  // float functions take bool as 0/1, as PyTorch
     call.fail("is not defined for bool tensors (shape {}); convert with .to(float32) first", x.shape());
   const DType out = D == Domain::floating ? DType::float32 : x.dtype();
   return OutputMeta::single(out, x.shape());
 }
 
-struct NegFn { template <class T> T operator()(T v) const { return -v; } };
-struct AbsFn { template <class T> T operator()(T v) const { return v < 0 ? -v : v; } };
+struct NegFn {
+  template <class T> T operator()(T v) const {
+    if constexpr (std::is_same_v<T, std::int64_t>) return wrap(0 - bits(v));
+    else return -v;
+  }
+};
+struct AbsFn { template <class T> T operator()(T v) const { return v < 0 ? NegFn{}(v) : v; } };
 struct ReluFn { template <class T> T operator()(T v) const { return v > 0 ? v : T(0); } };
 struct Relu6Fn { template <class T> T operator()(T v) const { return v < 0 ? T(0) : (v > 6 ? T(6) : v); } };
 struct ExpFn { float operator()(float v) const { return std::exp(v); } };
@@ -192,8 +222,9 @@ Value clamp_kernel(const OpCall& call, const OutputMeta& meta) {
   const auto lo = call.optional_scalar(1);
   const auto hi = call.optional_scalar(2);
   visit_dtype(dt, [&]<class T>() {
-    const T l = lo ? lo->to<T>() : std::numeric_limits<T>::lowest();
-    const T h = hi ? hi->to<T>() : std::numeric_limits<T>::max();
+    constexpr bool inf = std::numeric_limits<T>::has_infinity;  // keep infinities on an open side
+    const T l = lo ? lo->to<T>() : inf ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+    const T h = hi ? hi->to<T>() : inf ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
     map_unary<T, T>(out, x, [l, h](T v) { return std::min(std::max(v, l), h); });  // max wins when min > max, as in PyTorch
   });
   return out;
@@ -254,6 +285,7 @@ OutputMeta same_as_self_meta(const OpCall& call) {
 
 Value relu_inplace_kernel(const OpCall& call, const OutputMeta&) {
   const Tensor& x = call.tensor(0);
+  detail::check_writable(call, x);
   visit_dtype(x.dtype(), [&]<class T>() {
     if constexpr (!std::is_same_v<T, bool>) map_unary<T, T>(x, x, ReluFn{});
   });
@@ -262,8 +294,17 @@ Value relu_inplace_kernel(const OpCall& call, const OutputMeta&) {
 
 Value fill_inplace_kernel(const OpCall& call, const OutputMeta&) {
   const Tensor& x = call.tensor(0);
+  detail::check_writable(call, x);
   const Scalar v = call.scalar(1);
-  visit_dtype(x.dtype(), [&]<class T>() { map_unary<T, T>(x, x, [value = v.to<T>()](T) { return value; }); });
+  const IntList sizes = x.shape().sizes();
+  visit_dtype(x.dtype(), [&]<class T>() {  // write-only: the old contents may be uninitialised
+    T* base = detail::base_ptr<T>(x);
+    const T value = v.to<T>();
+    detail::for_each_run<1>(sizes, {detail::as_span(x.strides())}, {x.storage_offset()},
+                            [&](auto off, std::int64_t n, auto inner) {
+                              for (std::int64_t i = 0; i < n; ++i) base[off[0] + i * inner[0]] = value;
+                            });
+  });
   return x;
 }
 
@@ -271,12 +312,13 @@ OutputMeta copy_meta(const OpCall& call) {
   const Tensor& self = call.tensor(0);
   const Tensor& src = call.tensor(1);
   const Shape out = detail::broadcast_shapes(call, self.shape(), src.shape());
-  if (!(out == self.shape()))
+  if (!detail::fits(out, self.shape()))
     call.fail("source of shape {} cannot be broadcast to the destination of shape {}", src.shape(), self.shape());
   return OutputMeta::single(self.dtype(), self.shape());
 }
 
 Value copy_inplace_kernel(const OpCall& call, const OutputMeta&) {
+  detail::check_writable(call, call.tensor(0));
   detail::copy_into(call.tensor(0), call.tensor(1));
   return call.tensor(0);
 }

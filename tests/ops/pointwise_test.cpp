@@ -1,5 +1,7 @@
 #include "support/checks.hpp"
 
+#include <limits>
+
 using namespace symtrace;
 using testing::check_meta_agrees;
 using testing::check_tensor;
@@ -227,4 +229,56 @@ TEST_CASE("pointwise errors name the op, the shapes and the caller's line") {
   CHECK_THROWS_WITH_AS(gelu(a, "fast"), doctest::Contains("gelu(): approximate must be 'none' or 'tanh', got 'fast'"), OpError);
   CHECK_THROWS_WITH_AS(a.copy_(zeros({4, 2, 3})), doctest::Contains("copy_(): source of shape [4, 2, 3] cannot be broadcast to the destination of shape [2, 3]"), OpError);
   CHECK_THROWS_WITH_AS(add(Tensor(), a), doctest::Contains("add(): argument 'self' is an undefined Tensor"), OpError);
+  CHECK_THROWS_WITH_AS(a + Tensor(), doctest::Contains("add(): argument 'other' is an undefined Tensor"), OpError);
+  CHECK_THROWS_WITH_AS(a.add_(Tensor()), doctest::Contains("add_(): argument 'other' is an undefined Tensor"), OpError);
+  CHECK_THROWS_WITH_AS(-Tensor(), doctest::Contains("neg(): argument 'self' is an undefined Tensor"), OpError);
+  CHECK_THROWS_WITH_AS(where(a > 0, Tensor(), a), doctest::Contains("where(): argument 'self' is an undefined Tensor"), OpError);
+}
+
+TEST_CASE("int64 arithmetic wraps around on overflow, as in PyTorch") {
+  constexpr std::int64_t max = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t min = std::numeric_limits<std::int64_t>::min();
+  CHECK((tensor({max}) + 1).item<std::int64_t>() == min);
+  CHECK((tensor({min}) - 1).item<std::int64_t>() == max);
+  CHECK((tensor({max}) * 2).item<std::int64_t>() == -2);
+  CHECK(neg(tensor({min})).item<std::int64_t>() == min);
+  CHECK(abs(tensor({min})).item<std::int64_t>() == min);
+  CHECK(pow(tensor({std::int64_t{1} << 32}), 1).item<std::int64_t>() == std::int64_t{1} << 32);
+  CHECK(pow(tensor({3}), 40).item<std::int64_t>() == static_cast<std::int64_t>(12157665459056928801ull));
+}
+
+TEST_CASE("clamp with one bound keeps infinities on the open side") {
+  check_tensor(clamp(tensor({-INFINITY, INFINITY}), std::nullopt, 6), DType::float32, {2}, {-INFINITY, 6});
+  check_tensor(clamp(tensor({-INFINITY, INFINITY}), 0, std::nullopt), DType::float32, {2}, {0, INFINITY});
+}
+
+TEST_CASE("float functions take bool inputs as 0 and 1, as PyTorch does") {
+  check_tensor(exp(tensor({true, false})), DType::float32, {2}, {2.718281828, 1});
+  check_tensor(sigmoid(tensor({false})), DType::float32, {1}, {0.5});
+}
+
+TEST_CASE("fill_ writes without reading, so it can initialise fresh memory") {
+  const Tensor t = Tensor::empty(Shape{3}, DType::bool_);
+  t.fill_(true);
+  check_tensor(t, DType::bool_, {3}, {1, 1, 1});
+}
+
+TEST_CASE("in-place ops refuse a target whose elements share memory (an expanded tensor)") {
+  const Tensor base = zeros({1, 3});
+  const Tensor wide = base.expand({2, 3});
+  static constexpr int line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS(wide.add_(1), doctest::Contains(fmt::format("pointwise_test.cpp:{}: add_(): cannot write in place to a tensor of shape [2, 3] whose dim 0 repeats one element", line).c_str()), OpError);
+  CHECK_THROWS_AS(wide.copy_(ones({2, 3})), OpError);
+  CHECK_THROWS_AS(wide.fill_(1), OpError);
+  CHECK_THROWS_AS(wide.relu_(), OpError);
+  check_tensor(base, DType::float32, {1, 3}, {0, 0, 0});
+}
+
+TEST_CASE("in-place meta functions accept a target dim that is unknown") {
+  const OpDef& add_ = OpRegistry::instance().get("add_");
+  const Tensor self = Tensor::symbolic(TensorMeta{DType::float32, Shape{Dim::unknown(), 3}}, SymbolicRef{3, 1});
+  const ValueList args{self, zeros({5, 3})};
+  CHECK(infer_meta(add_, args).outputs[0].shape == Shape{Dim::unknown(), 3});
+  const ValueList bad{self, zeros({5, 4})};
+  CHECK_THROWS_AS((void)infer_meta(add_, bad), OpError);
 }

@@ -209,13 +209,15 @@ struct Operand {
   Operand(T number, std::source_location where = std::source_location::current())  // NOLINT
       : scalar(number), where(where) {}
   Operand(const Tensor& t, std::source_location where = std::source_location::current())  // NOLINT
-      : tensor(t), where(where) {}
+      : tensor(t), where(where), from_tensor(true) {}
   Operand(const Scalar& s, std::source_location where = std::source_location::current())  // NOLINT
       : scalar(s), where(where) {}
-  [[nodiscard]] bool is_tensor() const noexcept { return tensor.defined(); }
+  /// True when made from a Tensor (even an undefined one, which ops then reject).
+  [[nodiscard]] bool is_tensor() const noexcept { return from_tensor; }
   Tensor tensor;   ///< set when the operand is a tensor
   Scalar scalar;   ///< the number otherwise
   std::source_location where;
+  bool from_tensor = false;
 };
 
 struct ScalarOperand {
