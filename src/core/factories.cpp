@@ -87,6 +87,9 @@ Tensor arange(Scalar start, Scalar end, Scalar step, std::optional<DType> dtype,
     throw_invalid_argument(where, "arange(): step must be finite and nonzero and the bounds finite, got start={} end={} step={}",
                            start, end, step);
   const double span = (end.to_double() - start.to_double()) / s;
+  if (span > 1e15)
+    throw_invalid_argument(where, "arange(): start={} end={} step={} would make {:g} elements, too many to allocate",
+                           start, end, step, std::ceil(span));
   const auto n = static_cast<std::int64_t>(std::max(0.0, std::ceil(span)));
   Tensor t = Tensor::empty(Shape{n}, out, where);
   visit_dtype(out, [&]<class T>() {

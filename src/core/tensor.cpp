@@ -24,6 +24,7 @@ Strides contiguous_strides(const Shape& shape) {
 Strides broadcast_strides(const Tensor& t, std::span<const std::int64_t> out_sizes) {
   const Shape& shape = t.shape();
   const auto& in_strides = t.strides();
+  SYMTRACE_ASSERT(shape.rank() <= out_sizes.size(), "broadcast_strides: the tensor has more dims than the output");
   Strides out(out_sizes.size(), 0);
   const std::size_t lead = out_sizes.size() - shape.rank();
   for (std::size_t i = 0; i < shape.rank(); ++i) {
@@ -129,18 +130,20 @@ std::int64_t Tensor::numel(Where where) const {
   return *n;
 }
 
-const detail::Strides& Tensor::strides() const {
-  if (is_symbolic()) detail::throw_symbolic_read("strides()", std::source_location::current());
-  return impl().strides;
+const detail::Strides& Tensor::strides(Where where) const {
+  if (!defined()) throw_invalid_argument(where, "strides() of an undefined Tensor");
+  if (is_symbolic()) detail::throw_symbolic_read("strides()", where);
+  return impl_->strides;
 }
 
-std::int64_t Tensor::storage_offset() const {
-  if (is_symbolic()) detail::throw_symbolic_read("storage_offset()", std::source_location::current());
-  return impl().offset;
+std::int64_t Tensor::storage_offset(Where where) const {
+  if (!defined()) throw_invalid_argument(where, "storage_offset() of an undefined Tensor");
+  if (is_symbolic()) detail::throw_symbolic_read("storage_offset()", where);
+  return impl_->offset;
 }
 
-bool Tensor::is_contiguous() const {
-  const auto& s = strides();
+bool Tensor::is_contiguous(Where where) const {
+  const auto& s = strides(where);
   if (shape().numel() == 0) return true;  // as in PyTorch: an empty tensor is contiguous
   std::int64_t step = 1;
   for (std::size_t i = shape().rank(); i-- > 0;) {

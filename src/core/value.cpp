@@ -104,7 +104,7 @@ std::string to_string(const Value& value) {
     std::string operator()(Value::None) const { return "None"; }
     std::string operator()(bool b) const { return b ? "True" : "False"; }
     std::string operator()(std::int64_t i) const { return std::to_string(i); }
-    std::string operator()(double d) const { return fmt::format("{}", d); }
+    std::string operator()(double d) const { return format_double(d); }
     std::string operator()(const std::string& s) const { return fmt::format("'{}'", s); }
     std::string operator()(DType d) const { return std::string(name(d)); }
     std::string operator()(const Tensor& t) const {

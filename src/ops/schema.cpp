@@ -97,6 +97,8 @@ class Parser {
       ++pos_;
       skip_space();
       arg.default_value = value();
+      if (!OpSchema::accepts(arg, *arg.default_value))
+        fail("the default of '" + arg.name + "' does not have its type " + type_string(arg));
     }
     return arg;
   }

@@ -20,6 +20,7 @@ TEST_CASE("arange counts like Python's range, in int64 or float32") {
   check_tensor(arange(0.0, 1.0, 0.25), DType::float32, {4}, {0, 0.25, 0.5, 0.75});
   check_tensor(arange(3, 3, 1), DType::int64, {0}, {});
   check_tensor(arange(3, DType::float32), DType::float32, {3}, {0, 1, 2});
+  CHECK_THROWS_WITH_AS((void)arange(0.0, 1e300, 1.0), doctest::Contains("would make 1e+300 elements, too many to allocate"), std::invalid_argument);
   static constexpr int line = __LINE__ + 1;
   CHECK_THROWS_WITH_AS((void)arange(0, 5, 0), doctest::Contains(fmt::format("factories_test.cpp:{}: arange(): step must be finite and nonzero", line).c_str()), std::invalid_argument);
 }

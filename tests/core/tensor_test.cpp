@@ -39,6 +39,8 @@ TEST_CASE("a symbolic tensor carries metadata only and refuses to be read as dat
   CHECK_THROWS_AS((void)s.to_vector<float>(), TraceError);
   CHECK_THROWS_AS((void)s.data_ptr<float>(), TraceError);
   CHECK_THROWS_AS((void)s.numel(), TraceError);
+  static constexpr int strides_line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS((void)s.is_contiguous(), doctest::Contains(fmt::format("tensor_test.cpp:{}: a symbolic tensor was read as data (strides())", strides_line).c_str()), TraceError);
 }
 
 TEST_CASE("data access checks dtype, element count and definedness") {

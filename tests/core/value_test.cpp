@@ -7,6 +7,11 @@ TEST_CASE("values hold each kind and print it as Python would") {
   CHECK(to_string(Value(true)) == "True");
   CHECK(to_string(Value(3)) == "3");
   CHECK(to_string(Value(2.5)) == "2.5");
+  CHECK(to_string(Value(1.0)) == "1.0");
+  CHECK(to_string(Value(1e-5)) == "1e-05");
+  CHECK(to_string(Value(-INFINITY)) == "-inf");
+  CHECK(to_string(Scalar(3.0)) == "3.0");
+  CHECK(to_string(Scalar(3)) == "3");
   CHECK(to_string(Value("x")) == "'x'");
   CHECK(to_string(Value(DType::int64)) == "int64");
   CHECK(to_string(Value(IntList{1, 2})) == "[1, 2]");

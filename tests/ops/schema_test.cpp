@@ -37,6 +37,9 @@ TEST_CASE("every registered schema prints back to text that parses to the same s
         "chunk(Tensor self, int chunks, int dim=0) -> Tensor[]");
   CHECK(to_string(parse_schema("f(Tensor|Scalar a, *, bool b=True) -> Tensor")) ==
         "f(Tensor|Scalar a, *, bool b=True) -> Tensor");
+  const OpSchema floats = parse_schema("f(float x=1.0, float[] s=[2.0, 0.5]) -> Tensor");
+  CHECK(to_string(floats) == "f(float x=1.0, float[] s=[2.0, 0.5]) -> Tensor");
+  CHECK(parse_schema(to_string(floats)).args[0].default_value->is_double());
 }
 
 TEST_CASE("schema syntax errors name the schema and the column") {
@@ -49,6 +52,10 @@ TEST_CASE("schema syntax errors name the schema and the column") {
                        doctest::Contains("argument 'b' without a default follows one with a default"),
                        std::invalid_argument);
   CHECK_THROWS_AS(parse_schema("f(str s='abc) -> Tensor"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_schema("f(Tensor x, bool keepdim=0) -> Tensor"),
+                       doctest::Contains("the default of 'keepdim' does not have its type bool"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_schema("f(int x=None) -> Tensor"),
+                       doctest::Contains("the default of 'x' does not have its type int"), std::invalid_argument);
 }
 
 TEST_CASE("schema type checks accept exactly the declared kinds") {

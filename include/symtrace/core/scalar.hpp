@@ -59,8 +59,10 @@ class Scalar {
   boost::variant2::variant<bool, std::int64_t, double> value_;
 };
 
-/// "1", "2.5", "True".
+/// "1", "2.5", "1.0", "True": floats always print as floats, as Python does.
 [[nodiscard]] std::string to_string(const Scalar& scalar);
+/// A double in Python's repr style: shortest round-trip digits, "1.0" rather than "1", "inf", "nan".
+[[nodiscard]] std::string format_double(double value);
 
 }  // namespace symtrace
 

@@ -116,9 +116,9 @@ class Tensor {
   [[nodiscard]] std::int64_t numel(Where where = Where::current()) const;
 
   // Concrete-only accessors (TraceError on a symbolic tensor, invalid_argument when undefined).
-  [[nodiscard]] const detail::Strides& strides() const;
-  [[nodiscard]] std::int64_t storage_offset() const;
-  [[nodiscard]] bool is_contiguous() const;
+  [[nodiscard]] const detail::Strides& strides(Where where = Where::current()) const;
+  [[nodiscard]] std::int64_t storage_offset(Where where = Where::current()) const;
+  [[nodiscard]] bool is_contiguous(Where where = Where::current()) const;
   /// True when both are concrete and share one storage (one is a view of the other).
   [[nodiscard]] bool shares_storage_with(const Tensor& other) const noexcept;
   /// Typed pointer to the first element (at `storage_offset()`); checks dtype.
