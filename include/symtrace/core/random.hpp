@@ -1,8 +1,10 @@
 #pragma once
 /// \file
-/// Deterministic random numbers: the same seed gives the same tensors on every platform
-/// (the engine is `std::mt19937_64`, whose output the standard fixes; the distributions are
-/// written here rather than taken from `<random>`, whose results vary between libraries).
+/// Deterministic random numbers: the same seed gives the same tensors with every standard
+/// library (the engine is `std::mt19937_64`, whose output the standard fixes; the distributions
+/// are written here rather than taken from `<random>`, whose results vary between libraries).
+/// Normal samples go through `std::log`/`std::sin`/`std::cos`, so they may differ in the last
+/// bit between C math libraries; uniform samples are exact everywhere.
 
 #include <cstdint>
 #include <random>

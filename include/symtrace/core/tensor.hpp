@@ -249,7 +249,7 @@ Tensor operator!=(const Tensor& a, const Operand& b);
 Tensor& operator+=(Tensor& a, const Operand& b);
 Tensor& operator*=(Tensor& a, const Operand& b);
 
-/// "tensor([[1, 2], [3, 4]], dtype=int64)"; symbolic: "Tensor(%7, float32[?, 3])".
+/// "tensor([[1, 2], [3, 4]], dtype=int64, shape=[2, 2])"; symbolic: "Tensor(%7, float32[?, 3])".
 [[nodiscard]] std::string to_string(const Tensor& tensor);
 
 }  // namespace symtrace
