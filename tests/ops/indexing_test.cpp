@@ -3,6 +3,8 @@
 #include <numeric>
 
 using namespace symtrace;
+using testing::error_at;
+using testing::uniform_int;
 using testing::iota;
 using testing::check_meta_agrees;
 using testing::check_tensor;
@@ -11,13 +13,6 @@ using testing::random_shape;
 namespace {
 
 Tensor indices(const IntList& values) { return tensor(values, {static_cast<std::int64_t>(values.size())}); }
-
-std::string at_line(int line, std::string_view op) { return fmt::format("indexing_test.cpp:{}: {}(): ", line, op); }
-
-// An integer in [lo, hi].
-std::int64_t uniform_int(Generator& gen, std::int64_t lo, std::int64_t hi) {
-  return lo + static_cast<std::int64_t>(gen.bits() % static_cast<std::uint64_t>(hi - lo + 1));
-}
 
 // Either `dim` or its negative form.
 std::int64_t maybe_negative(std::int64_t dim, std::int64_t rank, Generator& gen) {
@@ -67,7 +62,7 @@ TEST_CASE("index_select reports an out-of-range index with its value and the siz
     const Tensor index = indices({0, 4});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.index_select(1, index); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "index_select").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "index_select").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("index 4 is out of range for dimension 1 of size 4 (shape [3, 4])"),
                          OpError);
   }
@@ -75,7 +70,7 @@ TEST_CASE("index_select reports an out-of-range index with its value and the siz
     const Tensor index = indices({-1});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.index_select(0, index); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "index_select").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "index_select").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("index -1 is out of range for dimension 0 of size 3"), OpError);
   }
 }
@@ -86,20 +81,20 @@ TEST_CASE("index_select rejects an index that is not int64 or has more than one 
     const Tensor index = tensor({0.f, 1.f});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.index_select(0, index); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "index_select").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "index_select").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("index must be an int64 tensor, got float32 of shape [2]"), OpError);
   }
   SUBCASE("2-D index") {
     const Tensor index = tensor({0, 1, 2, 0}, {2, 2});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.index_select(0, index); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "index_select").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "index_select").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("index must be 1-D or 0-dim, got shape [2, 2]"), OpError);
   }
   SUBCASE("dim out of range") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.index_select(2, indices({0})); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "index_select").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "index_select").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("dimension 2 is out of range for a tensor of shape [3, 4]"),
                          OpError);
   }
@@ -135,7 +130,7 @@ TEST_CASE("slice_scatter rejects a src whose shape is not the slice's") {
     const Tensor src = iota({2, 3});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return slice_scatter(x, src, 1, 1, 3); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "slice_scatter").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "slice_scatter").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("src of shape [2, 3] must have the shape [2, 2] of the slice it "
                                                   "replaces (self of shape [2, 4], dim 1, start 1, end 3, step 1)"),
                          OpError);
@@ -144,14 +139,14 @@ TEST_CASE("slice_scatter rejects a src whose shape is not the slice's") {
     const Tensor src = iota({2});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return slice_scatter(x, src, 1, 0, 2); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "slice_scatter").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "slice_scatter").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("src of shape [2] must have the shape [2, 2]"), OpError);
   }
   SUBCASE("bad slice arguments are reported as slice_scatter's") {
     const Tensor src = iota({2, 2});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return slice_scatter(x, src, 1, 0, 2, 0); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "slice_scatter").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "slice_scatter").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("step must be positive, got 0 (shape [2, 4])"), OpError);
   }
 }

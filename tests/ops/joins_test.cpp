@@ -3,6 +3,8 @@
 #include <numeric>
 
 using namespace symtrace;
+using testing::error_at;
+using testing::uniform_int;
 using testing::iota;
 using testing::range;
 using testing::check_meta_agrees;
@@ -10,13 +12,6 @@ using testing::check_tensor;
 using testing::random_shape;
 
 namespace {
-
-std::string at_line(int line, std::string_view op) { return fmt::format("joins_test.cpp:{}: {}(): ", line, op); }
-
-// An integer in [lo, hi].
-std::int64_t uniform_int(Generator& gen, std::int64_t lo, std::int64_t hi) {
-  return lo + static_cast<std::int64_t>(gen.bits() % static_cast<std::uint64_t>(hi - lo + 1));
-}
 
 // Either `dim` or its negative form.
 std::int64_t maybe_negative(std::int64_t dim, std::int64_t rank, Generator& gen) {
@@ -78,21 +73,21 @@ TEST_CASE("cat errors name the shapes involved") {
   SUBCASE("empty list") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return cat({}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "cat").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "cat").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("needs at least one tensor, got an empty list"), OpError);
   }
   SUBCASE("rank mismatch") {
     const Tensor v = iota({2});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return cat({a, v}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "cat").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "cat").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("tensor 0 has shape [2, 2] and tensor 1 has shape [2]"), OpError);
   }
   SUBCASE("other dims differ") {
     const Tensor b = iota({3, 3});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return cat({a, b}, 0); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "cat").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "cat").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("tensors must have the same size except in dimension 0, but "
                                                   "dimension 1 is 2 in tensor 0 (shape [2, 2]) and 3 in tensor 1 "
                                                   "(shape [3, 3])"), OpError);
@@ -101,13 +96,13 @@ TEST_CASE("cat errors name the shapes involved") {
     const Tensor s = iota({});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return cat({s, s}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "cat").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "cat").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("0-dim tensors (shape []) cannot be concatenated"), OpError);
   }
   SUBCASE("dim out of range") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return cat({a, a}, 2); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "cat").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "cat").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("dimension 2 is out of range for a tensor of shape [2, 2]"), OpError);
   }
 }
@@ -132,7 +127,7 @@ TEST_CASE("stack rejects tensors of different shapes") {
     const Tensor b = iota({2, 4});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return stack({a, b}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "stack").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "stack").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("stack needs tensors of equal shapes, but dimension 1 is 3 in "
                                                   "tensor 0 (shape [2, 3]) and 4 in tensor 1 (shape [2, 4])"),
                          OpError);
@@ -141,13 +136,13 @@ TEST_CASE("stack rejects tensors of different shapes") {
     const Tensor b = iota({6});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return stack({a, b}, 0); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "stack").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "stack").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("tensor 0 has shape [2, 3] and tensor 1 has shape [6]"), OpError);
   }
   SUBCASE("dim out of range") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return stack({a, a}, 3); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "stack").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "stack").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("dimension 3 is out of range for inserting into a tensor of shape "
                                                   "[2, 3]"), OpError);
   }
@@ -230,40 +225,40 @@ TEST_CASE("split errors name the sizes and the shape") {
   SUBCASE("chunks not positive") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.chunk(0); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "chunk").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "chunk").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("chunks must be positive, got 0 (shape [2, 3])"), OpError);
   }
   SUBCASE("negative split_size") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.split(-1); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "split").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "split").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("split_size must be non-negative, got -1 (shape [2, 3])"), OpError);
   }
   SUBCASE("split_size 0 of a non-empty dim") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.split(0, 1); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "split").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "split").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("split_size can only be 0 when dimension 1 is empty, but shape is "
                                                   "[2, 3]"), OpError);
   }
   SUBCASE("sizes do not sum to the dim") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.split(IntList{1, 1}, 1); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "split_with_sizes").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "split_with_sizes").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("split sizes [1, 1] sum to 2, but dimension 1 of shape [2, 3] is 3"),
                          OpError);
   }
   SUBCASE("negative size") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.split(IntList{4, -1}, 1); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "split_with_sizes").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "split_with_sizes").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("split sizes [4, -1] must be non-negative (shape [2, 3])"), OpError);
   }
   SUBCASE("0-dim") {
     const Tensor s = iota({});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return s.unbind(); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "unbind").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "unbind").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("cannot unbind a 0-dim tensor (shape [])"), OpError);
   }
 }

@@ -1,13 +1,11 @@
 #include "support/checks.hpp"
 
 using namespace symtrace;
+using testing::error_at;
 using testing::transposed;
 using testing::check_tensor;
 
 namespace {
-
-/// `file:line: op(): `, the start of an OpError raised by a call on `line` of this file.
-std::string error_at(int line, std::string_view op) { return fmt::format("linalg_test.cpp:{}: {}(): ", line, op); }
 
 /// Small integers as floats (products and sums stay exact).
 Tensor counting(const IntList& shape, int modulus, int shift) {

@@ -3,6 +3,7 @@
 #include <limits>
 
 using namespace symtrace;
+using testing::uniform_int;
 using testing::iota;
 using symtrace::testing::check_tensor;
 
@@ -20,18 +21,14 @@ Tensor scrambled_transposed() {
   return t;
 }
 
-std::int64_t pick(Generator& gen, std::int64_t lo, std::int64_t hi) {
-  return lo + static_cast<std::int64_t>(gen.bits() % static_cast<std::uint64_t>(hi - lo + 1));
-}
-
 // A random [N, C, H, W] (N in 0..2) or [C, H, W] shape with the given spatial sizes.
 IntList random_input_shape(Generator& gen, std::int64_t h, std::int64_t w) {
-  IntList shape{pick(gen, 1, 3), h, w};
-  if (pick(gen, 0, 3) != 0) shape.insert(shape.begin(), pick(gen, 0, 2));
+  IntList shape{uniform_int(gen, 1, 3), h, w};
+  if (uniform_int(gen, 0, 3) != 0) shape.insert(shape.begin(), uniform_int(gen, 0, 2));
   return shape;
 }
 
-IntList maybe_single(Generator& gen, const IntList& v) { return v[0] == v[1] && pick(gen, 0, 1) ? IntList{v[0]} : v; }
+IntList maybe_single(Generator& gen, const IntList& v) { return v[0] == v[1] && uniform_int(gen, 0, 1) ? IntList{v[0]} : v; }
 
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
@@ -206,25 +203,25 @@ TEST_CASE("max_pool2d and avg_pool2d meta agree with the kernels over random sha
   Generator gen(1234);
   for (int iter = 0; iter < 50; ++iter) {
     const bool is_max = iter % 2 == 0;
-    const IntList k{pick(gen, 1, 3), pick(gen, 1, 3)};
-    const IntList s{pick(gen, 1, 3), pick(gen, 1, 3)};
-    const IntList p{pick(gen, 0, k[0] / 2), pick(gen, 0, k[1] / 2)};
-    const IntList d = is_max ? IntList{pick(gen, 1, 2), pick(gen, 1, 2)} : IntList{1, 1};
+    const IntList k{uniform_int(gen, 1, 3), uniform_int(gen, 1, 3)};
+    const IntList s{uniform_int(gen, 1, 3), uniform_int(gen, 1, 3)};
+    const IntList p{uniform_int(gen, 0, k[0] / 2), uniform_int(gen, 0, k[1] / 2)};
+    const IntList d = is_max ? IntList{uniform_int(gen, 1, 2), uniform_int(gen, 1, 2)} : IntList{1, 1};
     IntList hw;
     for (std::size_t i = 0; i < 2; ++i)
-      hw.push_back(std::max<std::int64_t>(1, d[i] * (k[i] - 1) + 1 - 2 * p[i]) + pick(gen, 0, 3));
+      hw.push_back(std::max<std::int64_t>(1, d[i] * (k[i] - 1) + 1 - 2 * p[i]) + uniform_int(gen, 0, 3));
     const IntList shape = random_input_shape(gen, hw[0], hw[1]);
-    const bool ceil_mode = pick(gen, 0, 1) == 1;
-    const Value stride = pick(gen, 0, 2) == 0 ? IntList{} : maybe_single(gen, s);
+    const bool ceil_mode = uniform_int(gen, 0, 1) == 1;
+    const Value stride = uniform_int(gen, 0, 2) == 0 ? IntList{} : maybe_single(gen, s);
     if (is_max) {
-      const bool integer = pick(gen, 0, 3) == 0;
+      const bool integer = uniform_int(gen, 0, 3) == 0;
       const Tensor x = integer ? zeros(shape, DType::int64) : randn(shape, gen);
       testing::check_meta_agrees("max_pool2d",
                                  {x, maybe_single(gen, k), stride, maybe_single(gen, p), maybe_single(gen, d)},
                                  {{"ceil_mode", ceil_mode}}, gen);
     } else {
       testing::check_meta_agrees("avg_pool2d", {randn(shape, gen), maybe_single(gen, k), stride, maybe_single(gen, p)},
-                                 {{"ceil_mode", ceil_mode}, {"count_include_pad", pick(gen, 0, 1) == 1}}, gen);
+                                 {{"ceil_mode", ceil_mode}, {"count_include_pad", uniform_int(gen, 0, 1) == 1}}, gen);
     }
   }
 }
@@ -232,9 +229,9 @@ TEST_CASE("max_pool2d and avg_pool2d meta agree with the kernels over random sha
 TEST_CASE("adaptive_avg_pool2d and upsample_nearest2d meta agree with the kernels over random shapes") {
   Generator gen(1234);
   for (int iter = 0; iter < 50; ++iter) {
-    const IntList shape = random_input_shape(gen, pick(gen, 1, 6), pick(gen, 1, 6));
+    const IntList shape = random_input_shape(gen, uniform_int(gen, 1, 6), uniform_int(gen, 1, 6));
     const Tensor x = randn(shape, gen);
-    const IntList size{pick(gen, 1, 7), pick(gen, 1, 7)};
+    const IntList size{uniform_int(gen, 1, 7), uniform_int(gen, 1, 7)};
     switch (iter % 3) {
       case 0:
         testing::check_meta_agrees("adaptive_avg_pool2d", {x, maybe_single(gen, size)}, {}, gen);
@@ -246,7 +243,7 @@ TEST_CASE("adaptive_avg_pool2d and upsample_nearest2d meta agree with the kernel
         // Factors from 0.5 to 3 in steps of 1/4, or 1 where a factor would empty a dim.
         std::vector<double> factors;
         for (std::size_t i = 0; i < 2; ++i) {
-          const double f = static_cast<double>(pick(gen, 2, 12)) / 4;
+          const double f = static_cast<double>(uniform_int(gen, 2, 12)) / 4;
           factors.push_back(std::floor(static_cast<double>(shape[shape.size() - 2 + i]) * f) >= 1 ? f : 1.0);
         }
         testing::check_meta_agrees("upsample_nearest2d", {x}, {{"scale_factors", factors}}, gen);

@@ -1,13 +1,11 @@
 #include "support/checks.hpp"
 
 using namespace symtrace;
+using testing::error_at;
 using testing::transposed;
 using testing::check_tensor;
 
 namespace {
-
-/// `file:line: op(): `, the start of an OpError raised by a call on `line` of this file.
-std::string error_at(int line, std::string_view op) { return fmt::format("reduction_test.cpp:{}: {}(): ", line, op); }
 
 /// A random subset of the dims of a rank-`rank` tensor, each written as d or d - rank.
 IntList random_dims(Generator& gen, std::size_t rank) {

@@ -4,6 +4,8 @@
 #include <numeric>
 
 using namespace symtrace;
+using testing::error_at;
+using testing::uniform_int;
 using testing::iota;
 using testing::range;
 using testing::check_meta_agrees;
@@ -13,13 +15,6 @@ using testing::random_shape;
 namespace {
 
 IntList strides_of(const Tensor& t) { return IntList(t.strides().begin(), t.strides().end()); }
-
-std::string at_line(int line, std::string_view op) { return fmt::format("views_test.cpp:{}: {}(): ", line, op); }
-
-// An integer in [lo, hi].
-std::int64_t uniform_int(Generator& gen, std::int64_t lo, std::int64_t hi) {
-  return lo + static_cast<std::int64_t>(gen.bits() % static_cast<std::uint64_t>(hi - lo + 1));
-}
 
 void shuffle(IntList& v, Generator& gen) {
   for (std::size_t i = v.size(); i > 1; --i)
@@ -99,33 +94,33 @@ TEST_CASE("reshape errors name the requested shape and the input shape") {
   SUBCASE("two -1") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.reshape({-1, -1}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "reshape").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "reshape").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("only one dimension can be inferred"), OpError);
   }
   SUBCASE("not divisible") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.reshape({4, -1}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "reshape").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "reshape").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("shape [4, -1] is invalid for an input of shape [2, 3]"), OpError);
   }
   SUBCASE("wrong element count") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.reshape({5}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "reshape").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "reshape").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("it holds 5 elements, the input 6"), OpError);
   }
   SUBCASE("-1 next to a size 0 is ambiguous") {
     const Tensor empty = iota({0, 3});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return empty.reshape({0, -1}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "reshape").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "reshape").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("cannot infer the -1 in shape [0, -1] for an input of shape [0, 3]"),
                          OpError);
   }
   SUBCASE("negative size") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return reshape(x, {-2, -3}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "reshape").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "reshape").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("invalid size -2 at dimension 0 of shape [-2, -3]"), OpError);
   }
 }
@@ -144,7 +139,7 @@ TEST_CASE("view of a non-contiguous tensor fails and says to use reshape()") {
   const Tensor t = iota({2, 3}).transpose(0, 1);
   static constexpr int line = __LINE__ + 1;
   auto bad = [&] { return t.view({6}); };
-  CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "view").c_str()), OpError);
+  CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "view").c_str()), OpError);
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains("view size is not compatible with input tensor's size and stride"),
                        OpError);
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains("shape [3, 2] with strides [1, 3] cannot be viewed as [6]"), OpError);
@@ -171,14 +166,14 @@ TEST_CASE("flatten rejects a start_dim after end_dim and dims out of range") {
   SUBCASE("start after end") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.flatten(2, 1); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "flatten").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "flatten").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("start_dim 2 comes after end_dim 1 for a tensor of shape [2, 3, 4]"),
                          OpError);
   }
   SUBCASE("out of range") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.flatten(0, 3); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "flatten").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "flatten").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("dimension 3 is out of range for a tensor of shape [2, 3, 4]"),
                          OpError);
   }
@@ -206,14 +201,14 @@ TEST_CASE("permute rejects dims that are not a permutation, naming them") {
   SUBCASE("repeated dim") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.permute({0, -3, 1}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "permute").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "permute").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("dims [0, -3, 1] is not a permutation of the dimensions of shape "
                                                   "[2, 3, 4]: dimension 0 appears twice"), OpError);
   }
   SUBCASE("wrong number of dims") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.permute({1, 0}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "permute").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "permute").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("dims [1, 0] must name each of the 3 dimensions of shape [2, 3, 4]"),
                          OpError);
   }
@@ -233,7 +228,7 @@ TEST_CASE("transpose swaps the sizes and strides of two dims") {
   check_tensor(b, DType::bool_, {2, 3}, {1, 0, 1, 0, 1, 0});
   static constexpr int line = __LINE__ + 1;
   auto bad = [&] { return x.transpose(0, 2); };
-  CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "transpose").c_str()), OpError);
+  CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "transpose").c_str()), OpError);
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains("dimension 2 is out of range for a tensor of shape [2, 3]"), OpError);
 }
 
@@ -253,7 +248,7 @@ TEST_CASE("unsqueeze inserts a size-1 dim at any position, counting negative pos
   check_tensor(x.transpose(0, 1).unsqueeze(1), DType::float32, {3, 1, 2}, {0, 3, 1, 4, 2, 5});
   static constexpr int line = __LINE__ + 1;
   auto bad = [&] { return x.unsqueeze(3); };
-  CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "unsqueeze").c_str()), OpError);
+  CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "unsqueeze").c_str()), OpError);
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains("dimension 3 is out of range for inserting into a tensor of shape "
                                                 "[2, 3] (expected -3 to 2)"), OpError);
 }
@@ -271,7 +266,7 @@ TEST_CASE("squeeze removes every size-1 dim, or only the one named") {
   check_tensor(iota({1, 0}).squeeze(), DType::float32, {0}, {});
   static constexpr int line = __LINE__ + 1;
   auto bad = [&] { return x.squeeze(4); };
-  CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "squeeze").c_str()), OpError);
+  CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "squeeze").c_str()), OpError);
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains("dimension 4 is out of range for a tensor of shape [1, 3, 1, 2]"),
                        OpError);
 }
@@ -320,7 +315,7 @@ TEST_CASE("expand rejects growing a dim that is not 1 and -1 in a new dim") {
   SUBCASE("non-singleton dim") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.expand({4, 4}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "expand").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "expand").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("the expanded size 4 must match the existing size 3 at "
                                                   "non-singleton dimension 0: cannot expand shape [3, 1] to [4, 4]"),
                          OpError);
@@ -328,14 +323,14 @@ TEST_CASE("expand rejects growing a dim that is not 1 and -1 in a new dim") {
   SUBCASE("too few sizes") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.expand({3}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "expand").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "expand").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("the number of sizes given (1, [3]) must be at least the number of "
                                                   "dims of shape [3, 1]"), OpError);
   }
   SUBCASE("-1 in a new leading dim") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.expand({-1, 3, 2}); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "expand").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "expand").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("the size -1 at position 0 of [-1, 3, 2] names a new leading "
                                                   "dimension"), OpError);
   }
@@ -378,14 +373,14 @@ TEST_CASE("slice rejects a non-positive step and 0-dim tensors") {
   SUBCASE("step 0") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.slice(1, 0, 2, 0); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "slice").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "slice").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("step must be positive, got 0 (shape [2, 5])"), OpError);
   }
   SUBCASE("0-dim") {
     const Tensor s = iota({});
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return s.slice(0, 0, 1); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "slice").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "slice").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("cannot slice a 0-dim tensor"), OpError);
   }
 }
@@ -405,20 +400,20 @@ TEST_CASE("narrow rejects a start or length outside the dim") {
   SUBCASE("start out of range") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.narrow(1, -6, 1); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "narrow").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "narrow").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("start -6 is out of range for dimension 1 of size 5 (shape [2, 5])"),
                          OpError);
   }
   SUBCASE("past the end") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.narrow(1, 3, 3); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "narrow").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "narrow").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("start (3) + length (3) exceeds the size 5 of dimension 1"), OpError);
   }
   SUBCASE("negative length") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.narrow(0, 0, -1); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "narrow").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "narrow").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("length must be non-negative, got -1 (shape [2, 5])"), OpError);
   }
 }
@@ -440,14 +435,14 @@ TEST_CASE("select out of range names the index and the size") {
   SUBCASE("past the end") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.select(1, 3); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "select").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "select").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("index 3 is out of range for dimension 1 of size 3 (shape [2, 3])"),
                          OpError);
   }
   SUBCASE("before the start") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.select(0, -3); };
-    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(at_line(line, "select").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "select").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("index -3 is out of range for dimension 0 of size 2"), OpError);
   }
 }

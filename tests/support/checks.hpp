@@ -10,6 +10,7 @@
 #include <symtrace/symtrace.hpp>
 
 #include <cmath>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -75,12 +76,25 @@ inline double max_abs_diff(const Tensor& a, const Tensor& b) {
   return m;
 }
 
+/// An integer in [lo, hi].
+inline std::int64_t uniform_int(Generator& gen, std::int64_t lo, std::int64_t hi) {
+  return lo + static_cast<std::int64_t>(gen.bits() % static_cast<std::uint64_t>(hi - lo + 1));
+}
+
+/// The start of an OpError message raised by a call of `op` on `line` of the calling test file:
+/// "views_test.cpp:42: view(): ".
+inline std::string error_at(int line, std::string_view op,
+                            std::source_location here = std::source_location::current()) {
+  std::string_view file = here.file_name();
+  file = file.substr(file.find_last_of('/') + 1);
+  return fmt::format("{}:{}: {}(): ", file, line, op);
+}
+
 /// A random shape with rank in [min_rank, max_rank] and sizes in [min_size, max_size].
 inline IntList random_shape(Generator& gen, int min_rank, int max_rank, int min_size = 0, int max_size = 4) {
-  const auto rank = min_rank + static_cast<int>(gen.bits() % static_cast<std::uint64_t>(max_rank - min_rank + 1));
+  const std::int64_t rank = uniform_int(gen, min_rank, max_rank);
   IntList shape;
-  for (int i = 0; i < rank; ++i)
-    shape.push_back(min_size + static_cast<std::int64_t>(gen.bits() % static_cast<std::uint64_t>(max_size - min_size + 1)));
+  for (std::int64_t i = 0; i < rank; ++i) shape.push_back(uniform_int(gen, min_size, max_size));
   return shape;
 }
 
