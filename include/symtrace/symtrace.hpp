@@ -19,3 +19,4 @@
 #include "symtrace/ops/registry.hpp"
 #include "symtrace/ops/schema.hpp"
 #include "symtrace/ops/shape_ops.hpp"
+#include "symtrace/nn.hpp"

@@ -1,0 +1,92 @@
+#pragma once
+/// \file
+/// Activation layers, as in `torch.nn`: ReLU, ReLU6, GELU, SiLU, Sigmoid, Tanh. Leaves when
+/// traced by default. `inplace` (ReLU, ReLU6) writes the result into the input, as PyTorch's
+/// `inplace=True`.
+
+#include "symtrace/nn/module_holder.hpp"
+#include "symtrace/nn/typed_module.hpp"
+
+#include <string>
+
+namespace symtrace::nn {
+
+struct ReLUOptions {
+  bool inplace = false;
+};
+
+class ReLUImpl : public TypedModule<ReLUImpl> {
+ public:
+  explicit ReLUImpl(ReLUOptions options = {}) : options(options) {}
+  Tensor forward(const Tensor& input);
+  [[nodiscard]] std::string extra_repr() const override;
+  ReLUOptions options;
+};
+
+/// `nn::ReLU()`, `nn::ReLU({.inplace = true})`.
+class ReLU : public ModuleHolder<ReLUImpl> {
+ public:
+  ReLU(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  ReLU(std::shared_ptr<ReLUImpl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  explicit ReLU(ReLUOptions options = {}) : ModuleHolder(std::make_shared<ReLUImpl>(options)) {}
+};
+
+class ReLU6Impl : public TypedModule<ReLU6Impl> {
+ public:
+  explicit ReLU6Impl(ReLUOptions options = {}) : options(options) {}
+  Tensor forward(const Tensor& input);
+  [[nodiscard]] std::string extra_repr() const override;
+  ReLUOptions options;
+};
+
+/// `nn::ReLU6()`, `nn::ReLU6({.inplace = true})`: min(max(x, 0), 6).
+class ReLU6 : public ModuleHolder<ReLU6Impl> {
+ public:
+  ReLU6(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  ReLU6(std::shared_ptr<ReLU6Impl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  explicit ReLU6(ReLUOptions options = {}) : ModuleHolder(std::make_shared<ReLU6Impl>(options)) {}
+};
+
+struct GELUOptions {
+  std::string approximate = "none";  ///< "none" (erf) or "tanh"
+};
+
+class GELUImpl : public TypedModule<GELUImpl> {
+ public:
+  /// Throws std::invalid_argument unless approximate is "none" or "tanh".
+  explicit GELUImpl(GELUOptions options = {},
+                    std::source_location where = std::source_location::current());
+  Tensor forward(const Tensor& input);
+  [[nodiscard]] std::string extra_repr() const override;
+  GELUOptions options;
+};
+
+/// `nn::GELU()`, `nn::GELU({.approximate = "tanh"})`.
+class GELU : public ModuleHolder<GELUImpl> {
+ public:
+  GELU(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  GELU(std::shared_ptr<GELUImpl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  explicit GELU(GELUOptions options = {}, std::source_location where = std::source_location::current())
+      : ModuleHolder(std::make_shared<GELUImpl>(std::move(options), where)) {}
+};
+
+/// x * sigmoid(x).
+class SiLUImpl : public TypedModule<SiLUImpl> {
+ public:
+  Tensor forward(const Tensor& input);
+};
+SYMTRACE_MODULE(SiLU);
+
+class SigmoidImpl : public TypedModule<SigmoidImpl> {
+ public:
+  Tensor forward(const Tensor& input);
+};
+SYMTRACE_MODULE(Sigmoid);
+
+class TanhImpl : public TypedModule<TanhImpl> {
+ public:
+  Tensor forward(const Tensor& input);
+};
+SYMTRACE_MODULE(Tanh);
+
+}  // namespace symtrace::nn

@@ -1,0 +1,129 @@
+#pragma once
+/// \file
+/// `TypedModule<Derived>`: the base user modules derive from. It reads the signature of
+/// `Derived::forward` at compile time and generates from it the type-erased entry point
+/// (`forward_values`: Values in, a Value out) and the declared input names, so a tracer can
+/// call or trace any module knowing only `Module&`.
+///
+/// ```
+/// struct BlockImpl : symtrace::TypedModule<BlockImpl> {
+///   BlockImpl() { fc = register_module("fc", nn::Linear(64, 64)); }
+///   Tensor forward(const Tensor& x) { return x + relu(fc(x)); }
+///   nn::Linear fc{nullptr};
+/// };
+/// SYMTRACE_MODULE(Block);  // Block: a ModuleHolder<BlockImpl>, called as block(x)
+/// ```
+///
+/// `forward` takes Tensor, int, double, bool, std::string, std::vector<Tensor>,
+/// std::vector<int64_t>, `std::optional` of those, or `Value`, by value or const reference;
+/// it returns Tensor, a `std::tuple` of those types, `std::vector<Tensor>`, or `Value`.
+/// Trailing `std::optional` parameters may be omitted by callers. A `forward` that is
+/// `virtual` in a module class dispatches to the override of a derived module class.
+///
+/// The type name in reports is the class name without namespaces and without an `Impl`
+/// suffix ("Block"); `set_type_name` overrides it.
+
+#include "symtrace/nn/detail/forward_traits.hpp"
+#include "symtrace/nn/module.hpp"
+#include "symtrace/nn/module_call_hook.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace symtrace {
+
+/// A Module whose forward is `Derived::forward`; see the file comment.
+template <class Derived>
+class TypedModule : public Module {
+ public:
+  /// Runs `Derived::forward` on boxed arguments, without passing the module call hook.
+  Value forward_values(const ValueList& args) override {
+    using T = detail::ForwardTraits<Derived>;
+    if (args.size() < T::num_required || args.size() > T::arity)
+      detail::throw_arity_error(*this, args.size());
+    return [&]<std::size_t... I>(std::index_sequence<I...>) -> Value {
+      const auto& params = forward_signature()->parameters;
+      return T::ResultCodec::box(derived().forward(
+          I < args.size() ? T::template Codec<I>::unbox(args[I], {this, params[I].name, I + 1})
+                          : std::remove_cvref_t<typename T::template Param<I>>{}...));
+    }(std::make_index_sequence<T::arity>{});
+  }
+
+  /// Calls the module as `forward(args...)` would, through the module call hook (the
+  /// tracer's `call_module`). Prefer calling children through a ModuleHolder (`conv1(x)`),
+  /// which also records the caller's file:line.
+  template <class... A>
+  auto operator()(A&&... args) {
+    return call_at(std::source_location{}, std::forward<A>(args)...);
+  }
+
+  /// operator() with an explicit call site. Omitted trailing optional arguments are None.
+  template <class... A>
+  auto call_at(std::source_location where, A&&... args) {
+    using T = detail::ForwardTraits<Derived>;
+    constexpr std::size_t given = sizeof...(A);
+    static_assert(given >= T::num_required && given <= T::arity,
+                  "wrong number of arguments for this module's forward");
+    return [&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>,
+                                                    std::index_sequence<J...>) {
+      return this->template call_typed<typename T::template Param<I>...>(
+          where, std::forward<A>(args)...,
+          std::remove_cvref_t<typename T::template Param<given + J>>{}...);
+    }(std::make_index_sequence<T::arity>{}, std::make_index_sequence<T::arity - given>{});
+  }
+
+  /// The call with arguments already converted to forward's parameter types `P...`: passes
+  /// the module call hook when one is installed (boxing the arguments), else runs forward
+  /// directly. For ModuleHolder and call_at.
+  template <class... P>
+  auto call_typed(std::source_location where, P... args) {
+    using T = detail::ForwardTraits<Derived>;
+    if (ModuleCallHook* hook = current_module_call_hook()) [[unlikely]] {
+      ValueList boxed;
+      boxed.reserve(sizeof...(P));
+      (boxed.push_back(detail::ArgCodec<std::remove_cvref_t<P>>::box(args)), ...);
+      return typename T::Result(
+          T::ResultCodec::unbox(hook->call_module(*this, boxed, where), {this, {}, 0}));
+    }
+    return typename T::Result(derived().forward(std::forward<P>(args)...));
+  }
+
+ protected:
+  /// Declares default input names ("x", or "x0", "x1", ...).
+  TypedModule() : Module(signature()) {}
+  /// Declares `input_names`, one per forward parameter.
+  explicit TypedModule(std::vector<std::string> input_names,
+                       std::source_location where = std::source_location::current())
+      : Module(signature()) {
+    set_input_names(std::move(input_names), where);
+  }
+
+ private:
+  static std::shared_ptr<const ForwardSignature> signature() {
+    static_assert(detail::HasForward<Derived>,
+                  "a TypedModule needs exactly one member function named forward");
+    static_assert(
+        []<std::size_t... I>(std::index_sequence<I...>) {
+          return (detail::ForwardParameterType<
+                      typename detail::ForwardTraits<Derived>::template Param<I>> && ...);
+        }(std::make_index_sequence<detail::ForwardTraits<Derived>::arity>{}),
+        "forward parameters must be Tensor, int, double, bool, std::string, "
+        "std::vector<Tensor>, std::vector<int64_t>, std::optional of those, or Value, "
+        "by value or const reference");
+    static_assert(!std::is_reference_v<typename detail::ForwardTraits<Derived>::Result>,
+                  "forward must return by value");
+    static_assert(detail::Boxable<typename detail::ForwardTraits<Derived>::Result>,
+                  "forward must return Tensor, a std::tuple, std::vector<Tensor> or Value");
+    static const auto sig =
+        std::make_shared<const ForwardSignature>(detail::make_forward_signature<Derived>());
+    return sig;
+  }
+  Derived& derived() { return static_cast<Derived&>(*this); }
+};
+
+}  // namespace symtrace

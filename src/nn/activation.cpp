@@ -1,0 +1,29 @@
+#include "symtrace/nn/activation.hpp"
+
+#include "symtrace/core/error.hpp"
+#include "symtrace/ops/pointwise.hpp"
+
+#include <fmt/format.h>
+
+namespace symtrace::nn {
+
+Tensor ReLUImpl::forward(const Tensor& input) { return options.inplace ? input.relu_() : relu(input); }
+std::string ReLUImpl::extra_repr() const { return options.inplace ? "inplace=True" : ""; }
+
+Tensor ReLU6Impl::forward(const Tensor& input) {
+  return options.inplace ? input.copy_(relu6(input)) : relu6(input);
+}
+std::string ReLU6Impl::extra_repr() const { return options.inplace ? "inplace=True" : ""; }
+
+GELUImpl::GELUImpl(GELUOptions opts, std::source_location where) : options(std::move(opts)) {
+  if (options.approximate != "none" && options.approximate != "tanh")
+    throw_invalid_argument(where, "GELU: approximate must be 'none' or 'tanh', got '{}'", options.approximate);
+}
+Tensor GELUImpl::forward(const Tensor& input) { return gelu(input, options.approximate); }
+std::string GELUImpl::extra_repr() const { return fmt::format("approximate='{}'", options.approximate); }
+
+Tensor SiLUImpl::forward(const Tensor& input) { return silu(input); }
+Tensor SigmoidImpl::forward(const Tensor& input) { return sigmoid(input); }
+Tensor TanhImpl::forward(const Tensor& input) { return tanh(input); }
+
+}  // namespace symtrace::nn

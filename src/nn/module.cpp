@@ -1,0 +1,451 @@
+#include "symtrace/nn/module.hpp"
+
+#include "symtrace/core/error.hpp"
+#include "symtrace/nn/module_call_hook.hpp"
+#include "nn/type_name.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <typeinfo>
+#include <unordered_set>
+
+namespace symtrace {
+
+namespace {
+
+// Past this many names a module keeps a hash index (registration stays O(1) per name in a
+// Sequential of 100k blocks); below it, scanning a few names is cheaper than hashing.
+constexpr std::size_t kIndexThreshold = 16;
+
+std::string join_path(const std::string& prefix, std::string_view name) {
+  if (prefix.empty()) return std::string(name);
+  std::string path;
+  path.reserve(prefix.size() + 1 + name.size());
+  path.append(prefix).append(1, '.').append(name);
+  return path;
+}
+
+std::string_view slot_kind_name(int kind) {
+  switch (kind) {
+    case 0: return "submodule";
+    case 1: return "parameter";
+    default: return "buffer";
+  }
+}
+
+}  // namespace
+
+namespace detail {
+bool is_valid_module_name(std::string_view name) noexcept {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+}
+}  // namespace detail
+
+Module::Module(std::shared_ptr<const ForwardSignature> signature) : signature_(std::move(signature)) {}
+
+Module::~Module() = default;
+
+const std::string& Module::type_name() const {
+  if (!type_name_.empty()) return type_name_;
+  return detail::pretty_type_name(typeid(*this));
+}
+
+// ---- The type-erased entry point -------------------------------------------------------------
+
+std::vector<std::string> Module::input_names() const {
+  std::vector<std::string> names;
+  if (!signature_) return names;
+  names.reserve(signature_->parameters.size());
+  for (const ForwardParameter& p : signature_->parameters) names.push_back(p.name);
+  return names;
+}
+
+void Module::set_input_names(std::vector<std::string> names, Where where) {
+  if (!signature_)
+    throw_invalid_argument(where, "set_input_names() on {}: it is not callable (it has no forward)",
+                           type_name());
+  const std::size_t n = signature_->parameters.size();
+  if (names.size() != n)
+    throw_invalid_argument(where, "set_input_names() on {}: forward takes {} argument{}, got {} name{}",
+                           type_name(), n, n == 1 ? "" : "s", names.size(),
+                           names.size() == 1 ? "" : "s");
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!detail::is_valid_module_name(names[i]) || (names[i][0] >= '0' && names[i][0] <= '9'))
+      throw_invalid_argument(where,
+                             "set_input_names() on {}: '{}' is not a valid input name (use "
+                             "letters, digits and '_', not starting with a digit)",
+                             type_name(), names[i]);
+    for (std::size_t j = 0; j < i; ++j)
+      if (names[j] == names[i])
+        throw_invalid_argument(where, "set_input_names() on {}: the name '{}' is given twice",
+                               type_name(), names[i]);
+  }
+  auto sig = std::make_shared<ForwardSignature>(*signature_);
+  for (std::size_t i = 0; i < n; ++i) sig->parameters[i].name = std::move(names[i]);
+  signature_ = std::move(sig);
+}
+
+Value Module::call(const ValueList& args, Where where) {
+  if (!signature_)
+    throw_invalid_argument(where,
+                           "{} is not callable: it has no forward (index it and call its elements)",
+                           type_name());
+  if (ModuleCallHook* hook = current_module_call_hook()) return hook->call_module(*this, args, where);
+  return forward_values(args);
+}
+
+Value Module::forward_values(const ValueList&) {
+  throw std::invalid_argument(fmt::format(
+      "{} is not callable: it has no forward (index it and call its elements)", type_name()));
+}
+
+// ---- Registration ----------------------------------------------------------------------------
+
+std::optional<Module::Slot> Module::find_slot(std::string_view name) const noexcept {
+  if (index_) {
+    auto it = index_->find(name);
+    if (it == index_->end()) return std::nullopt;
+    return it->second;
+  }
+  const auto at = [](SlotKind kind, std::size_t i) { return Slot{kind, static_cast<std::uint32_t>(i)}; };
+  for (std::size_t i = 0; i < children_.size(); ++i)
+    if (children_[i].first == name) return at(SlotKind::child, i);
+  for (std::size_t i = 0; i < parameters_.size(); ++i)
+    if (parameters_[i].name == name) return at(SlotKind::parameter, i);
+  for (std::size_t i = 0; i < buffers_.size(); ++i)
+    if (buffers_[i].name == name) return at(SlotKind::buffer, i);
+  return std::nullopt;
+}
+
+void Module::add_slot(std::string_view name, SlotKind kind, std::size_t index) {
+  if (!index_) {
+    if (children_.size() + parameters_.size() + buffers_.size() <= kIndexThreshold) return;
+    index_ = std::make_unique<SlotIndex>();
+    for (std::size_t i = 0; i < children_.size(); ++i)
+      index_->emplace(children_[i].first, Slot{SlotKind::child, static_cast<std::uint32_t>(i)});
+    for (std::size_t i = 0; i < parameters_.size(); ++i)
+      index_->emplace(parameters_[i].name, Slot{SlotKind::parameter, static_cast<std::uint32_t>(i)});
+    for (std::size_t i = 0; i < buffers_.size(); ++i)
+      index_->emplace(buffers_[i].name, Slot{SlotKind::buffer, static_cast<std::uint32_t>(i)});
+    return;
+  }
+  index_->emplace(std::string(name), Slot{kind, static_cast<std::uint32_t>(index)});
+}
+
+void Module::check_new_name(std::string_view name, std::string_view what, Where where) const {
+  if (!detail::is_valid_module_name(name))
+    throw_invalid_argument(where,
+                           "invalid {} name '{}' in {}: a name holds only letters, digits and '_' "
+                           "('.' separates the components of a path)",
+                           what, name, type_name());
+  if (const auto slot = find_slot(name))
+    throw_invalid_argument(where, "duplicate name '{}' in {}: a {} named '{}' is already registered",
+                           name, type_name(), slot_kind_name(static_cast<int>(slot->kind)), name);
+}
+
+void Module::check_no_cycle(const Module& child, std::string_view name, Where where) const {
+  const auto cycle = [&] {
+    throw_invalid_argument(where,
+                           "registering '{}' ({}) in {} would make a cycle: the module would "
+                           "contain itself",
+                           name, child.type_name(), type_name());
+  };
+  if (&child == this) cycle();
+  if (child.children_.empty()) return;
+  std::vector<const Module*> stack{&child};
+  std::unordered_set<const Module*> seen{&child};
+  while (!stack.empty()) {
+    const Module* m = stack.back();
+    stack.pop_back();
+    for (const auto& [n, c] : m->children_) {
+      if (c.get() == this) cycle();
+      if (seen.insert(c.get()).second) stack.push_back(c.get());
+    }
+  }
+}
+
+void Module::add_child(std::string name, std::shared_ptr<Module> module, Where where) {
+  check_new_name(name, "submodule", where);
+  if (!module)
+    throw_invalid_argument(where, "register_module('{}') in {}: the module is null", name, type_name());
+  check_no_cycle(*module, name, where);
+  children_.emplace_back(std::move(name), std::move(module));
+  add_slot(children_.back().first, SlotKind::child, children_.size() - 1);
+}
+
+void Module::replace_child(std::string_view name, std::shared_ptr<Module> module, Where where) {
+  const auto slot = find_slot(name);
+  if (!slot || slot->kind != SlotKind::child)
+    throw_invalid_argument(where, "replace_module('{}') in {}: there is no submodule named '{}'", name,
+                           type_name(), name);
+  if (!module)
+    throw_invalid_argument(where, "replace_module('{}') in {}: the module is null", name, type_name());
+  check_no_cycle(*module, name, where);
+  children_[slot->index].second = std::move(module);
+}
+
+Tensor Module::register_parameter(std::string name, Tensor tensor, Where where) {
+  check_new_name(name, "parameter", where);
+  if (!tensor.defined())
+    throw_invalid_argument(where, "register_parameter('{}') in {}: the tensor is undefined", name,
+                           type_name());
+  if (tensor.is_symbolic())
+    throw_invalid_argument(where,
+                           "register_parameter('{}') in {}: the tensor is symbolic; parameters "
+                           "hold data",
+                           name, type_name());
+  parameters_.push_back(TensorSlot{std::move(name), tensor, true});
+  add_slot(parameters_.back().name, SlotKind::parameter, parameters_.size() - 1);
+  return tensor;
+}
+
+Tensor Module::register_buffer(std::string name, Tensor tensor, bool persistent, Where where) {
+  check_new_name(name, "buffer", where);
+  if (!tensor.defined())
+    throw_invalid_argument(where, "register_buffer('{}') in {}: the tensor is undefined", name,
+                           type_name());
+  if (tensor.is_symbolic())
+    throw_invalid_argument(where,
+                           "register_buffer('{}') in {}: the tensor is symbolic; buffers hold data",
+                           name, type_name());
+  buffers_.push_back(TensorSlot{std::move(name), tensor, persistent});
+  add_slot(buffers_.back().name, SlotKind::buffer, buffers_.size() - 1);
+  return tensor;
+}
+
+// ---- Queries ---------------------------------------------------------------------------------
+
+std::vector<std::shared_ptr<Module>> Module::children() const {
+  std::vector<std::shared_ptr<Module>> out;
+  out.reserve(children_.size());
+  std::unordered_set<const Module*> seen;
+  for (const auto& [name, child] : children_)
+    if (seen.insert(child.get()).second) out.push_back(child);
+  return out;
+}
+
+std::vector<NamedModule> Module::named_modules(const std::string& prefix) const {
+  std::vector<NamedModule> out;
+  std::unordered_set<const Module*> seen;
+  // Depth first, children in registration order: an explicit stack of (module, path).
+  std::vector<NamedModule> stack{{prefix, const_cast<Module*>(this)}};
+  seen.insert(this);
+  while (!stack.empty()) {
+    NamedModule current = std::move(stack.back());
+    stack.pop_back();
+    const auto& kids = current.module->children_;
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it)
+      if (seen.insert(it->second.get()).second)
+        stack.push_back({join_path(current.path, it->first), it->second.get()});
+    out.push_back(std::move(current));
+  }
+  return out;
+}
+
+void Module::collect_tensors(bool parameters, bool recurse, std::vector<NamedTensor>& out) const {
+  std::unordered_set<const detail::TensorImpl*> seen;
+  const auto add = [&](const std::string& prefix, const Module& m) {
+    for (const TensorSlot& slot : parameters ? m.parameters_ : m.buffers_)
+      if (seen.insert(slot.tensor.impl_ptr().get()).second)
+        out.push_back({join_path(prefix, slot.name), slot.tensor});
+  };
+  if (!recurse) {
+    add({}, *this);
+    return;
+  }
+  for (const NamedModule& nm : named_modules()) add(nm.path, *nm.module);
+}
+
+std::vector<NamedTensor> Module::named_parameters(bool recurse) const {
+  std::vector<NamedTensor> out;
+  collect_tensors(true, recurse, out);
+  return out;
+}
+
+std::vector<NamedTensor> Module::named_buffers(bool recurse) const {
+  std::vector<NamedTensor> out;
+  collect_tensors(false, recurse, out);
+  return out;
+}
+
+TensorList Module::parameters(bool recurse) const {
+  TensorList out;
+  for (NamedTensor& nt : named_parameters(recurse)) out.push_back(std::move(nt.tensor));
+  return out;
+}
+
+TensorList Module::buffers(bool recurse) const {
+  TensorList out;
+  for (NamedTensor& nt : named_buffers(recurse)) out.push_back(std::move(nt.tensor));
+  return out;
+}
+
+std::int64_t Module::num_parameters() const {
+  std::int64_t n = 0;
+  for (const NamedTensor& nt : named_parameters()) n += *nt.tensor.shape().numel();  // parameters are concrete: known shapes
+  return n;
+}
+
+Module* Module::find_child(std::string_view name) const noexcept {
+  const auto slot = find_slot(name);
+  return slot && slot->kind == SlotKind::child ? children_[slot->index].second.get() : nullptr;
+}
+
+Tensor Module::find_parameter(std::string_view name) const noexcept {
+  const auto slot = find_slot(name);
+  return slot && slot->kind == SlotKind::parameter ? parameters_[slot->index].tensor : Tensor();
+}
+
+Tensor Module::find_buffer(std::string_view name) const noexcept {
+  const auto slot = find_slot(name);
+  return slot && slot->kind == SlotKind::buffer ? buffers_[slot->index].tensor : Tensor();
+}
+
+namespace {
+std::string list_names(const std::vector<std::string>& names) {
+  if (names.empty()) return "none";
+  constexpr std::size_t shown = 12;
+  std::string s = fmt::format("{}", fmt::join(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(std::min(names.size(), shown)), ", "));
+  if (names.size() > shown) s += fmt::format(", ... ({} in all)", names.size());
+  return s;
+}
+}  // namespace
+
+Module& Module::get_submodule(std::string_view path, Where where) const {
+  const Module* m = this;
+  std::string walked;
+  std::size_t pos = 0;
+  while (!path.empty()) {
+    const std::size_t dot = path.find('.', pos);
+    const std::string_view part = path.substr(pos, dot == std::string_view::npos ? std::string_view::npos : dot - pos);
+    const Module* next = m->find_child(part);
+    if (!next) {
+      std::vector<std::string> names;
+      for (const auto& [n, c] : m->children_) names.push_back(n);
+      throw_invalid_argument(where, "no submodule '{}' in {}: {} has no child '{}' (its children: {})",
+                             path, type_name(),
+                             walked.empty() ? fmt::format("the root ({})", m->type_name())
+                                            : fmt::format("'{}' ({})", walked, m->type_name()),
+                             part, list_names(names));
+    }
+    walked = join_path(walked, part);
+    m = next;
+    if (dot == std::string_view::npos) break;
+    pos = dot + 1;
+  }
+  return const_cast<Module&>(*m);
+}
+
+Tensor Module::get_tensor(std::string_view path, Where where) const {
+  const std::size_t dot = path.rfind('.');
+  const Module& owner = dot == std::string_view::npos ? *this : get_submodule(path.substr(0, dot), where);
+  const std::string_view name = dot == std::string_view::npos ? path : path.substr(dot + 1);
+  const auto slot = owner.find_slot(name);
+  if (!slot || slot->kind == SlotKind::child) {
+    std::vector<std::string> names;
+    for (const TensorSlot& s : owner.parameters_) names.push_back(s.name);
+    for (const TensorSlot& s : owner.buffers_) names.push_back(s.name);
+    throw_invalid_argument(where, "no parameter or buffer '{}' in {}: {} has none named '{}' (it has: {})",
+                           path, type_name(), owner.type_name(), name, list_names(names));
+  }
+  return slot->kind == SlotKind::parameter ? owner.parameters_[slot->index].tensor
+                                           : owner.buffers_[slot->index].tensor;
+}
+
+// ---- Mode ------------------------------------------------------------------------------------
+
+Module& Module::train(bool on) {
+  training_ = on;
+  on_train(on);
+  for (const auto& [name, child] : children_) child->train(on);
+  return *this;
+}
+
+// ---- State -----------------------------------------------------------------------------------
+
+void Module::collect_state(const std::string& prefix, StateDict& out) const {
+  for (const TensorSlot& slot : parameters_) out.insert(join_path(prefix, slot.name), slot.tensor);
+  for (const TensorSlot& slot : buffers_)
+    if (slot.persistent) out.insert(join_path(prefix, slot.name), slot.tensor);
+  for (const auto& [name, child] : children_) child->collect_state(join_path(prefix, name), out);
+}
+
+StateDict Module::state_dict() const {
+  StateDict out;
+  collect_state({}, out);
+  return out;
+}
+
+LoadStateDictResult Module::load_state_dict(const StateDict& state, bool strict, Where where) {
+  const StateDict own = state_dict();
+  LoadStateDictResult result;
+  std::vector<std::string> problems;
+  for (const auto& [key, dst] : own) {
+    const Tensor* src = state.find(key);
+    if (!src) {
+      result.missing_keys.push_back(key);
+      continue;
+    }
+    if (!src->defined() || src->is_symbolic())
+      problems.push_back(fmt::format("'{}' in the state is {}", key,
+                                     src->defined() ? "symbolic (it holds no data)" : "undefined"));
+    else if (src->shape() != dst.shape())
+      problems.push_back(fmt::format("shape mismatch for '{}': the state has {}, the model has {}", key,
+                                     src->shape(), dst.shape()));
+    else if (src->dtype() != dst.dtype())
+      problems.push_back(fmt::format("dtype mismatch for '{}': the state has {}, the model has {}", key,
+                                     src->dtype(), dst.dtype()));
+  }
+  for (const auto& [key, tensor] : state)
+    if (!own.contains(key)) result.unexpected_keys.push_back(key);
+  if (strict) {
+    for (const std::string& k : result.missing_keys) problems.push_back(fmt::format("missing key '{}'", k));
+    for (const std::string& k : result.unexpected_keys)
+      problems.push_back(fmt::format("unexpected key '{}'", k));
+  }
+  if (!problems.empty())
+    throw_invalid_argument(where, "load_state_dict() into {}: {} problem{}, the model was not changed:\n  {}",
+                           type_name(), problems.size(), problems.size() == 1 ? "" : "s",
+                           fmt::join(problems, "\n  "));
+  for (const auto& [key, dst] : own)
+    if (const Tensor* src = state.find(key)) dst.copy_(*src, where);
+  return result;
+}
+
+// ---- Printing --------------------------------------------------------------------------------
+
+std::string Module::extra_repr() const { return {}; }
+
+namespace {
+void print_module(const Module& m, int indent, std::string& out) {
+  out += m.type_name();
+  out += '(';
+  const std::string extra = m.extra_repr();
+  if (m.named_children().empty()) {
+    out += extra;
+    out += ')';
+    return;
+  }
+  const std::string pad(static_cast<std::size_t>(indent + 2), ' ');
+  if (!extra.empty()) fmt::format_to(std::back_inserter(out), "\n{}{}", pad, extra);
+  for (const auto& [name, child] : m.named_children()) {
+    fmt::format_to(std::back_inserter(out), "\n{}({}): ", pad, name);
+    print_module(*child, indent + 2, out);
+  }
+  out += '\n';
+  out.append(static_cast<std::size_t>(indent), ' ');
+  out += ')';
+}
+}  // namespace
+
+std::string to_string(const Module& module) {
+  std::string out;
+  print_module(module, 0, out);
+  return out;
+}
+
+}  // namespace symtrace

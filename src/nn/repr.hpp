@@ -1,0 +1,17 @@
+#pragma once
+// Helpers for the layers' extra_repr(), in PyTorch's spelling.
+
+#include "symtrace/nn/size2.hpp"
+
+#include <string>
+
+namespace symtrace::nn::detail {
+
+/// "True" / "False".
+inline const char* py_bool(bool b) { return b ? "True" : "False"; }
+/// "(7, 7)", as PyTorch prints a pair.
+std::string pair_repr(const Size2& s);
+/// "3" when both sizes agree, else "(3, 5)" (how PyTorch prints pooling options given as ints).
+std::string int_or_pair_repr(const Size2& s);
+
+}  // namespace symtrace::nn::detail

@@ -1,0 +1,16 @@
+#pragma once
+// Readable type names for reports: the demangled class name without namespaces and without
+// LibTorch's `Impl` suffix ("symtrace::nn::LinearImpl" -> "Linear").
+
+#include <string>
+#include <typeinfo>
+
+namespace symtrace::detail {
+
+/// The readable name of `type`, computed once per type (thread-safe); the reference stays valid.
+const std::string& pretty_type_name(const std::type_info& type);
+
+/// The same transformation on a demangled name (for tests).
+std::string shorten_type_name(std::string demangled);
+
+}  // namespace symtrace::detail

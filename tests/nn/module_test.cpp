@@ -1,0 +1,334 @@
+// The Module base: registration and its errors, named queries, modes, the type-erased entry
+// point, typed calls through holders, the module call hook, and state dicts.
+
+#include "support/checks.hpp"
+
+#include <symtrace/nn.hpp>
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <tuple>
+
+using namespace symtrace;
+
+namespace {
+
+struct ScaleImpl : TypedModule<ScaleImpl> {
+  explicit ScaleImpl(double factor) : factor(factor) {}
+  Tensor forward(const Tensor& x) { return x * factor; }
+  double factor;
+};
+SYMTRACE_MODULE(Scale);
+
+// A forward with an optional trailing argument and a tuple result.
+struct MaskedImpl : TypedModule<MaskedImpl> {
+  MaskedImpl() : TypedModule({"x", "mask"}) {}
+  std::tuple<Tensor, Tensor> forward(const Tensor& x, std::optional<Tensor> mask) {
+    Tensor y = mask ? x * *mask : x;
+    return {y, y + 1};
+  }
+};
+SYMTRACE_MODULE(Masked);
+
+struct NetImpl : TypedModule<NetImpl> {
+  NetImpl() {
+    fc = register_module("fc", nn::Linear(4, 3));
+    act = register_module("act", nn::ReLU());
+    head = register_module("head", nn::Sequential(nn::Linear(3, 2), Scale(2.0)));
+    steps = register_buffer("steps", scalar_tensor(0, DType::int64));
+  }
+  Tensor forward(const Tensor& x) { return head(act(fc(x))); }
+  nn::Linear fc{nullptr};
+  nn::ReLU act{nullptr};
+  nn::Sequential head{nullptr};
+  Tensor steps;
+};
+SYMTRACE_MODULE(Net);
+
+// Records every call passing the hook, then runs the module.
+struct RecordingHook : ModuleCallHook {
+  Value call_module(Module& m, const ValueList& args, std::source_location where) override {
+    calls.push_back(fmt::format("{}({}) at line {}", m.type_name(), args.size(), where.line()));
+    return m.forward_values(args);
+  }
+  std::vector<std::string> calls;
+};
+
+}  // namespace
+
+TEST_CASE("a module lists its children, modules, parameters and buffers with qualified paths") {
+  manual_seed(0);
+  Net net;
+  std::vector<std::string> paths;
+  for (const NamedModule& nm : net->named_modules()) paths.push_back(nm.path + ":" + nm.module->type_name());
+  CHECK(paths == std::vector<std::string>{":Net", "fc:Linear", "act:ReLU", "head:Sequential",
+                                          "head.0:Linear", "head.1:Scale"});
+  std::vector<std::string> params;
+  for (const NamedTensor& p : net->named_parameters()) params.push_back(p.name);
+  CHECK(params == std::vector<std::string>{"fc.weight", "fc.bias", "head.0.weight", "head.0.bias"});
+  CHECK(net->named_buffers().size() == 1);
+  CHECK(net->num_parameters() == 4 * 3 + 3 + 3 * 2 + 2);
+  CHECK(net->children().size() == 3);
+  CHECK(&net->get_submodule("head.1") == net->head->ptr(1).get());
+  CHECK(net->get_tensor("head.0.bias").shape() == Shape{2});
+}
+
+TEST_CASE("calling a module through its holder equals running its forward eagerly") {
+  manual_seed(1);
+  Net net;
+  const Tensor x = randn({5, 4});
+  const Tensor expected = (relu(x.matmul(net->fc->weight.transpose(0, 1)) + net->fc->bias)
+                               .matmul(net->head->at<nn::LinearImpl>(0)->weight.transpose(0, 1)) +
+                           net->head->at<nn::LinearImpl>(0)->bias) *
+                          2.0;
+  CHECK(testing::max_abs_diff(net(x), expected) < 1e-5);
+  CHECK(testing::max_abs_diff((*net)(x), expected) < 1e-5);
+  CHECK(testing::max_abs_diff(net->call({x}).to_tensor(), expected) < 1e-5);
+}
+
+TEST_CASE("trailing optional forward arguments may be omitted and tuples come back as tuples") {
+  Masked m;
+  const Tensor x = tensor({1.0f, 2.0f});
+  auto [a, b] = m(x);
+  testing::check_tensor(a, DType::float32, {2}, {1, 2});
+  testing::check_tensor(b, DType::float32, {2}, {2, 3});
+  auto [c, d] = m(x, tensor({0.0f, 3.0f}));
+  testing::check_tensor(c, DType::float32, {2}, {0, 6});
+  const Value boxed = m->forward_values({x});
+  REQUIRE(boxed.is_list());
+  CHECK(boxed.to_list().size() == 2);
+  const ForwardSignature& sig = *m->forward_signature();
+  CHECK(sig.num_required == 1);
+  CHECK(sig.parameters[1].optional);
+  CHECK(sig.parameters[1].type_name == "Optional[Tensor]");
+  CHECK(sig.result == ParamType::tuple);
+  CHECK(sig.result_arity == 2);
+  CHECK(sig.result_type_name == "Tuple[Tensor, Tensor]");
+  CHECK(m->input_names() == std::vector<std::string>{"x", "mask"});
+}
+
+TEST_CASE("the type-erased entry point checks argument count and kinds") {
+  Masked m;
+  CHECK_THROWS_WITH_AS(m->forward_values({}), "Masked.forward() takes 1 to 2 arguments (x, mask), got 0",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(m->forward_values({Value(3)}),
+                       "Masked.forward(): argument 'x' (position 1) must be Tensor, got int", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(m->forward_values({tensor({1.0f}), Value(2.5)}),
+                       "Masked.forward(): argument 'mask' (position 2) must be Optional[Tensor], got float",
+                       std::invalid_argument);
+}
+
+TEST_CASE("every module call passes the thread's hook, with the caller's line") {
+  manual_seed(2);
+  Net net;
+  RecordingHook hook;
+  const Tensor x = randn({1, 4});
+  const Tensor eager = net(x);
+  Tensor hooked;
+  static constexpr int line = __LINE__ + 3;
+  {
+    ModuleCallHookScope scope(&hook);
+    hooked = net(x);
+  }
+  CHECK(current_module_call_hook() == nullptr);
+  CHECK(testing::max_abs_diff(eager, hooked) == 0);
+  REQUIRE(hook.calls.size() == 6);
+  CHECK(hook.calls[0] == fmt::format("Net(1) at line {}", line));
+  CHECK(hook.calls[1].starts_with("Linear(1) at line "));
+  CHECK(hook.calls[3].starts_with("Sequential(1)"));
+  CHECK(hook.calls[5].starts_with("Scale(1)"));
+}
+
+TEST_CASE("a hook scope restores the previous hook when an exception passes") {
+  RecordingHook outer, inner;
+  ModuleCallHookScope a(&outer);
+  try {
+    ModuleCallHookScope b(&inner);
+    CHECK(current_module_call_hook() == &inner);
+    throw std::runtime_error("boom");
+  } catch (const std::runtime_error&) {
+  }
+  CHECK(current_module_call_hook() == &outer);
+}
+
+TEST_CASE("registration errors name the name, the module and the caller's line") {
+  Net net;
+  SUBCASE("duplicate names") {
+    static constexpr int line = __LINE__ + 1;
+    CHECK_THROWS_WITH_AS(net->register_module("fc", nn::Linear(1, 1)),
+                         fmt::format("{}:{}: duplicate name 'fc' in Net: a submodule named 'fc' is already registered",
+                                     __FILE__, line).c_str(),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(net->register_parameter("steps", zeros({1})),
+                         doctest::Contains("duplicate name 'steps' in Net: a buffer named 'steps' is already registered"),
+                         std::invalid_argument);
+  }
+  SUBCASE("invalid names") {
+    for (const char* bad : {"", "a.b", "x-y", "conv 1"})
+      CHECK_THROWS_WITH_AS(net->register_module(bad, nn::ReLU()),
+                           doctest::Contains(fmt::format("invalid submodule name '{}' in Net: a name holds only letters, "
+                                                         "digits and '_' ('.' separates the components of a path)",
+                                                         bad).c_str()),
+                           std::invalid_argument);
+    CHECK_THROWS_WITH_AS(net->register_parameter("w.1", zeros({1})),
+                         doctest::Contains("invalid parameter name 'w.1' in Net"), std::invalid_argument);
+  }
+  SUBCASE("cycles") {
+    CHECK_THROWS_WITH_AS(net->register_module("self", net.ptr()),
+                         doctest::Contains("registering 'self' (Net) in Net would make a cycle: the module would contain itself"),
+                         std::invalid_argument);
+    auto inner = std::make_shared<nn::SequentialImpl>();
+    auto outer = std::make_shared<nn::SequentialImpl>(inner);
+    CHECK_THROWS_WITH_AS(inner->push_back(outer),
+                         doctest::Contains("registering '0' (Sequential) in Sequential would make a cycle"),
+                         std::invalid_argument);
+    CHECK(inner->size() == 0);
+  }
+  SUBCASE("null modules and undefined tensors") {
+    CHECK_THROWS_WITH_AS(net->register_module("x", std::shared_ptr<Module>()),
+                         doctest::Contains("register_module('x') in Net: the module is null"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS(net->register_parameter("w", Tensor()),
+                         doctest::Contains("register_parameter('w') in Net: the tensor is undefined"),
+                         std::invalid_argument);
+  }
+  // Nothing half-registered after the failures.
+  CHECK(net->named_children().size() == 3);
+  CHECK(net->named_parameters(false).empty());
+}
+
+TEST_CASE("a module registered twice is one module") {
+  auto shared = std::make_shared<nn::LinearImpl>(2, 2);
+  nn::Sequential seq(shared, nn::ReLU(), shared);
+  CHECK(seq->size() == 3);
+  CHECK(seq->named_modules().size() == 3);  // root, 0 (= 2), 1
+  CHECK(seq->children().size() == 2);
+  CHECK(seq->num_parameters() == 6);
+  CHECK(seq->state_dict().keys() == std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"});
+}
+
+TEST_CASE("many children are registered and found in constant time per name") {
+  nn::ModuleList list;
+  for (int i = 0; i < 20000; ++i) list->push_back(nn::Identity());
+  CHECK(list->size() == 20000);
+  CHECK(list->find_child("19999") == list->ptr(19999).get());
+  CHECK_THROWS_WITH_AS(list->register_module("123", nn::Identity()),
+                       doctest::Contains("duplicate name '123' in ModuleList"), std::invalid_argument);
+}
+
+TEST_CASE("train and eval set the mode of every descendant") {
+  Net net;
+  CHECK(net->is_training());
+  net->eval();
+  for (const NamedModule& nm : net->named_modules()) CHECK_FALSE(nm.module->is_training());
+  net->train();
+  for (const NamedModule& nm : net->named_modules()) CHECK(nm.module->is_training());
+}
+
+TEST_CASE("get_submodule names the first missing component and what exists") {
+  Net net;
+  static constexpr int line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS((void)net->get_submodule("head.7.fc"),
+                       fmt::format("{}:{}: no submodule 'head.7.fc' in Net: 'head' (Sequential) has no child '7' "
+                                   "(its children: 0, 1)", __FILE__, line).c_str(),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)net->get_tensor("fc.w"),
+                       doctest::Contains("no parameter or buffer 'fc.w' in Net: Linear has none named 'w' (it has: weight, bias)"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("load_state_dict copies values into the model's own tensors") {
+  manual_seed(3);
+  Net a, b;
+  const Tensor w = b->fc->weight;  // the handle the model keeps
+  b->load_state_dict(a->state_dict());
+  CHECK(testing::max_abs_diff(w, a->fc->weight) == 0);
+  const Tensor x = randn({2, 4});
+  CHECK(testing::max_abs_diff(a(x), b(x)) == 0);
+  CHECK(a->state_dict().keys() ==
+        std::vector<std::string>{"steps", "fc.weight", "fc.bias", "head.0.weight", "head.0.bias"});
+}
+
+TEST_CASE("load_state_dict reports every problem and leaves the model unchanged") {
+  manual_seed(4);
+  Net a, b;
+  const Tensor before = b->fc->weight * 1.0;
+  StateDict state;
+  for (const auto& [k, t] : a->state_dict())
+    if (k != "fc.bias") state.insert(k == "head.0.weight" ? "head.0.w" : k, k == "fc.weight" ? zeros({3, 5}) : t);
+  static constexpr int line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS(b->load_state_dict(state),
+                       fmt::format("{}:{}: load_state_dict() into Net: 4 problems, the model was not changed:\n"
+                                   "  shape mismatch for 'fc.weight': the state has [3, 5], the model has [3, 4]\n"
+                                   "  missing key 'fc.bias'\n"
+                                   "  missing key 'head.0.weight'\n"
+                                   "  unexpected key 'head.0.w'",
+                                   __FILE__, line).c_str(),
+                       std::invalid_argument);
+  CHECK(testing::max_abs_diff(b->fc->weight, before) == 0);
+  SUBCASE("not strict: missing and unexpected keys are returned, mismatches still fail") {
+    CHECK_THROWS_WITH_AS(b->load_state_dict(state, false), doctest::Contains("1 problem, the model was not changed"),
+                         std::invalid_argument);
+    StateDict ok;
+    for (const auto& [k, t] : state)
+      if (k != "fc.weight") ok.insert(k, t);
+    const LoadStateDictResult r = b->load_state_dict(ok, false);
+    CHECK(r.missing_keys == std::vector<std::string>{"fc.weight", "fc.bias", "head.0.weight"});
+    CHECK(r.unexpected_keys == std::vector<std::string>{"head.0.w"});
+    CHECK(testing::max_abs_diff(b->head->at<nn::LinearImpl>(0)->bias, a->head->at<nn::LinearImpl>(0)->bias) == 0);
+  }
+}
+
+TEST_CASE("a module prints as a PyTorch-style tree") {
+  Net net;
+  CHECK(to_string(*net) ==
+        "Net(\n"
+        "  (fc): Linear(in_features=4, out_features=3, bias=True)\n"
+        "  (act): ReLU()\n"
+        "  (head): Sequential(\n"
+        "    (0): Linear(in_features=3, out_features=2, bias=True)\n"
+        "    (1): Scale()\n"
+        "  )\n"
+        ")");
+}
+
+TEST_CASE("containers that are only indexed cannot be called") {
+  nn::ModuleList list{nn::ReLU(), nn::Tanh()};
+  CHECK_FALSE(list->is_callable());
+  CHECK(list->forward_signature() == nullptr);
+  static constexpr int line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS(list->call({tensor({1.0f})}),
+                       fmt::format("{}:{}: ModuleList is not callable: it has no forward (index it and call its "
+                                   "elements)", __FILE__, line).c_str(),
+                       std::invalid_argument);
+  CHECK(list->at<nn::TanhImpl>(1) != nullptr);
+  CHECK_THROWS_WITH_AS((void)list->at<nn::LinearImpl>(0), doctest::Contains("the module is a ReLU, not a Linear"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)list->ptr(5), doctest::Contains("index 5 is out of range for ModuleList of size 2"),
+                       std::invalid_argument);
+  nn::ModuleDict dict;
+  dict->insert("relu", nn::ReLU());
+  CHECK(dict->contains("relu"));
+  CHECK_THROWS_WITH_AS((void)dict->get("tanh"), doctest::Contains("no key 'tanh' in ModuleDict (keys: relu)"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("an empty holder says so instead of crashing") {
+  nn::Linear fc{nullptr};
+  CHECK(fc.is_empty());
+  CHECK_THROWS_WITH_AS(fc(tensor({1.0f})),
+                       doctest::Contains("use of an empty ModuleHolder<Linear>: it was made from nullptr"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("input names can be declared and are validated") {
+  Scale s(1.0);
+  CHECK(s->input_names() == std::vector<std::string>{"x"});
+  s->set_input_names({"image"});
+  CHECK(s->input_names() == std::vector<std::string>{"image"});
+  CHECK_THROWS_WITH_AS(s->set_input_names({"a", "b"}),
+                       doctest::Contains("set_input_names() on Scale: forward takes 1 argument, got 2 names"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(s->set_input_names({"1x"}), doctest::Contains("'1x' is not a valid input name"),
+                       std::invalid_argument);
+}
