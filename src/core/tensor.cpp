@@ -180,6 +180,15 @@ T Tensor::item(Where where) const {
   });
 }
 
+bool Tensor::to_bool(Where where) const {
+  if (!defined()) throw_invalid_argument(where, "to_bool() of an undefined Tensor");
+  if (is_symbolic()) detail::throw_symbolic_read("to_bool()", where);
+  if (shape().numel() != 1)
+    throw_invalid_argument(where, "to_bool() needs a tensor with one element, got shape {}; reduce it first "
+                                  "(sum(), amax())", shape());
+  return item<bool>(where);
+}
+
 template <class T>
 std::vector<T> Tensor::to_vector(Where where) const {
   if (!defined()) throw_invalid_argument(where, "to_vector() of an undefined Tensor");

@@ -80,3 +80,15 @@ TEST_CASE("empty refuses unknown sizes and sizes whose product overflows") {
   CHECK_THROWS_WITH_AS((void)Tensor::empty(Shape{1LL << 40, 1LL << 40}), doctest::Contains("cannot allocate a tensor of shape [1099511627776, 1099511627776]: its size overflows 64 bits"), std::invalid_argument);
   CHECK_THROWS_WITH_AS((void)Tensor::empty(Shape{2, Dim::unknown()}), doctest::Contains("cannot allocate a tensor of shape [2, ?]"), std::invalid_argument);
 }
+
+TEST_CASE("to_bool is the truth value of one element and a TraceError on a symbolic tensor") {
+  CHECK(tensor({0.5f}).to_bool());
+  CHECK_FALSE(tensor({0}).to_bool());
+  CHECK(scalar_tensor(true).to_bool());
+  CHECK_THROWS_WITH_AS((void)tensor({1, 2}).to_bool(), doctest::Contains("to_bool() needs a tensor with one element, got shape [2]"),
+                       std::invalid_argument);
+  const Tensor s = Tensor::symbolic(TensorMeta{DType::float32, Shape{}}, SymbolicRef{1, 1});
+  static constexpr int line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS((void)s.to_bool(), doctest::Contains(fmt::format("tensor_test.cpp:{}: a symbolic tensor was read as data (to_bool())", line).c_str()),
+                       TraceError);
+}

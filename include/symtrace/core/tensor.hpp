@@ -125,6 +125,9 @@ class Tensor {
   template <class T> [[nodiscard]] T* data_ptr(Where where = Where::current()) const;
   /// The only element of a one-element tensor, converted to T.
   template <class T> [[nodiscard]] T item(Where where = Where::current()) const;
+  /// The truth value of a one-element tensor, as Python's `bool(t)`: nonzero is true. On a
+  /// symbolic tensor it throws TraceError: that is control flow depending on tensor data.
+  [[nodiscard]] bool to_bool(Where where = Where::current()) const;
   /// All elements in row-major order, converted to T.
   template <class T> [[nodiscard]] std::vector<T> to_vector(Where where = Where::current()) const;
 
