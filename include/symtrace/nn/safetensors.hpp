@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <source_location>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,27 +30,42 @@ namespace symtrace {
 /// Free-form string metadata stored under "__metadata__".
 using SafetensorsMetadata = std::map<std::string, std::string>;
 
-/// The bytes of a safetensors file holding `state` (tensors in the state's order).
+/// The bytes of a safetensors file holding `state`: tensors in the state's order in the header
+/// and in the data (views are written in row-major element order), "__metadata__" first when
+/// `metadata` is not empty, the header padded with spaces so the data starts 8-byte aligned.
+/// Throws std::invalid_argument (message starting "<memory>: ") for a symbolic or undefined
+/// tensor, an empty name, the reserved name "__metadata__", or a string that is not UTF-8.
 [[nodiscard]] std::vector<std::byte> serialize_safetensors(const StateDict& state,
                                                            const SafetensorsMetadata& metadata = {});
-/// Parses safetensors bytes; `source` names them in error messages (a file name).
-/// When `metadata` is given, it receives the "__metadata__" entries.
+/// Parses safetensors bytes; `source` names them in error messages (a file name). Tensors come
+/// back in the header's order, contiguous, with the dtypes listed in the file comment. When
+/// `metadata` is given, it is replaced by the "__metadata__" entries (left alone on failure).
+/// Throws std::invalid_argument whose message starts with `source` and names the problem and
+/// the tensor: truncation, a header longer than 100 MB or not a JSON object, a missing or
+/// mistyped field, an unsupported dtype, a bad shape, offsets that disagree with the shape or
+/// do not tile the data exactly, duplicate JSON keys, bool bytes other than 0 and 1.
 [[nodiscard]] StateDict deserialize_safetensors(std::span<const std::byte> bytes,
                                                 std::string_view source = "<memory>",
                                                 SafetensorsMetadata* metadata = nullptr);
 
-/// Writes `state` to `path` (replacing the file).
+/// Writes `state` to `path` (replacing the file). Refuses a state as serialize_safetensors does,
+/// with the path as the message prefix; throws symtrace::Error "cannot write 'path': reason"
+/// when the file cannot be written.
 void save_safetensors(const StateDict& state, const std::filesystem::path& path,
                       const SafetensorsMetadata& metadata = {});
-/// Reads the state dict stored in `path`.
+/// Reads the state dict stored in `path`; errors in the data are reported as by
+/// deserialize_safetensors with the path as `source`. Throws symtrace::Error
+/// "cannot read 'path': reason" when the file cannot be opened or read.
 [[nodiscard]] StateDict load_safetensors(const std::filesystem::path& path,
                                          SafetensorsMetadata* metadata = nullptr);
 
 /// Writes `module.state_dict()` to `path`.
 void save_safetensors(const Module& module, const std::filesystem::path& path,
                       const SafetensorsMetadata& metadata = {});
-/// Loads `path` into `module` with `load_state_dict(state, strict)`.
+/// Loads `path` into `module` with `load_state_dict(state, strict)` and returns its result; the
+/// model is unchanged when that throws.
 LoadStateDictResult load_safetensors(Module& module, const std::filesystem::path& path,
-                                     bool strict = true);
+                                     bool strict = true,
+                                     std::source_location where = std::source_location::current());
 
 }  // namespace symtrace
