@@ -30,8 +30,12 @@ Tensor BatchNorm2dImpl::forward(const Tensor& input) {
     throw_invalid_argument(where, "BatchNorm2d: expected a 4-D input [N, C, H, W], got {}", input.meta());
   // As PyTorch: batch statistics when training or when not tracking running ones.
   const bool use_batch_stats = is_training() || !options.track_running_stats;
+  Tensor out =
+      batch_norm(input, weight, bias, running_mean, running_var, use_batch_stats, options.momentum, options.eps);
+  // Counted after the op succeeded (PyTorch counts first), so a refused input leaves every
+  // buffer unchanged: the op checks everything before it updates the running statistics.
   if (is_training() && options.track_running_stats) num_batches_tracked.add_(1);
-  return batch_norm(input, weight, bias, running_mean, running_var, use_batch_stats, options.momentum, options.eps);
+  return out;
 }
 
 std::string BatchNorm2dImpl::extra_repr() const {

@@ -50,7 +50,9 @@ std::string Conv2dImpl::extra_repr() const {
 
 namespace detail {
 std::string pair_repr(const Size2& s) { return fmt::format("({}, {})", s.h, s.w); }
-std::string int_or_pair_repr(const Size2& s) { return s.h == s.w ? fmt::format("{}", s.h) : pair_repr(s); }
+std::string int_or_pair_repr(const Size2& s) {
+  return s.written_as_pair || s.h != s.w ? pair_repr(s) : fmt::format("{}", s.h);
+}
 }  // namespace detail
 
 }  // namespace symtrace::nn

@@ -24,7 +24,8 @@ MaxPool2dImpl::MaxPool2dImpl(Size2 kernel, MaxPool2dOptions opts, std::source_lo
     : kernel_size(kernel), stride(opts.stride.value_or(kernel)), options(opts) {
   check_window("MaxPool2d", kernel_size, stride, options.padding, where);
   if (options.dilation.h <= 0 || options.dilation.w <= 0)
-    throw_invalid_argument(where, "MaxPool2d: the dilation must be positive");
+    throw_invalid_argument(where, "MaxPool2d(kernel_size={}): dilation {} must be positive",
+                           detail::int_or_pair_repr(kernel_size), detail::int_or_pair_repr(options.dilation));
 }
 
 Tensor MaxPool2dImpl::forward(const Tensor& input) {

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace symtrace::nn {
 
@@ -24,16 +25,21 @@ UpsampleImpl::UpsampleImpl(UpsampleOptions opts, std::source_location where) : o
   if (options.mode != "nearest")
     throw_invalid_argument(where, "Upsample: mode '{}' is not supported; only 'nearest' is", options.mode);
   if (options.size.has_value() == options.scale_factor.has_value())
-    throw_invalid_argument(where, "Upsample: give exactly one of size and scale_factor");
-  if (options.size && (options.size->size() != 2 ||
+    throw_invalid_argument(where, "Upsample: give exactly one of size and scale_factor, got {}",
+                           options.size ? "both" : "neither");
+  // Both stay as written (one value or two), as PyTorch keeps them: the op takes either form,
+  // and extra_repr prints them back the same way.
+  if (options.size && (options.size->empty() || options.size->size() > 2 ||
                        std::any_of(options.size->begin(), options.size->end(), [](auto d) { return d <= 0; })))
-    throw_invalid_argument(where, "Upsample: size must be two positive sizes [H, W], got [{}]",
+    throw_invalid_argument(where, "Upsample: size must be one or two positive sizes ([H, W]), got [{}]",
                            fmt::join(*options.size, ", "));
   if (options.scale_factor) {
-    auto& s = *options.scale_factor;
-    if (s.size() == 1) s.push_back(s[0]);
-    if (s.size() != 2 || !(s[0] > 0) || !(s[1] > 0))
-      throw_invalid_argument(where, "Upsample: scale_factor must be one or two positive numbers");
+    const auto& s = *options.scale_factor;
+    if (s.empty() || s.size() > 2 ||
+        std::any_of(s.begin(), s.end(), [](double f) { return !(f > 0) || !std::isfinite(f); }))
+      throw_invalid_argument(where,
+                             "Upsample: scale_factor must be one or two positive finite numbers ([sh, sw]), got [{}]",
+                             fmt::join(s, ", "));
   }
 }
 
@@ -42,12 +48,17 @@ Tensor UpsampleImpl::forward(const Tensor& input) {
 }
 
 std::string UpsampleImpl::extra_repr() const {
-  if (options.size)
-    return fmt::format("size=({}), mode='{}'", fmt::join(*options.size, ", "), options.mode);
-  const auto& s = *options.scale_factor;
-  const std::string scale =
-      s[0] == s[1] ? format_double(s[0]) : fmt::format("({}, {})", format_double(s[0]), format_double(s[1]));
-  return fmt::format("scale_factor={}, mode='{}'", scale, options.mode);
+  // PyTorch: `size` as given (8 or (8, 8)); `scale_factor` as floats (2.0 or (2.0, 3.0)).
+  std::string info;
+  if (options.size) {
+    const IntList& s = *options.size;
+    info = s.size() == 1 ? fmt::format("size={}", s[0]) : fmt::format("size=({})", fmt::join(s, ", "));
+  } else {
+    const auto& s = *options.scale_factor;
+    info = s.size() == 1 ? fmt::format("scale_factor={}", format_double(s[0]))
+                         : fmt::format("scale_factor=({}, {})", format_double(s[0]), format_double(s[1]));
+  }
+  return fmt::format("{}, mode='{}'", info, options.mode);
 }
 
 }  // namespace symtrace::nn

@@ -332,3 +332,11 @@ TEST_CASE("input names can be declared and are validated") {
   CHECK_THROWS_WITH_AS(s->set_input_names({"1x"}), doctest::Contains("'1x' is not a valid input name"),
                        std::invalid_argument);
 }
+
+TEST_CASE("a literal 0 given to a holder is a size, not a null module") {
+  CHECK_THROWS_WITH_AS(nn::MaxPool2d(0), doctest::Contains("MaxPool2d(kernel_size=0"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::BatchNorm2d(0), doctest::Contains("BatchNorm2d(0): num_features must be positive"),
+                       std::invalid_argument);
+  CHECK(nn::Linear(nullptr).is_empty());
+  CHECK(Scale(nullptr).is_empty());
+}

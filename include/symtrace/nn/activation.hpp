@@ -26,8 +26,10 @@ class ReLUImpl : public TypedModule<ReLUImpl> {
 /// `nn::ReLU()`, `nn::ReLU({.inplace = true})`.
 class ReLU : public ModuleHolder<ReLUImpl> {
  public:
-  ReLU(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
-  ReLU(std::shared_ptr<ReLUImpl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  ReLU(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<ReLUImpl> I>
+  ReLU(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<ReLUImpl>(std::move(impl))) {}  // NOLINT
   explicit ReLU(ReLUOptions options = {}) : ModuleHolder(std::make_shared<ReLUImpl>(options)) {}
 };
 
@@ -42,8 +44,10 @@ class ReLU6Impl : public TypedModule<ReLU6Impl> {
 /// `nn::ReLU6()`, `nn::ReLU6({.inplace = true})`: min(max(x, 0), 6).
 class ReLU6 : public ModuleHolder<ReLU6Impl> {
  public:
-  ReLU6(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
-  ReLU6(std::shared_ptr<ReLU6Impl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  ReLU6(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<ReLU6Impl> I>
+  ReLU6(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<ReLU6Impl>(std::move(impl))) {}  // NOLINT
   explicit ReLU6(ReLUOptions options = {}) : ModuleHolder(std::make_shared<ReLU6Impl>(options)) {}
 };
 
@@ -64,8 +68,10 @@ class GELUImpl : public TypedModule<GELUImpl> {
 /// `nn::GELU()`, `nn::GELU({.approximate = "tanh"})`.
 class GELU : public ModuleHolder<GELUImpl> {
  public:
-  GELU(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
-  GELU(std::shared_ptr<GELUImpl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  GELU(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<GELUImpl> I>
+  GELU(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<GELUImpl>(std::move(impl))) {}  // NOLINT
   explicit GELU(GELUOptions options = {}, std::source_location where = std::source_location::current())
       : ModuleHolder(std::make_shared<GELUImpl>(std::move(options), where)) {}
 };

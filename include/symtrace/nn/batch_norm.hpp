@@ -38,8 +38,10 @@ class BatchNorm2dImpl : public TypedModule<BatchNorm2dImpl> {
 /// Holder of BatchNorm2dImpl: `nn::BatchNorm2d(64)`, `nn::BatchNorm2d(64, {.eps = 1e-3})`.
 class BatchNorm2d : public ModuleHolder<BatchNorm2dImpl> {
  public:
-  BatchNorm2d(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
-  BatchNorm2d(std::shared_ptr<BatchNorm2dImpl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  BatchNorm2d(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<BatchNorm2dImpl> I>
+  BatchNorm2d(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<BatchNorm2dImpl>(std::move(impl))) {}  // NOLINT
   BatchNorm2d(std::int64_t num_features, BatchNormOptions options = {},
               std::source_location where = std::source_location::current())
       : ModuleHolder(std::make_shared<BatchNorm2dImpl>(num_features, options, where)) {}

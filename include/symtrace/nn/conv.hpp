@@ -40,8 +40,10 @@ class Conv2dImpl : public TypedModule<Conv2dImpl> {
 /// Holder of Conv2dImpl: `nn::Conv2d(3, 64, 7, {.stride = 2, .padding = 3, .bias = false})`.
 class Conv2d : public ModuleHolder<Conv2dImpl> {
  public:
-  Conv2d(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
-  Conv2d(std::shared_ptr<Conv2dImpl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  Conv2d(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<Conv2dImpl> I>
+  Conv2d(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<Conv2dImpl>(std::move(impl))) {}  // NOLINT
   Conv2d(std::int64_t in_channels, std::int64_t out_channels, Size2 kernel_size, Conv2dOptions options = {},
          std::source_location where = std::source_location::current())
       : ModuleHolder(std::make_shared<Conv2dImpl>(in_channels, out_channels, kernel_size, options, where)) {}

@@ -28,8 +28,10 @@ class DropoutImpl : public TypedModule<DropoutImpl> {
 /// `nn::Dropout()`, `nn::Dropout({.p = 0.2})`, `nn::Dropout(0.2)`.
 class Dropout : public ModuleHolder<DropoutImpl> {
  public:
-  Dropout(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
-  Dropout(std::shared_ptr<DropoutImpl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  Dropout(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<DropoutImpl> I>
+  Dropout(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<DropoutImpl>(std::move(impl))) {}  // NOLINT
   explicit Dropout(DropoutOptions options = {}, std::source_location where = std::source_location::current())
       : ModuleHolder(std::make_shared<DropoutImpl>(options, where)) {}
   explicit Dropout(double p, std::source_location where = std::source_location::current())

@@ -13,7 +13,7 @@
 namespace symtrace::nn {
 
 struct EmbeddingOptions {
-  std::optional<std::int64_t> padding_idx;  ///< negative counts from the end, as in PyTorch
+  std::optional<std::int64_t> padding_idx = std::nullopt;  ///< negative counts from the end, as in PyTorch
 };
 
 class EmbeddingImpl : public TypedModule<EmbeddingImpl> {
@@ -33,8 +33,10 @@ class EmbeddingImpl : public TypedModule<EmbeddingImpl> {
 /// Holder of EmbeddingImpl: `nn::Embedding(1000, 64)`, `nn::Embedding(10, 4, {.padding_idx = 0})`.
 class Embedding : public ModuleHolder<EmbeddingImpl> {
  public:
-  Embedding(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
-  Embedding(std::shared_ptr<EmbeddingImpl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  Embedding(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<EmbeddingImpl> I>
+  Embedding(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<EmbeddingImpl>(std::move(impl))) {}  // NOLINT
   Embedding(std::int64_t num_embeddings, std::int64_t embedding_dim, EmbeddingOptions options = {},
             std::source_location where = std::source_location::current())
       : ModuleHolder(std::make_shared<EmbeddingImpl>(num_embeddings, embedding_dim, options, where)) {}

@@ -33,8 +33,10 @@ class LayerNormImpl : public TypedModule<LayerNormImpl> {
 /// Holder of LayerNormImpl: `nn::LayerNorm(768, {.eps = 1e-6})`, `nn::LayerNorm(IntList{4, 8})`.
 class LayerNorm : public ModuleHolder<LayerNormImpl> {
  public:
-  LayerNorm(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
-  LayerNorm(std::shared_ptr<LayerNormImpl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  LayerNorm(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<LayerNormImpl> I>
+  LayerNorm(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<LayerNormImpl>(std::move(impl))) {}  // NOLINT
   LayerNorm(std::int64_t normalized_size, LayerNormOptions options = {},
             std::source_location where = std::source_location::current())
       : ModuleHolder(std::make_shared<LayerNormImpl>(IntList{normalized_size}, options, where)) {}

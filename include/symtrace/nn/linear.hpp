@@ -31,8 +31,10 @@ class LinearImpl : public TypedModule<LinearImpl> {
 /// Holder of LinearImpl: `nn::Linear(512, 1000)`, `nn::Linear(64, 64, {.bias = false})`.
 class Linear : public ModuleHolder<LinearImpl> {
  public:
-  Linear(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
-  Linear(std::shared_ptr<LinearImpl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  Linear(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<LinearImpl> I>
+  Linear(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<LinearImpl>(std::move(impl))) {}  // NOLINT
   Linear(std::int64_t in_features, std::int64_t out_features, LinearOptions options = {},
          std::source_location where = std::source_location::current())
       : ModuleHolder(std::make_shared<LinearImpl>(in_features, out_features, options, where)) {}

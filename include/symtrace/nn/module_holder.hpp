@@ -82,9 +82,13 @@ class ModuleHolder : public detail::HolderCallOperators<ModuleHolder<Impl>, Impl
     requires std::default_initializable<Impl>
       : impl_(std::make_shared<Impl>()) {}
   /// An empty holder, to be assigned later (typically from register_module).
-  ModuleHolder(std::nullptr_t) noexcept {}  // NOLINT: implicit, as in LibTorch
+  /// (A template, so that a literal 0, which means a size, does not convert to nullptr_t.)
+  template <std::same_as<std::nullptr_t> Null>
+  ModuleHolder(Null) noexcept {}  // NOLINT: implicit, as in LibTorch
   /// Holds an existing module.
-  ModuleHolder(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}  // NOLINT
+  /// (A template, so that a literal 0 does not convert to a null shared_ptr.)
+  template <std::derived_from<Impl> I>
+  ModuleHolder(std::shared_ptr<I> impl) noexcept : impl_(std::move(impl)) {}  // NOLINT
   /// Makes an `Impl` from the arguments.
   template <class Head, class... Tail>
     requires(!std::same_as<std::remove_cvref_t<Head>, std::nullptr_t> &&

@@ -31,8 +31,10 @@ class FlattenImpl : public TypedModule<FlattenImpl> {
 /// `nn::Flatten()`, `nn::Flatten({.start_dim = 0})`.
 class Flatten : public ModuleHolder<FlattenImpl> {
  public:
-  Flatten(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
-  Flatten(std::shared_ptr<FlattenImpl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  Flatten(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<FlattenImpl> I>
+  Flatten(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<FlattenImpl>(std::move(impl))) {}  // NOLINT
   explicit Flatten(FlattenOptions options = {}) : ModuleHolder(std::make_shared<FlattenImpl>(options)) {}
 };
 
@@ -44,9 +46,9 @@ class IdentityImpl : public TypedModule<IdentityImpl> {
 SYMTRACE_MODULE(Identity);
 
 struct UpsampleOptions {
-  std::optional<IntList> size;                 ///< output [H, W]; or
-  std::optional<std::vector<double>> scale_factor;  ///< [sh, sw] (one value applies to both)
-  std::string mode = "nearest";               ///< only "nearest"
+  std::optional<IntList> size = std::nullopt;  ///< output [H, W] (one value applies to both); or
+  std::optional<std::vector<double>> scale_factor = std::nullopt;  ///< [sh, sw] (one value applies to both)
+  std::string mode = "nearest";                     ///< only "nearest"
 };
 
 /// Nearest-neighbour upsampling of [N, C, H, W] inputs to `size` or by `scale_factor`.
@@ -64,8 +66,10 @@ class UpsampleImpl : public TypedModule<UpsampleImpl> {
 /// `nn::Upsample({.scale_factor = std::vector{2.0}})`, `nn::Upsample({.size = IntList{8, 8}})`.
 class Upsample : public ModuleHolder<UpsampleImpl> {
  public:
-  Upsample(std::nullptr_t) noexcept : ModuleHolder(nullptr) {}  // NOLINT
-  Upsample(std::shared_ptr<UpsampleImpl> impl) noexcept : ModuleHolder(std::move(impl)) {}  // NOLINT
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  Upsample(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<UpsampleImpl> I>
+  Upsample(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<UpsampleImpl>(std::move(impl))) {}  // NOLINT
   explicit Upsample(UpsampleOptions options, std::source_location where = std::source_location::current())
       : ModuleHolder(std::make_shared<UpsampleImpl>(std::move(options), where)) {}
 };

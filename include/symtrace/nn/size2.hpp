@@ -13,12 +13,17 @@ namespace symtrace::nn {
 /// (height, width); see the file comment.
 struct Size2 {
   Size2(std::int64_t both) : h(both), w(both) {}  // NOLINT: implicit, as PyTorch's int-or-pair
-  Size2(std::int64_t height, std::int64_t width) : h(height), w(width) {}
+  Size2(std::int64_t height, std::int64_t width) : h(height), w(width), written_as_pair(true) {}
   std::int64_t h;
   std::int64_t w;
+  /// True when given as (height, width) rather than as one number. Pooling layers print their
+  /// options the way they were written, as PyTorch keeps the user's int or tuple:
+  /// `AdaptiveAvgPool2d(1)` prints `output_size=1`, `AdaptiveAvgPool2d({1, 1})` `output_size=(1, 1)`.
+  bool written_as_pair = false;
   /// {h, w}, as the functional ops take it.
   [[nodiscard]] IntList list() const { return {h, w}; }
-  friend bool operator==(const Size2&, const Size2&) = default;
+  /// Compares the sizes only (`Size2(1) == Size2(1, 1)`), not how they were written.
+  friend bool operator==(const Size2& a, const Size2& b) noexcept { return a.h == b.h && a.w == b.w; }
 };
 
 }  // namespace symtrace::nn
