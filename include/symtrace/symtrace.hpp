@@ -20,3 +20,4 @@
 #include "symtrace/ops/schema.hpp"
 #include "symtrace/ops/shape_ops.hpp"
 #include "symtrace/nn.hpp"
+#include "symtrace/zoo/zoo.hpp"

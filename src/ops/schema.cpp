@@ -229,8 +229,14 @@ std::string to_string(const OpSchema& schema) {
       out += "*, ";
       star = true;
     }
-    out += type_string(a) + " " + a.name;
-    if (a.default_value) out += "=" + value_source(*a.default_value);
+    // Appended piece by piece: g++ 12 -O3 reports a false -Wrestrict on `"=" + std::string`.
+    out += type_string(a);
+    out += ' ';
+    out += a.name;
+    if (a.default_value) {
+      out += '=';
+      out += value_source(*a.default_value);
+    }
   }
   return out + (schema.returns_list ? ") -> Tensor[]" : ") -> Tensor");
 }

@@ -1,0 +1,174 @@
+// The zoo's MobileNetV2: parameter count, PyTorch state_dict keys, the module tree the anchors
+// build (ConvBNReLU as a Sequential subclass, InvertedResidual with `conv`), torchvision's
+// channel rounding, eager runs at small inputs and seeding.
+
+#include "support/checks.hpp"
+
+#include <symtrace/zoo/mobilenet.hpp>
+#include <symtrace/zoo/zoo.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace symtrace;
+
+namespace {
+
+bool all_finite(const Tensor& t) {
+  for (float v : t.to_vector<float>())
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+// Same keys in the same order, and bit-identical values.
+bool same_state(const Module& a, const Module& b) {
+  const StateDict sa = a.state_dict(), sb = b.state_dict();
+  if (sa.keys() != sb.keys()) return false;
+  for (std::size_t i = 0; i < sa.size(); ++i) {
+    const Tensor& x = sa.entries()[i].second;
+    const Tensor& y = sb.entries()[i].second;
+    if (x.dtype() != y.dtype() || x.shape() != y.shape()) return false;
+    if (x.dtype() != DType::float32 || !x.is_contiguous() || !y.is_contiguous()) {
+      if (x.to_vector<double>() != y.to_vector<double>()) return false;
+    } else if (!std::equal(x.data_ptr<float>(), x.data_ptr<float>() + x.numel(), y.data_ptr<float>())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Tensor run(Module& model, const Tensor& x) { return model.call({x}).to_tensor(); }
+
+std::vector<std::string> child_names(const Module& m) {
+  std::vector<std::string> out;
+  for (const auto& [name, child] : m.named_children()) out.push_back(name + ":" + child->type_name());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("mobilenet_v2 has the anchors' 3,504,872 parameters and PyTorch's state_dict keys") {
+  manual_seed(0);
+  const auto model = zoo::mobilenet_v2();
+  CHECK(model->num_parameters() == 3'504'872);
+  const StateDict state = model->state_dict();
+  // stem 6 + first block (no expansion) 12 + 16 blocks x 18 + last ConvBNReLU 6 + classifier 2.
+  CHECK(state.size() == 314);
+  CHECK(state.keys().front() == "features.0.0.weight");
+  CHECK(state.keys().back() == "classifier.1.bias");
+  CHECK(state.at("features.0.0.weight").shape() == Shape{32, 3, 3, 3});
+  CHECK(state.contains("features.0.1.running_mean"));
+  CHECK(state.at("features.1.conv.0.0.weight").shape() == Shape{32, 1, 3, 3});  // depthwise
+  CHECK(state.at("features.1.conv.1.weight").shape() == Shape{16, 32, 1, 1});   // linear projection
+  CHECK(state.contains("features.1.conv.2.bias"));
+  CHECK(state.at("features.2.conv.0.0.weight").shape() == Shape{96, 16, 1, 1});  // expansion x6
+  CHECK(state.at("features.2.conv.1.0.weight").shape() == Shape{96, 1, 3, 3});
+  CHECK(state.at("features.17.conv.2.weight").shape() == Shape{320, 960, 1, 1});
+  CHECK(state.at("features.18.0.weight").shape() == Shape{1280, 320, 1, 1});
+  CHECK(state.at("features.18.1.num_batches_tracked").dtype() == DType::int64);
+  CHECK(state.at("classifier.1.weight").shape() == Shape{1000, 1280});
+}
+
+TEST_CASE("mobilenet_v2's module tree is the anchors': ConvBNReLU Sequentials and InvertedResiduals with `conv`") {
+  manual_seed(0);
+  const auto model = zoo::mobilenet_v2();
+  CHECK(model->type_name() == "MobileNetV2");
+  CHECK(child_names(*model) == std::vector<std::string>{"features:Sequential", "classifier:Sequential"});
+  const Module& features = model->get_submodule("features");
+  CHECK(features.named_children().size() == 19);
+  CHECK(child_names(model->get_submodule("features.0")) ==
+        std::vector<std::string>{"0:Conv2d", "1:BatchNorm2d", "2:ReLU6"});
+  CHECK(model->get_submodule("features.0").type_name() == "ConvBNReLU");
+  CHECK(model->get_submodule("features.18").type_name() == "ConvBNReLU");
+  CHECK(child_names(model->get_submodule("features.1")) == std::vector<std::string>{"conv:Sequential"});
+  CHECK(child_names(model->get_submodule("features.1.conv")) ==
+        std::vector<std::string>{"0:ConvBNReLU", "1:Conv2d", "2:BatchNorm2d"});
+  CHECK(child_names(model->get_submodule("features.2.conv")) ==
+        std::vector<std::string>{"0:ConvBNReLU", "1:ConvBNReLU", "2:Conv2d", "3:BatchNorm2d"});
+  CHECK(child_names(model->get_submodule("classifier")) == std::vector<std::string>{"0:Dropout", "1:Linear"});
+  const auto& depthwise = dynamic_cast<const nn::Conv2dImpl&>(model->get_submodule("features.2.conv.1.0"));
+  CHECK(depthwise.options.groups == 96);
+  CHECK(depthwise.options.stride == nn::Size2(2));
+  // The residual add is used exactly where the stride is 1 and the channel count is unchanged.
+  std::vector<int> residual;
+  for (int i = 1; i <= 17; ++i)
+    if (dynamic_cast<const zoo::InvertedResidualImpl&>(model->get_submodule(std::to_string(i).insert(0, "features.")))
+            .use_res_connect)
+      residual.push_back(i);
+  CHECK(residual == std::vector<int>{3, 5, 6, 8, 9, 10, 12, 13, 15, 16});
+}
+
+TEST_CASE("make_divisible rounds channel counts as torchvision's _make_divisible") {
+  CHECK(zoo::make_divisible(32) == 32);
+  CHECK(zoo::make_divisible(1280) == 1280);
+  CHECK(zoo::make_divisible(32 * 0.75) == 24);
+  CHECK(zoo::make_divisible(16 * 0.35) == 8);    // never below the divisor
+  CHECK(zoo::make_divisible(96 * 0.35) == 32);   // int(33.6 + 4) // 8 * 8
+  CHECK(zoo::make_divisible(11.9) == 16);        // 8 would round down by more than 10%
+  CHECK(zoo::make_divisible(1280 * 1.4) == 1792);
+  CHECK(zoo::make_divisible(5, 8, 16) == 16);    // an explicit minimum
+}
+
+TEST_CASE("mobilenet_v2 runs eagerly on 1x3x32x32, gives finite scores, and its eval mode is deterministic") {
+  manual_seed(1);
+  const auto model = zoo::create("mobilenet_v2");
+  const Tensor x = randn({1, 3, 32, 32});
+  const Tensor y = run(*model, x);
+  CHECK(y.shape() == Shape{1, 1000});
+  CHECK(all_finite(y));
+  CHECK(run(*model, x).to_vector<float>() == y.to_vector<float>());  // Dropout is off in eval mode
+}
+
+TEST_CASE("an InvertedResidual adds its input only when it keeps the shape") {
+  manual_seed(2);
+  zoo::InvertedResidual same(24, 24, 1, 6);
+  zoo::InvertedResidual strided(24, 32, 2, 6);
+  same->eval();
+  strided->eval();
+  CHECK(same->use_res_connect);
+  CHECK_FALSE(strided->use_res_connect);
+  const Tensor x = randn({1, 24, 8, 8});
+  CHECK(testing::max_abs_diff(same(x), x + same->conv(x)) == 0);
+  const Tensor y = strided(x);
+  CHECK(y.shape() == Shape{1, 32, 4, 4});
+  CHECK(testing::max_abs_diff(y, strided->conv(x)) == 0);
+}
+
+TEST_CASE("the same seed gives bit-identical mobilenet_v2 weights and outputs") {
+  manual_seed(3);
+  const Tensor x = randn({1, 3, 32, 32});
+  manual_seed(42);
+  const auto a = zoo::mobilenet_v2();
+  manual_seed(42);
+  const auto b = zoo::mobilenet_v2();
+  CHECK(same_state(*a, *b));
+  a->eval();
+  b->eval();
+  CHECK(run(*a, x).to_vector<float>() == run(*b, x).to_vector<float>());
+  manual_seed(43);
+  CHECK_FALSE(same_state(*a, *zoo::mobilenet_v2()));
+}
+
+TEST_CASE("zoo::info(\"mobilenet_v2\") declares a 1x3x224x224 input named x and nothing untraceable") {
+  const zoo::ModelInfo& info = zoo::info("mobilenet_v2");
+  REQUIRE(info.inputs.size() == 1);
+  CHECK(info.inputs[0].name == "x");
+  CHECK(info.inputs[0].dtype == DType::float32);
+  CHECK(info.inputs[0].shape == IntList{1, 3, 224, 224});
+  CHECK(info.untraceable.empty());
+  CHECK_FALSE(info.description.empty());
+}
+
+TEST_CASE("MobileNetV2's configuration sets the class count and width, and rejects bad values") {
+  manual_seed(4);
+  zoo::MobileNetV2 narrow(zoo::MobileNetV2Config{.num_classes = 10, .width_mult = 0.5});
+  CHECK(narrow->last_channel == 1280);
+  CHECK(narrow->get_tensor("features.0.0.weight").shape() == Shape{16, 3, 3, 3});
+  CHECK(narrow->get_tensor("classifier.1.weight").shape() == Shape{10, 1280});
+  CHECK_THROWS_WITH_AS(zoo::MobileNetV2Impl({.num_classes = 0, .width_mult = 1.0}),
+                       doctest::Contains("MobileNetV2: num_classes is 0; it must be positive"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(zoo::MobileNetV2Impl({.num_classes = 10, .width_mult = -1.0}),
+                       doctest::Contains("MobileNetV2: width_mult is -1; it must be positive"), std::invalid_argument);
+}

@@ -1,0 +1,138 @@
+// ViT-B/16 and ViT-Ti/16 (../shared/anchors/models.py): parameter counts, state-dict keys,
+// the attention's reshape/permute against a per-head computation, eager runs at a small image
+// size, reproducibility, and the zoo entries of the sequence family.
+
+#include "support/checks.hpp"
+
+#include <symtrace/zoo/vit.hpp>
+
+#include <cmath>
+
+using namespace symtrace;
+
+namespace {
+
+bool all_finite(const Tensor& t) {
+  for (const float v : t.to_vector<float>())
+    if (!std::isfinite(v)) return false;
+  return true;
+}
+
+// ViT-B/16's blocks at a 32x32 image: 2x2 patches + the class token = 5 tokens.
+zoo::ViTConfig small_b16() { return {.image_size = 32}; }
+
+}  // namespace
+
+TEST_CASE("vit_b16 has the anchors' 86,567,656 parameters and PyTorch's state-dict keys") {
+  const auto model = zoo::create("vit_b16");
+  CHECK(model->num_parameters() == 86'567'656);
+  CHECK_FALSE(model->is_training());
+  const StateDict state = model->state_dict();
+  CHECK(state.size() == 4 + 12 * 12 + 4);
+  const auto keys = state.keys();
+  CHECK(std::vector<std::string>(keys.begin(), keys.begin() + 4) ==
+        std::vector<std::string>{"cls_token", "pos_embed", "patch_embed.weight", "patch_embed.bias"});
+  CHECK(keys.back() == "head.bias");
+  CHECK(state.at("blocks.11.attn.qkv.weight").shape() == Shape{2304, 768});
+  CHECK(state.at("blocks.0.mlp.fc1.weight").shape() == Shape{3072, 768});
+  CHECK(state.at("blocks.5.ln2.bias").shape() == Shape{768});
+  CHECK(state.at("pos_embed").shape() == Shape{1, 197, 768});
+  CHECK(state.at("patch_embed.weight").shape() == Shape{768, 3, 16, 16});
+  CHECK(state.at("cls_token").to_vector<float>() == std::vector<float>(768, 0.0f));
+  const auto& norm = dynamic_cast<nn::LayerNormImpl&>(model->get_submodule("blocks.3.ln1"));
+  CHECK(norm.options.eps == 1e-6);
+  CHECK(model->get_submodule("blocks.3.attn").type_name() == "Attention");
+  CHECK(model->get_submodule("blocks.3.mlp").type_name() == "MLP");
+}
+
+TEST_CASE("vit_tiny has 5,717,416 parameters in the same layout") {
+  const auto model = zoo::create("vit_tiny");
+  CHECK(model->num_parameters() == 5'717'416);
+  const StateDict state = model->state_dict();
+  CHECK(state.size() == 4 + 12 * 12 + 4);
+  CHECK(state.at("blocks.11.attn.qkv.weight").shape() == Shape{576, 192});
+  CHECK(dynamic_cast<zoo::AttentionImpl&>(model->get_submodule("blocks.0.attn")).heads == 3);
+}
+
+TEST_CASE("the ViT-B/16 architecture runs eagerly on a 32x32 image") {
+  manual_seed(0);
+  zoo::ViT model(small_b16());
+  model->eval();
+  // Only the position embeddings shrink: 5 tokens instead of 197.
+  CHECK(model->num_parameters() == 86'567'656 - (197 - 5) * 768);
+  CHECK(model->pos_embed.shape() == Shape{1, 5, 768});
+  const Tensor y = model(randn({1, 3, 32, 32}));
+  CHECK(y.shape() == Shape{1, 1000});
+  CHECK(all_finite(y));
+}
+
+TEST_CASE("attention splits qkv into heads as the anchors' reshape and permute do") {
+  manual_seed(1);
+  zoo::Attention attn(8, 2);
+  const Tensor x = randn({2, 3, 8});
+  const Tensor packed = attn->qkv(x);  // [2, 3, 24]: q | k | v, each head_dim 4 per head
+  TensorList heads;
+  for (std::int64_t h = 0; h < 2; ++h) {
+    const Tensor q = packed.narrow(2, 0 + 4 * h, 4), k = packed.narrow(2, 8 + 4 * h, 4),
+                 v = packed.narrow(2, 16 + 4 * h, 4);
+    heads.push_back(softmax(matmul(q, k.transpose(1, 2)) * 0.5, -1).matmul(v));
+  }
+  const Tensor expected = attn->proj(cat(heads, 2));
+  CHECK(testing::max_abs_diff(attn(x), expected) < 1e-5);
+}
+
+TEST_CASE("the class token and position embeddings enter as in the anchors") {
+  manual_seed(2);
+  zoo::ViT model(zoo::ViTConfig{.image_size = 16, .patch = 8, .dim = 8, .depth = 0, .heads = 2, .mlp = 16,
+                                .num_classes = 3});
+  model->cls_token.copy_(randn({1, 1, 8}));
+  const Tensor x = randn({2, 3, 16, 16});
+  // With no blocks, the head reads norm(cls_token + pos_embed[:, 0]) for every image.
+  const Tensor token = model->norm(model->cls_token.select(1, 0) + model->pos_embed.select(1, 0));
+  const Tensor expected = model->head(token.expand({2, 8}));
+  CHECK(testing::max_abs_diff(model(x), expected) < 1e-5);
+}
+
+TEST_CASE("the same seed gives bit-identical ViT weights and outputs") {
+  const zoo::ViTConfig config{.image_size = 32, .dim = 192, .depth = 2, .heads = 3, .mlp = 768};
+  manual_seed(3);
+  zoo::ViT a(config);
+  const Tensor x = randn({1, 3, 32, 32});
+  manual_seed(3);
+  zoo::ViT b(config);
+  const StateDict sa = a->state_dict(), sb = b->state_dict();
+  REQUIRE(sa.size() == sb.size());
+  for (const auto& [key, tensor] : sa) CHECK(tensor.to_vector<float>() == sb.at(key).to_vector<float>());
+  CHECK(a(x).to_vector<float>() == b(x).to_vector<float>());
+}
+
+TEST_CASE("a ViT config that does not tile the image or split the heads is rejected") {
+  static constexpr int line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS(zoo::vit({.image_size = 30}),
+                       fmt::format("{}:{}: ViT: patch 16 does not divide image_size 30; choose a patch that "
+                                   "tiles the image", __FILE__, line).c_str(),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(zoo::vit({.dim = 100}),
+                       doctest::Contains("ViT: heads 12 do not divide dim 100; choose dim = heads * head_dim"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(zoo::vit({.depth = -1}), doctest::Contains("sizes must be positive (depth >= 0)"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("the sequence family's zoo entries come in order with their example inputs") {
+  const auto all = zoo::names();
+  const auto first = std::find(all.begin(), all.end(), "vit_b16");
+  REQUIRE(all.end() - first >= 8);
+  CHECK(std::vector<std::string>(first, first + 8) ==
+        std::vector<std::string>{"vit_b16", "vit_tiny", "deep_mlp_100", "deep_mlp_1000", "deep_mlp_10000",
+                                 "deep_mlp_1000_fail16", "rnn", "mixed_failures"});
+  const auto shape_of = [](std::string_view name) { return zoo::info(name).inputs.at(0).shape; };
+  CHECK(shape_of("vit_b16") == IntList{1, 3, 224, 224});
+  CHECK(shape_of("vit_tiny") == IntList{1, 3, 224, 224});
+  CHECK(shape_of("deep_mlp_10000") == IntList{1, 64});
+  CHECK(shape_of("mixed_failures") == IntList{1, 3, 32, 32});
+  for (const char* clean : {"vit_b16", "vit_tiny", "deep_mlp_100", "deep_mlp_1000", "deep_mlp_10000", "rnn"}) {
+    CHECK(zoo::info(clean).untraceable.empty());
+    CHECK(zoo::info(clean).inputs.size() == 1);
+  }
+}
