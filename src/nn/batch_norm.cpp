@@ -34,7 +34,8 @@ Tensor BatchNorm2dImpl::forward(const Tensor& input) {
       batch_norm(input, weight, bias, running_mean, running_var, use_batch_stats, options.momentum, options.eps);
   // Counted after the op succeeded (PyTorch counts first), so a refused input leaves every
   // buffer unchanged: the op checks everything before it updates the running statistics.
-  if (is_training() && options.track_running_stats) num_batches_tracked.add_(1);
+  // A symbolic input (a trace) records the op and leaves the model's buffers alone.
+  if (is_training() && options.track_running_stats && !out.is_symbolic()) num_batches_tracked.add_(1);
   return out;
 }
 

@@ -124,16 +124,28 @@ std::optional<Module::Slot> Module::find_slot(std::string_view name) const noexc
 void Module::add_slot(std::string_view name, SlotKind kind, std::size_t index) {
   if (!index_) {
     if (children_.size() + parameters_.size() + buffers_.size() <= kIndexThreshold) return;
-    index_ = std::make_unique<SlotIndex>();
+    // Built aside and swapped in, so a failure leaves no half-built index behind.
+    auto built = std::make_unique<SlotIndex>();
     for (std::size_t i = 0; i < children_.size(); ++i)
-      index_->emplace(children_[i].first, Slot{SlotKind::child, static_cast<std::uint32_t>(i)});
+      built->emplace(children_[i].first, Slot{SlotKind::child, static_cast<std::uint32_t>(i)});
     for (std::size_t i = 0; i < parameters_.size(); ++i)
-      index_->emplace(parameters_[i].name, Slot{SlotKind::parameter, static_cast<std::uint32_t>(i)});
+      built->emplace(parameters_[i].name, Slot{SlotKind::parameter, static_cast<std::uint32_t>(i)});
     for (std::size_t i = 0; i < buffers_.size(); ++i)
-      index_->emplace(buffers_[i].name, Slot{SlotKind::buffer, static_cast<std::uint32_t>(i)});
+      built->emplace(buffers_[i].name, Slot{SlotKind::buffer, static_cast<std::uint32_t>(i)});
+    index_ = std::move(built);
     return;
   }
   index_->emplace(std::string(name), Slot{kind, static_cast<std::uint32_t>(index)});
+}
+
+template <class Vector>
+void Module::index_or_roll_back(Vector& entries, std::string_view name, SlotKind kind) {
+  try {
+    add_slot(name, kind, entries.size() - 1);
+  } catch (...) {
+    entries.pop_back();  // registration is all or nothing
+    throw;
+  }
 }
 
 void Module::check_new_name(std::string_view name, std::string_view what, Where where) const {
@@ -174,7 +186,7 @@ void Module::add_child(std::string name, std::shared_ptr<Module> module, Where w
     throw_invalid_argument(where, "register_module('{}') in {}: the module is null", name, type_name());
   check_no_cycle(*module, name, where);
   children_.emplace_back(std::move(name), std::move(module));
-  add_slot(children_.back().first, SlotKind::child, children_.size() - 1);
+  index_or_roll_back(children_, children_.back().first, SlotKind::child);
 }
 
 void Module::replace_child(std::string_view name, std::shared_ptr<Module> module, Where where) {
@@ -199,7 +211,7 @@ Tensor Module::register_parameter(std::string name, Tensor tensor, Where where) 
                            "hold data",
                            name, type_name());
   parameters_.push_back(TensorSlot{std::move(name), tensor, true});
-  add_slot(parameters_.back().name, SlotKind::parameter, parameters_.size() - 1);
+  index_or_roll_back(parameters_, parameters_.back().name, SlotKind::parameter);
   return tensor;
 }
 
@@ -213,7 +225,7 @@ Tensor Module::register_buffer(std::string name, Tensor tensor, bool persistent,
                            "register_buffer('{}') in {}: the tensor is symbolic; buffers hold data",
                            name, type_name());
   buffers_.push_back(TensorSlot{std::move(name), tensor, persistent});
-  add_slot(buffers_.back().name, SlotKind::buffer, buffers_.size() - 1);
+  index_or_roll_back(buffers_, buffers_.back().name, SlotKind::buffer);
   return tensor;
 }
 
@@ -232,15 +244,16 @@ std::vector<NamedModule> Module::named_modules(const std::string& prefix) const 
   std::vector<NamedModule> out;
   std::unordered_set<const Module*> seen;
   // Depth first, children in registration order: an explicit stack of (module, path).
+  // A module is marked when visited, not when pushed, so a shared module gets the path of
+  // its first visit in preorder (["", "a", "a.s"] when the root holds a -> s and s).
   std::vector<NamedModule> stack{{prefix, const_cast<Module*>(this)}};
-  seen.insert(this);
   while (!stack.empty()) {
     NamedModule current = std::move(stack.back());
     stack.pop_back();
+    if (!seen.insert(current.module).second) continue;
     const auto& kids = current.module->children_;
     for (auto it = kids.rbegin(); it != kids.rend(); ++it)
-      if (seen.insert(it->second.get()).second)
-        stack.push_back({join_path(current.path, it->first), it->second.get()});
+      if (!seen.contains(it->second.get())) stack.push_back({join_path(current.path, it->first), it->second.get()});
     out.push_back(std::move(current));
   }
   return out;
@@ -407,10 +420,16 @@ LoadStateDictResult Module::load_state_dict(const StateDict& state, bool strict,
     for (const std::string& k : result.unexpected_keys)
       problems.push_back(fmt::format("unexpected key '{}'", k));
   }
-  if (!problems.empty())
+  if (!problems.empty()) {
+    constexpr std::size_t shown = 20;
+    const std::size_t total = problems.size();
+    if (total > shown) {
+      problems.resize(shown);
+      problems.push_back(fmt::format("... and {} more", total - shown));
+    }
     throw_invalid_argument(where, "load_state_dict() into {}: {} problem{}, the model was not changed:\n  {}",
-                           type_name(), problems.size(), problems.size() == 1 ? "" : "s",
-                           fmt::join(problems, "\n  "));
+                           type_name(), total, total == 1 ? "" : "s", fmt::join(problems, "\n  "));
+  }
   for (const auto& [key, dst] : own)
     if (const Tensor* src = state.find(key)) dst.copy_(*src, where);
   return result;

@@ -43,6 +43,10 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
+// The CPU kernels iterate over at most 15 dims (src/core/strided.hpp).
+constexpr std::size_t kMaxTensorRank = 15;
+
+
 using json = nlohmann::json;
 
 /// The reference implementation's limit on the header length (MAX_HEADER_SIZE).
@@ -348,6 +352,8 @@ Entry read_entry(const std::string& name, const json& value, std::string_view so
   const json& shape = member(value, "shape", source, name);
   if (!shape.is_array())
     fail_tensor(source, name, "\"shape\" is {}, not an array of sizes", json_kind(shape));
+  if (shape.size() > kMaxTensorRank)
+    fail_tensor(source, name, "rank {} is above the {} dims symtrace tensors support", shape.size(), kMaxTensorRank);
   for (std::size_t i = 0; i < shape.size(); ++i) {
     const auto size = as_unsigned(shape[i]);
     if (!size) fail_tensor(source, name, "shape dim {} is {}, not a non-negative integer", i, brief(shape[i]));
@@ -532,11 +538,28 @@ StateDict deserialize_safetensors(std::span<const std::byte> bytes, std::string_
 void save_safetensors(const StateDict& state, const std::filesystem::path& path,
                       const SafetensorsMetadata& metadata) {
   const std::vector<std::byte> bytes = serialize(state, metadata, path.string());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+  // Written beside the target and renamed over it, so a failed write never destroys the old file.
+  std::filesystem::path temp = path;
+  temp += ".partial";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) {
+      const int error = errno;
+      std::error_code ignored;
+      std::filesystem::remove(temp, ignored);
+      throw Error(fmt::format("cannot write '{}': {}", path.string(), std::strerror(error)));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    throw Error(fmt::format("cannot write '{}': {}", path.string(), ec.message()));
+  }
 }
 
 StateDict load_safetensors(const std::filesystem::path& path, SafetensorsMetadata* metadata) {

@@ -7,8 +7,13 @@ namespace symtrace {
 void StateDict::insert(std::string key, Tensor tensor, std::source_location where) {
   if (!tensor.defined()) throw_invalid_argument(where, "StateDict::insert('{}'): the tensor is undefined", key);
   if (index_.contains(key)) throw_invalid_argument(where, "StateDict::insert('{}'): the key is already present", key);
-  index_.emplace(key, entries_.size());
-  entries_.emplace_back(std::move(key), std::move(tensor));
+  entries_.emplace_back(key, std::move(tensor));
+  try {
+    index_.emplace(std::move(key), entries_.size() - 1);
+  } catch (...) {
+    entries_.pop_back();
+    throw;
+  }
 }
 
 const Tensor* StateDict::find(std::string_view key) const noexcept {

@@ -340,3 +340,43 @@ TEST_CASE("a literal 0 given to a holder is a size, not a null module") {
   CHECK(nn::Linear(nullptr).is_empty());
   CHECK(Scale(nullptr).is_empty());
 }
+
+TEST_CASE("a shared module is listed at the path of its first visit in preorder, as PyTorch does") {
+  auto shared = std::make_shared<nn::LinearImpl>(2, 2);
+  nn::Sequential inner(shared);
+  nn::Sequential outer(inner, shared);
+  std::vector<std::string> paths;
+  for (const NamedModule& nm : outer->named_modules()) paths.push_back(nm.path);
+  CHECK(paths == std::vector<std::string>{"", "0", "0.0"});
+  std::vector<std::string> params;
+  for (const NamedTensor& p : outer->named_parameters()) params.push_back(p.name);
+  CHECK(params == std::vector<std::string>{"0.0.weight", "0.0.bias"});
+}
+
+TEST_CASE("a bad tuple element returned through a hook names the declared tuple type") {
+  struct WrongTuple : ModuleCallHook {
+    Value call_module(Module&, const ValueList&, std::source_location) override {
+      return ValueList{Value(tensor({1.0f})), Value(3)};
+    }
+  } hook;
+  Masked m;
+  ModuleCallHookScope scope(&hook);
+  CHECK_THROWS_WITH_AS(m(tensor({1.0f})),
+                       "Masked.forward() returns Tuple[Tensor, Tensor], but the call produced int",
+                       std::invalid_argument);
+}
+
+TEST_CASE("load_state_dict lists at most twenty problems and counts the rest") {
+  nn::ModuleList list;
+  for (int i = 0; i < 15; ++i) list->push_back(nn::Linear(1, 1));
+  try {
+    list->load_state_dict(StateDict{});
+    FAIL("an empty state must be refused");
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    CHECK(what.find("30 problems, the model was not changed") != std::string::npos);
+    CHECK(what.find("missing key '9.bias'") != std::string::npos);
+    CHECK(what.find("missing key '10.weight'") == std::string::npos);
+    CHECK(what.ends_with("... and 10 more"));
+  }
+}

@@ -540,8 +540,7 @@ TEST_CASE("messages stay short for huge, long or deeply nested header values") {
   CHECK_THROWS_WITH_AS(
       (void)read(fmt::format(R"({{"w": {{"dtype": "F32", "shape": [{}], "data_offsets": [0, 8]}}}})", many_ones),
                  zero_bytes(8)),
-      "model.safetensors: tensor 'w': data_offsets [0, 8] hold 8 bytes but float32[1, 1, 1, 1, 1, 1, 1, 1, ... "
-      "(rank 1000)] needs 4",
+      "model.safetensors: tensor 'w': rank 1000 is above the 15 dims symtrace tensors support",
       std::invalid_argument);
   const std::string unterminated = "{\"" + std::string(1'000'000, 'a');
   try {

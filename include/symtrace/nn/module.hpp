@@ -141,15 +141,17 @@ class Module : public std::enable_shared_from_this<Module> {
     return holder;
   }
   /// Replaces the child `name` (which must exist) by `module`; same checks as registration.
+  /// Assign the result to the member that held the old child (`fc = replace_module("fc", ...)`):
+  /// forward calls the member, the state dict sees the registered child.
   template <class M>
-  std::shared_ptr<M> replace_module(std::string_view name, std::shared_ptr<M> module,
+  [[nodiscard]] std::shared_ptr<M> replace_module(std::string_view name, std::shared_ptr<M> module,
                                     Where where = Where::current()) {
     replace_child(name, module, where);
     return module;
   }
   template <class H>
     requires requires(const H& h) { typename H::ContainedType; h.ptr(); }
-  H replace_module(std::string_view name, H holder, Where where = Where::current()) {
+  [[nodiscard]] H replace_module(std::string_view name, H holder, Where where = Where::current()) {
     replace_child(name, holder.ptr(), where);
     return holder;
   }
@@ -242,6 +244,8 @@ class Module : public std::enable_shared_from_this<Module> {
   void check_new_name(std::string_view name, std::string_view what, Where where) const;
   void check_no_cycle(const Module& child, std::string_view name, Where where) const;
   void add_slot(std::string_view name, SlotKind kind, std::size_t index);
+  template <class Vector>
+  void index_or_roll_back(Vector& entries, std::string_view name, SlotKind kind);
   [[nodiscard]] std::optional<Slot> find_slot(std::string_view name) const noexcept;
   void collect_tensors(bool parameters, bool recurse, std::vector<NamedTensor>& out) const;
   void collect_state(const std::string& prefix, StateDict& out) const;

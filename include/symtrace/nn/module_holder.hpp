@@ -92,7 +92,7 @@ class ModuleHolder : public detail::HolderCallOperators<ModuleHolder<Impl>, Impl
   /// Makes an `Impl` from the arguments.
   template <class Head, class... Tail>
     requires(!std::same_as<std::remove_cvref_t<Head>, std::nullptr_t> &&
-             !std::derived_from<std::remove_cvref_t<Head>, ModuleHolder> &&
+             !(sizeof...(Tail) == 0 && std::derived_from<std::remove_cvref_t<Head>, ModuleHolder>) &&
              !std::same_as<std::remove_cvref_t<Head>, std::shared_ptr<Impl>> &&
              std::constructible_from<Impl, Head, Tail...>)
   explicit ModuleHolder(Head&& head, Tail&&... tail)

@@ -7,6 +7,7 @@
 #include "symtrace/nn/module.hpp"
 #include "symtrace/nn/module_holder.hpp"
 
+#include <concepts>
 #include <cstddef>
 #include <memory>
 #include <source_location>
@@ -43,6 +44,7 @@ class ModuleListImpl : public Module {
   /// The element at `index` as an `M`; throws std::invalid_argument when it is another type.
   template <class M>
   [[nodiscard]] std::shared_ptr<M> at(std::size_t index, std::source_location where = std::source_location::current()) const {
+    static_assert(std::derived_from<M, Module>, "at<M>() takes the module type (nn::LinearImpl), not its holder");
     auto typed = std::dynamic_pointer_cast<M>(ptr(index, where));
     if (!typed) detail::throw_wrong_module_type(*ptr(index, where), typeid(M), where);
     return typed;
@@ -74,6 +76,7 @@ class ModuleDictImpl : public Module {
   [[nodiscard]] Module& get(std::string_view key, std::source_location where = std::source_location::current()) const;
   template <class M>
   [[nodiscard]] M& at(std::string_view key, std::source_location where = std::source_location::current()) const {
+    static_assert(std::derived_from<M, Module>, "at<M>() takes the module type (nn::LinearImpl), not its holder");
     Module& m = get(key, where);
     auto* typed = dynamic_cast<M*>(&m);
     if (!typed) detail::throw_wrong_module_type(m, typeid(M), where);

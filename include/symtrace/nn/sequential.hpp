@@ -53,6 +53,7 @@ class SequentialImpl : public TypedModule<SequentialImpl> {
   /// The child at `index` as an `M`; throws std::invalid_argument when it is another type.
   template <class M>
   [[nodiscard]] std::shared_ptr<M> at(std::size_t index, std::source_location where = std::source_location::current()) const {
+    static_assert(std::derived_from<M, Module>, "at<M>() takes the module type (nn::LinearImpl), not its holder");
     auto typed = std::dynamic_pointer_cast<M>(ptr(index, where));
     if (!typed) detail::throw_wrong_module_type(*ptr(index, where), typeid(M), where);
     return typed;

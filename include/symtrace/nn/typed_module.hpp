@@ -93,7 +93,10 @@ class TypedModule : public Module {
     return typename T::Result(derived().forward(std::forward<P>(args)...));
   }
 
- protected:
+ private:
+  // Private with `friend Derived`: only `Derived` can derive from TypedModule<Derived> (a
+  // mistyped `class B : TypedModule<A>` would make derived() undefined behaviour).
+  friend Derived;
   /// Declares default input names ("x", or "x0", "x1", ...).
   TypedModule() : Module(signature()) {}
   /// Declares `input_names`, one per forward parameter.
@@ -103,7 +106,6 @@ class TypedModule : public Module {
     set_input_names(std::move(input_names), where);
   }
 
- private:
   static std::shared_ptr<const ForwardSignature> signature() {
     static_assert(detail::HasForward<Derived>,
                   "a TypedModule needs exactly one member function named forward");

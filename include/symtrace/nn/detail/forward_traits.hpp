@@ -181,8 +181,10 @@ struct ArgCodec<std::tuple<T...>> {
   static std::tuple<T...> unbox(const Value& v, const UnboxContext& c) {
     if (!v.is_list() || v.to_list().size() != sizeof...(T)) throw_unbox_error(c, name(), v);
     const ValueList& l = v.to_list();
+    UnboxContext declared = c;
+    declared.declared = name();
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
-      return std::tuple<T...>(ArgCodec<T>::unbox(l[I], c)...);
+      return std::tuple<T...>(ArgCodec<T>::unbox(l[I], declared)...);
     }(std::index_sequence_for<T...>{});
   }
 };
