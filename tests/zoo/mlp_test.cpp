@@ -2,6 +2,7 @@
 // block formula, the failing variant's placement and both of its branches, reproducibility.
 
 #include "support/checks.hpp"
+#include "support/zoo_checks.hpp"
 
 #include <symtrace/zoo/mlp.hpp>
 
@@ -9,16 +10,8 @@
 #include <cmath>
 
 using namespace symtrace;
+using testing::all_finite;
 
-namespace {
-
-bool all_finite(const Tensor& t) {
-  for (const float v : t.to_vector<float>())
-    if (!std::isfinite(v)) return false;
-  return true;
-}
-
-}  // namespace
 
 TEST_CASE("deep_mlp_100 has 100 x 4,288 parameters and the anchors' keys, and runs eagerly") {
   const auto model = zoo::create("deep_mlp_100");

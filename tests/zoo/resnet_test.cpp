@@ -3,6 +3,7 @@
 // FailingBottlenecks sit and that their branch follows the data).
 
 #include "support/checks.hpp"
+#include "support/zoo_checks.hpp"
 
 #include <symtrace/zoo/resnet.hpp>
 #include <symtrace/zoo/zoo.hpp>
@@ -15,31 +16,13 @@
 #include <vector>
 
 using namespace symtrace;
+using testing::all_finite;
+using testing::run;
+using testing::same_state;
 
 namespace {
 
-bool all_finite(const Tensor& t) {
-  for (float v : t.to_vector<float>())
-    if (!std::isfinite(v)) return false;
-  return true;
-}
 
-// Same keys in the same order, and bit-identical values.
-bool same_state(const Module& a, const Module& b) {
-  const StateDict sa = a.state_dict(), sb = b.state_dict();
-  if (sa.keys() != sb.keys()) return false;
-  for (std::size_t i = 0; i < sa.size(); ++i) {
-    const Tensor& x = sa.entries()[i].second;
-    const Tensor& y = sb.entries()[i].second;
-    if (x.dtype() != y.dtype() || x.shape() != y.shape()) return false;
-    if (x.dtype() != DType::float32 || !x.is_contiguous() || !y.is_contiguous()) {
-      if (x.to_vector<double>() != y.to_vector<double>()) return false;
-    } else if (!std::equal(x.data_ptr<float>(), x.data_ptr<float>() + x.numel(), y.data_ptr<float>())) {
-      return false;
-    }
-  }
-  return true;
-}
 
 std::vector<std::string> paths_of_type(const Module& root, std::string_view type) {
   std::vector<std::string> out;
@@ -48,7 +31,6 @@ std::vector<std::string> paths_of_type(const Module& root, std::string_view type
   return out;
 }
 
-Tensor run(Module& model, const Tensor& x) { return model.call({x}).to_tensor(); }
 
 // Not all elements equal: the weights were drawn, so equal states are not trivially equal.
 bool varies(const Tensor& t) {
