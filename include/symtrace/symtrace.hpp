@@ -19,5 +19,6 @@
 #include "symtrace/ops/registry.hpp"
 #include "symtrace/ops/schema.hpp"
 #include "symtrace/ops/shape_ops.hpp"
+#include "symtrace/graph.hpp"
 #include "symtrace/nn.hpp"
 #include "symtrace/zoo/zoo.hpp"

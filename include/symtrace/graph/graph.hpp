@@ -1,0 +1,236 @@
+#pragma once
+/// \file
+/// `Graph`: the IR every tracer writes and every consumer reads (torch.fx's Graph, in C++).
+/// Nodes live in a `boost::adjacency_list` (stable addresses; edges are uses, from an input to
+/// its user, with the use's argument position) and in an explicit order that passes edit with
+/// insertion points. Names are unique and made so in O(1) per node. A checkpoint can later roll
+/// the graph back to exactly the state it was taken in.
+///
+/// This header does not include Boost.Graph; `symtrace/graph/bgl.hpp` exposes a read-only BGL
+/// view for running Boost's algorithms on a graph.
+///
+///     Graph g;
+///     Node& x = g.placeholder("x");
+///     Node& y = g.call_function("relu", {x});
+///     g.output(y);
+///     g.lint();
+///     fmt::print("{}", to_string(g));
+///
+/// A graph is not thread-safe: one thread mutates it at a time (const access from several
+/// threads is safe while nobody mutates it).
+
+#include "symtrace/graph/argument.hpp"
+#include "symtrace/graph/node.hpp"
+#include "symtrace/graph/op_kind.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <source_location>
+#include <string_view>
+
+namespace symtrace {
+
+namespace detail {
+class GraphImpl;
+}  // namespace detail
+
+/// The nodes of a graph in order, forwards or backwards. The iterator holds the current node
+/// and reads its successor when advanced, so erasing the current node while iterating is
+/// safe (as in fx), and nodes inserted after the current one are visited.
+class NodeRange {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Node;
+    using difference_type = std::ptrdiff_t;
+    using pointer = Node*;
+    using reference = Node&;
+
+    iterator() noexcept = default;
+    [[nodiscard]] Node& operator*() const noexcept { return *node_; }
+    [[nodiscard]] Node* operator->() const noexcept { return node_; }
+    iterator& operator++() noexcept {
+      node_ = reverse_ ? node_->prev() : node_->next();
+      return *this;
+    }
+    iterator operator++(int) noexcept {
+      iterator old = *this;
+      ++*this;
+      return old;
+    }
+    friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.node_ == b.node_; }
+
+   private:
+    friend class NodeRange;
+    iterator(Node* node, bool reverse) noexcept : node_(node), reverse_(reverse) {}
+    Node* node_ = nullptr;
+    bool reverse_ = false;
+  };
+
+  [[nodiscard]] iterator begin() const noexcept { return iterator(first_, reverse_); }
+  [[nodiscard]] iterator end() const noexcept { return iterator(nullptr, reverse_); }
+  [[nodiscard]] bool empty() const noexcept { return first_ == nullptr; }
+  /// The same nodes in the opposite direction.
+  [[nodiscard]] NodeRange reversed() const noexcept { return NodeRange(last_, first_, !reverse_); }
+
+ private:
+  friend class Graph;
+  NodeRange(Node* first, Node* last, bool reverse) noexcept : first_(first), last_(last), reverse_(reverse) {}
+  Node* first_;
+  Node* last_;
+  bool reverse_;
+};
+
+/// A graph of nodes in an explicit topological order. Owns its nodes.
+class Graph {
+ public:
+  class Checkpoint;
+  class InsertPoint;
+
+  Graph();
+  ~Graph();
+  /// A deep copy with the same node ids, names, order and metadata (no checkpoints).
+  Graph(const Graph& other);
+  Graph& operator=(const Graph& other);
+  /// Moving keeps every `Node&` valid (the nodes stay where they are); the moved-from graph
+  /// is empty.
+  Graph(Graph&& other) noexcept;
+  Graph& operator=(Graph&& other) noexcept;
+
+  /// Creates a node at the insertion point (by default the end of the graph, before the
+  /// output node if there is one) and returns it.
+  /// Given: `args`/`kwargs` reference only live nodes of this graph; keyword names are unique;
+  /// an `output` node has one argument and the graph has no output yet.
+  /// Execute: names the node `name` (or, when empty, after its target, as fx does:
+  /// `layer1.0.conv1` gives `layer1_0_conv1`); a taken name gets the next free `_N` suffix.
+  /// Result: the node is in the graph and in the users of each input.
+  /// Throws std::invalid_argument naming `where` and nothing changes when a precondition fails.
+  Node& create_node(OpKind op, std::string_view target, Arguments args = {}, KeywordArguments kwargs = {},
+                    std::string_view name = {},
+                    std::source_location where = std::source_location::current());
+  /// A graph input called `name` (fx's `placeholder`).
+  Node& placeholder(std::string_view name, std::source_location where = std::source_location::current());
+  /// Reads the parameter or buffer `qualified_name` (`layer1.0.conv1.weight`).
+  Node& get_attr(std::string_view qualified_name,
+                 std::source_location where = std::source_location::current());
+  Node& call_function(std::string_view target, Arguments args, KeywordArguments kwargs = {},
+                      std::source_location where = std::source_location::current());
+  Node& call_method(std::string_view target, Arguments args, KeywordArguments kwargs = {},
+                    std::source_location where = std::source_location::current());
+  Node& call_module(std::string_view module_path, Arguments args, KeywordArguments kwargs = {},
+                    std::source_location where = std::source_location::current());
+  /// The output node, returning `result` (a node, or a list of nodes for several results).
+  Node& output(Argument result, std::source_location where = std::source_location::current());
+
+  /// Until the returned guard is destroyed, new nodes go right before `anchor`.
+  [[nodiscard]] InsertPoint inserting_before(Node& anchor);
+  /// Until the returned guard is destroyed, new nodes go right after `anchor`, each after the
+  /// previous one (so they keep their creation order).
+  [[nodiscard]] InsertPoint inserting_after(Node& anchor);
+  /// Moves `node` right before `anchor` (fx's `anchor.prepend(node)`); lint() checks the
+  /// resulting order.
+  void move_before(Node& node, Node& anchor);
+  /// Moves `node` right after `anchor` (fx's `anchor.append(node)`).
+  void move_after(Node& node, Node& anchor);
+
+  /// The nodes in order.
+  [[nodiscard]] NodeRange nodes() const noexcept;
+  /// The number of nodes.
+  [[nodiscard]] std::size_t size() const noexcept;
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  /// The node called `name`, or nullptr. O(1).
+  [[nodiscard]] Node* find_node(std::string_view name) const noexcept;
+  /// The live node with id `id`, or nullptr. O(1).
+  [[nodiscard]] Node* find_node(NodeId id) const noexcept;
+  /// The live node with id `id`; throws std::invalid_argument when there is none.
+  [[nodiscard]] Node& node(NodeId id) const;
+  /// The output node, or nullptr.
+  [[nodiscard]] Node* output_node() const noexcept;
+
+  /// Removes `node`.
+  /// Given: the node belongs to this graph and has no users (else std::invalid_argument naming
+  /// the node and its users, and nothing changes). Execute: drops it from its inputs' users and
+  /// from the order. Result: references to it are invalid; its name stays taken (as in fx).
+  void erase_node(Node& node);
+  /// Makes every user of `old_node` use `replacement` instead; returns the users changed.
+  /// `replacement` must not be `old_node` or one of its users (that would make a cycle).
+  std::size_t replace_all_uses_with(Node& old_node, Node& replacement);
+  /// Removes every node whose result is unused, except impure nodes (see `Node::is_impure`),
+  /// in one backward pass; returns the number removed.
+  std::size_t eliminate_dead_code();
+
+  /// Checks every invariant: nodes are in topological order, every argument is a live node of
+  /// this graph defined before its user, users match arguments exactly, names are unique,
+  /// placeholders come first, and there is exactly one output, the last node. Throws
+  /// `LintError` naming the node and the broken invariant.
+  void lint() const;
+
+  /// Takes a checkpoint; see `Graph::Checkpoint`.
+  [[nodiscard]] Checkpoint checkpoint();
+
+ private:
+  friend class Node;
+  friend class detail::GraphImpl;
+  friend struct detail::GraphTestAccess;
+  detail::GraphImpl& impl() const;
+  // Owned alone (checkpoints and insertion points hold weak_ptrs, so they can tell when the
+  // graph is gone); null only after a move, recreated empty on next use.
+  mutable std::shared_ptr<detail::GraphImpl> impl_;
+};
+
+/// Rolls the graph back to exactly the state it had when the checkpoint was taken (nodes,
+/// order, arguments, users, names and name counters, metadata), unless committed.
+/// Rollback takes time proportional to what changed since. Checkpoints nest; they must end in
+/// the reverse order they were taken (rolling back an outer checkpoint ends the inner ones).
+/// Note [Rollback restores names]: names handed out after the checkpoint are free again, so a
+/// retrace after rollback produces the same names a first trace would have.
+///
+///     auto checkpoint = graph.checkpoint();
+///     trace_child(graph);                // may throw
+///     checkpoint.commit();               // keep; without it the destructor rolls back
+class Graph::Checkpoint {
+ public:
+  Checkpoint(Checkpoint&& other) noexcept = default;
+  Checkpoint& operator=(Checkpoint&&) = delete;
+  Checkpoint(const Checkpoint&) = delete;
+  Checkpoint& operator=(const Checkpoint&) = delete;
+  /// Rolls back unless `commit()` or `rollback()` was called.
+  ~Checkpoint();
+
+  /// Keeps the changes (an enclosing checkpoint can still roll them back).
+  void commit();
+  /// Undoes every change made since the checkpoint was taken.
+  void rollback();
+  /// True until commit() or rollback(), or an enclosing rollback, ends it.
+  [[nodiscard]] bool active() const noexcept;
+
+ private:
+  friend class Graph;
+  Checkpoint(std::weak_ptr<detail::GraphImpl> graph, std::uint64_t serial) noexcept
+      : graph_(std::move(graph)), serial_(serial) {}
+  std::weak_ptr<detail::GraphImpl> graph_;  // a checkpoint that outlives its graph does nothing
+  std::uint64_t serial_;
+};
+
+/// Restores the previous insertion point when destroyed (fx's `with graph.inserting_before(n)`).
+class Graph::InsertPoint {
+ public:
+  InsertPoint(InsertPoint&& other) noexcept = default;
+  InsertPoint& operator=(InsertPoint&&) = delete;
+  InsertPoint(const InsertPoint&) = delete;
+  InsertPoint& operator=(const InsertPoint&) = delete;
+  ~InsertPoint();
+
+ private:
+  friend class Graph;
+  InsertPoint(std::weak_ptr<detail::GraphImpl> graph, std::uint8_t mode, NodeId anchor) noexcept
+      : graph_(std::move(graph)), mode_(mode), anchor_(anchor) {}
+  std::weak_ptr<detail::GraphImpl> graph_;
+  std::uint8_t mode_;  // the point to restore
+  NodeId anchor_;
+};
+
+}  // namespace symtrace

@@ -1,0 +1,95 @@
+// Checkpoints: an undo log of primitive changes (graph_impl.hpp, namespace undo) recorded
+// while at least one checkpoint is open, replayed backwards on rollback. Every record is the
+// exact inverse of one change, so after rollback the graph is exactly what it was: same
+// nodes, order, arguments, users in the same order, names and name counters, metadata. With
+// no checkpoint open nothing is recorded.
+#include "graph_impl.hpp"
+
+#include "symtrace/core/error.hpp"
+
+#include <algorithm>
+
+namespace symtrace::detail {
+
+std::uint64_t GraphImpl::open_checkpoint() {
+  std::uint64_t serial = next_serial_++;
+  checkpoints_.push_back(CheckpointRecord{serial, log_.size(), arena_.mark(), point_mode_, point_anchor_});
+  return serial;
+}
+
+bool GraphImpl::is_open(std::uint64_t serial) const noexcept {
+  return std::any_of(checkpoints_.begin(), checkpoints_.end(),
+                     [&](const CheckpointRecord& r) { return r.serial == serial; });
+}
+
+void GraphImpl::commit(std::uint64_t serial) noexcept {
+  auto it = std::find_if(checkpoints_.begin(), checkpoints_.end(),
+                         [&](const CheckpointRecord& r) { return r.serial == serial; });
+  if (it == checkpoints_.end()) return;
+  checkpoints_.erase(it, checkpoints_.end());  // inner checkpoints are kept along with it
+  if (checkpoints_.empty()) log_.clear();      // nobody can roll back any more
+}
+
+void GraphImpl::rollback(std::uint64_t serial) noexcept {
+  auto it = std::find_if(checkpoints_.begin(), checkpoints_.end(),
+                         [&](const CheckpointRecord& r) { return r.serial == serial; });
+  if (it == checkpoints_.end()) return;
+  CheckpointRecord record = *it;
+  while (log_.size() > record.log_size) {
+    undo(log_.back());
+    log_.pop_back();
+  }
+  arena_.release(record.arena);
+  point_mode_ = record.point_mode;
+  point_anchor_ = record.point_anchor;
+  checkpoints_.erase(it, checkpoints_.end());
+  if (checkpoints_.empty()) log_.clear();
+}
+
+void GraphImpl::undo(undo::Record& record) noexcept {
+  boost::variant2::visit(
+      overloaded{
+          [&](undo::Created& r) {
+            Node& node = slot(r.id);
+            SYMTRACE_ASSERT(r.id.value + 1 == num_slots(), "rollback out of order");
+            remove_edges(node);
+            unlink(node);
+            if (output == r.id) output = NodeId();
+            --live_count;
+            names_.release(r.name);
+            UsePoolScope pool(use_pool_);
+            clear_out_edges(r.id.value, storage_);
+            storage_.m_vertices.pop_back();
+          },
+          [&](undo::Erased& r) {
+            Node& node = slot(r.id);
+            link_after(node, r.prev);
+            node.flags_ = static_cast<std::uint8_t>(node.flags_ | Node::live);
+            if (node.op_ == OpKind::output) output = r.id;
+            ++live_count;
+          },
+          [&](undo::ArgsChanged& r) {
+            Node& node = slot(r.id);
+            node.args_ = std::move(r.args);
+            if (!r.kwargs.empty() && !node.cold_) node.cold_ = std::make_unique<NodeCold>();
+            if (node.cold_) node.cold_->kwargs = std::move(r.kwargs);
+          },
+          [&](undo::OutEdges& r) { restore_out_edges(r); },
+          [&](undo::Moved& r) {
+            Node& node = slot(r.id);
+            unlink(node);
+            link_after(node, r.prev);
+          },
+          [&](undo::MetaChanged& r) {
+            Node& node = slot(r.id);
+            node.tensor_meta_ = r.tensor_meta;
+            node.scope_ = r.scope;
+            node.where_ = r.where;
+            node.flags_ = r.flags;
+          },
+          [&](undo::EntriesChanged& r) { slot(r.id).cold_->entries = std::move(r.entries); },
+      },
+      record);
+}
+
+}  // namespace symtrace::detail

@@ -1,0 +1,182 @@
+// Graph: the public face of GraphImpl. Checks that nodes handed in belong to this graph and
+// are alive, then forwards.
+#include "symtrace/graph/graph.hpp"
+
+#include "symtrace/core/error.hpp"
+#include "graph_impl.hpp"
+
+namespace symtrace {
+namespace {
+
+void check_node(const detail::GraphImpl& impl, const Node& node, std::string_view what,
+                std::source_location where) {
+  if (!impl.owns(node)) {
+    throw_invalid_argument(where, "{}: %{} is not a node of this graph; pass nodes of this graph only", what,
+                           node.name());
+  }
+  if (impl.live_node(node.id()) != &node) {
+    throw_invalid_argument(where, "{}: %{} was erased from this graph", what, node.name());
+  }
+}
+
+}  // namespace
+
+Graph::Graph() : impl_(std::make_shared<detail::GraphImpl>(this)) {}
+Graph::~Graph() = default;
+
+Graph::Graph(const Graph& other) : impl_(std::make_shared<detail::GraphImpl>(other.impl(), this)) {}
+
+Graph& Graph::operator=(const Graph& other) {
+  if (this != &other) impl_ = std::make_shared<detail::GraphImpl>(other.impl(), this);
+  return *this;
+}
+
+Graph::Graph(Graph&& other) noexcept : impl_(std::move(other.impl_)) {
+  if (impl_) impl_->owner = this;
+}
+
+Graph& Graph::operator=(Graph&& other) noexcept {
+  if (this != &other) {
+    impl_ = std::move(other.impl_);
+    if (impl_) impl_->owner = this;
+  }
+  return *this;
+}
+
+detail::GraphImpl& Graph::impl() const {
+  if (!impl_) impl_ = std::make_shared<detail::GraphImpl>(const_cast<Graph*>(this));
+  return *impl_;
+}
+
+Node& Graph::create_node(OpKind op, std::string_view target, Arguments args, KeywordArguments kwargs,
+                         std::string_view name, std::source_location where) {
+  return impl().create_node(op, target, std::move(args), std::move(kwargs), name, where);
+}
+
+Node& Graph::placeholder(std::string_view name, std::source_location where) {
+  return impl().create_node(OpKind::placeholder, name, {}, {}, name, where);
+}
+
+Node& Graph::get_attr(std::string_view qualified_name, std::source_location where) {
+  return impl().create_node(OpKind::get_attr, qualified_name, {}, {}, {}, where);
+}
+
+Node& Graph::call_function(std::string_view target, Arguments args, KeywordArguments kwargs,
+                           std::source_location where) {
+  return impl().create_node(OpKind::call_function, target, std::move(args), std::move(kwargs), {}, where);
+}
+
+Node& Graph::call_method(std::string_view target, Arguments args, KeywordArguments kwargs,
+                         std::source_location where) {
+  return impl().create_node(OpKind::call_method, target, std::move(args), std::move(kwargs), {}, where);
+}
+
+Node& Graph::call_module(std::string_view module_path, Arguments args, KeywordArguments kwargs,
+                         std::source_location where) {
+  return impl().create_node(OpKind::call_module, module_path, std::move(args), std::move(kwargs), {}, where);
+}
+
+Node& Graph::output(Argument result, std::source_location where) {
+  Arguments args;
+  args.push_back(std::move(result));
+  return impl().create_node(OpKind::output, "output", std::move(args), {}, "output", where);
+}
+
+Graph::InsertPoint Graph::inserting_before(Node& anchor) {
+  detail::GraphImpl& g = impl();
+  check_node(g, anchor, "inserting_before", std::source_location::current());
+  auto [mode, old_anchor] = g.insert_point();
+  g.set_insert_point(detail::GraphImpl::before, anchor.id());
+  return InsertPoint(impl_, mode, old_anchor);
+}
+
+Graph::InsertPoint Graph::inserting_after(Node& anchor) {
+  detail::GraphImpl& g = impl();
+  check_node(g, anchor, "inserting_after", std::source_location::current());
+  auto [mode, old_anchor] = g.insert_point();
+  g.set_insert_point(detail::GraphImpl::after, anchor.id());
+  return InsertPoint(impl_, mode, old_anchor);
+}
+
+Graph::InsertPoint::~InsertPoint() {
+  if (auto graph = graph_.lock()) graph->set_insert_point(mode_, anchor_);
+}
+
+void Graph::move_before(Node& node, Node& anchor) {
+  detail::GraphImpl& g = impl();
+  check_node(g, node, "move_before", std::source_location::current());
+  check_node(g, anchor, "move_before", std::source_location::current());
+  g.move_node(node, anchor, false, std::source_location::current());
+}
+
+void Graph::move_after(Node& node, Node& anchor) {
+  detail::GraphImpl& g = impl();
+  check_node(g, node, "move_after", std::source_location::current());
+  check_node(g, anchor, "move_after", std::source_location::current());
+  g.move_node(node, anchor, true, std::source_location::current());
+}
+
+NodeRange Graph::nodes() const noexcept {
+  if (!impl_ || !impl_->head.is_valid()) return NodeRange(nullptr, nullptr, false);
+  return NodeRange(&impl_->slot(impl_->head), &impl_->slot(impl_->tail), false);
+}
+
+std::size_t Graph::size() const noexcept { return impl_ ? impl_->live_count : 0; }
+
+Node* Graph::find_node(std::string_view name) const noexcept { return impl_ ? impl_->find_node(name) : nullptr; }
+
+Node* Graph::find_node(NodeId id) const noexcept { return impl_ ? impl_->live_node(id) : nullptr; }
+
+Node& Graph::node(NodeId id) const {
+  Node* node = find_node(id);
+  if (node == nullptr) {
+    throw_invalid_argument(std::source_location::current(), "node({}): no live node has this id in this graph",
+                           id);
+  }
+  return *node;
+}
+
+Node* Graph::output_node() const noexcept { return impl_ ? impl_->live_node(impl_->output) : nullptr; }
+
+void Graph::erase_node(Node& node) {
+  detail::GraphImpl& g = impl();
+  check_node(g, node, "erase_node", std::source_location::current());
+  g.erase_node(node, std::source_location::current());
+}
+
+std::size_t Graph::replace_all_uses_with(Node& old_node, Node& replacement) {
+  detail::GraphImpl& g = impl();
+  check_node(g, old_node, "replace_all_uses_with", std::source_location::current());
+  check_node(g, replacement, "replace_all_uses_with", std::source_location::current());
+  return g.replace_all_uses_with(old_node, replacement, std::source_location::current());
+}
+
+std::size_t Graph::eliminate_dead_code() { return impl().eliminate_dead_code(); }
+
+void Graph::lint() const { impl().lint(); }
+
+Graph::Checkpoint Graph::checkpoint() {
+  std::uint64_t serial = impl().open_checkpoint();
+  return Checkpoint(impl_, serial);
+}
+
+Graph::Checkpoint::~Checkpoint() {
+  if (auto graph = graph_.lock()) graph->rollback(serial_);
+}
+
+void Graph::Checkpoint::commit() {
+  if (auto graph = graph_.lock()) graph->commit(serial_);
+  graph_.reset();
+}
+
+void Graph::Checkpoint::rollback() {
+  if (auto graph = graph_.lock()) graph->rollback(serial_);
+  graph_.reset();
+}
+
+bool Graph::Checkpoint::active() const noexcept {
+  auto graph = graph_.lock();
+  return graph && graph->is_open(serial_);
+}
+
+}  // namespace symtrace

@@ -1,0 +1,506 @@
+// GraphImpl's mutations: creating, rewiring, moving and erasing nodes, with the undo records
+// a checkpoint needs (see checkpoint.cpp for rollback), and the deep copy of a graph.
+#include "graph_impl.hpp"
+
+#include "symtrace/core/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <new>
+
+namespace symtrace::detail {
+namespace {
+
+thread_local boost::pool<>* t_use_pool = nullptr;
+
+constexpr std::size_t max_target_size = 0xffff;
+
+/// fx's `_snake_case`: an upper-case letter after a lower-case one starts a new word.
+void append_snake_case(std::string& out, std::string_view text) {
+  bool prev_lower = false;
+  for (char c : text) {
+    bool upper = c >= 'A' && c <= 'Z';
+    if (prev_lower && upper) out += '_';
+    out += upper ? static_cast<char>(c - 'A' + 'a') : c;
+    prev_lower = c >= 'a' && c <= 'z';
+  }
+}
+
+/// The name fx gives a node when none is asked for: the target, without dunder marks, in
+/// snake case (`__add__` gives `add`, `layer1.0.conv1` gives `layer1_0_conv1` once sanitised).
+std::string_view default_name(OpKind op, std::string_view target, std::string& buffer) {
+  if (op == OpKind::output) return "output";
+  if (target.size() > 4 && target.starts_with("__") && target.ends_with("__")) {
+    target = target.substr(2, target.size() - 4);
+  }
+  bool has_upper = std::any_of(target.begin(), target.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+  if (!has_upper) return target;
+  buffer.clear();
+  append_snake_case(buffer, target);
+  return buffer;
+}
+
+}  // namespace
+
+// ---- Use bundles come from the owning graph's pool -----------------------------------------
+
+UsePoolScope::UsePoolScope(boost::pool<>& pool) noexcept : previous_(t_use_pool) { t_use_pool = &pool; }
+UsePoolScope::~UsePoolScope() { t_use_pool = previous_; }
+
+void* Use::operator new(std::size_t size) {
+  if (t_use_pool == nullptr) return ::operator new(size);  // a copy made outside a graph
+  void* p = t_use_pool->malloc();
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+
+void Use::operator delete(void* pointer, std::size_t size) noexcept {
+  if (pointer == nullptr) return;
+  if (t_use_pool == nullptr) {
+    ::operator delete(pointer, size);
+  } else {
+    t_use_pool->free(pointer);
+  }
+}
+
+// ---- Interning tables ----------------------------------------------------------------------
+
+std::size_t MetaTable::Hash::operator()(const TensorMeta& m) const noexcept {
+  std::size_t h = static_cast<std::size_t>(m.dtype) * 0x9e3779b97f4a7c15ULL;
+  for (Dim d : m.shape) h = (h ^ static_cast<std::size_t>(d.raw())) * 0x100000001b3ULL;
+  return h ^ m.shape.rank();
+}
+
+const TensorMeta* MetaTable::intern(const TensorMeta& meta) { return &*metas_.insert(meta).first; }
+
+ScopeTable::ScopeTable() {
+  texts_.emplace_back();
+  index_.emplace(std::string_view(texts_.front()), 0);
+}
+
+std::uint32_t ScopeTable::intern(std::string_view scope) {
+  if (scope.empty()) return 0;
+  auto it = index_.find(scope);
+  if (it != index_.end()) return it->second;
+  auto index = static_cast<std::uint32_t>(texts_.size());
+  const std::string& text = texts_.emplace_back(scope);
+  index_.emplace(std::string_view(text), index);
+  return index;
+}
+
+std::vector<NodeId> node_refs(const Arguments& args, const KeywordArguments& kwargs) {
+  std::vector<NodeId> refs;
+  for_each_node(args, kwargs, [&](NodeId id) { refs.push_back(id); });
+  return refs;
+}
+
+// ---- Construction --------------------------------------------------------------------------
+
+GraphImpl::GraphImpl(Graph* owner_graph) : owner(owner_graph) {}
+
+GraphImpl::GraphImpl(const GraphImpl& other, Graph* owner_graph)
+    : owner(owner_graph), names_(other.names_, arena_), scopes_(other.scopes_) {
+  UsePoolScope pool(use_pool_);
+  for (std::size_t i = 0; i < other.num_slots(); ++i) {
+    add_vertex(storage_);
+    const Node& from = other.storage_[i].node;
+    Node& to = storage_[i].node;
+    to.graph_ = this;
+    std::string_view target = arena_.store(from.target());
+    to.target_ = target.data() != nullptr ? target.data() : "";
+    to.target_size_ = from.target_size_;
+    to.op_ = from.op_;
+    to.flags_ = from.flags_;
+    to.id_ = from.id_;
+    to.name_base_ = from.name_base_;
+    to.name_code_ = from.name_code_;
+    to.prev_ = from.prev_;
+    to.next_ = from.next_;
+    to.scope_ = from.scope_;
+    to.where_ = from.where_;
+    if (from.tensor_meta_ != nullptr) to.tensor_meta_ = metas_.intern(*from.tensor_meta_);
+    if ((from.flags_ & Node::live) != 0) {
+      to.args_ = from.args_;
+      if (from.cold_) to.cold_ = std::make_unique<NodeCold>(*from.cold_);
+    }
+  }
+  // Edges in the same order, so users() lists users in the same order.
+  for (std::size_t i = 0; i < other.num_slots(); ++i) {
+    for (const auto& edge : other.storage_.out_edge_list(i)) {
+      add_edge(i, edge.get_target(), Use{edge.get_property().position}, storage_);
+    }
+  }
+  head = other.head;
+  tail = other.tail;
+  output = other.output;
+  live_count = other.live_count;
+}
+
+GraphImpl::~GraphImpl() {
+  // Edge bundles go back to the pool while it is the current one (see Use::operator delete).
+  UsePoolScope pool(use_pool_);
+  storage_.clear();
+}
+
+Node* GraphImpl::live_node(NodeId id) noexcept {
+  if (id.value >= num_slots()) return nullptr;
+  Node& node = slot(id);
+  return (node.flags_ & Node::live) != 0 ? &node : nullptr;
+}
+
+const Node* GraphImpl::live_node(NodeId id) const noexcept {
+  return const_cast<GraphImpl*>(this)->live_node(id);
+}
+
+Node* GraphImpl::find_node(std::string_view name) noexcept { return live_node(names_.find(name)); }
+
+// ---- Edges and order -----------------------------------------------------------------------
+
+void GraphImpl::add_edges(const Node& node) {
+  UsePoolScope pool(use_pool_);
+  std::uint32_t position = 0;
+  auto add = [&](NodeId input) { add_edge(input.value, node.id_.value, Use{position++}, storage_); };
+  for (const Argument& a : node.args_) for_each_node(a, add);
+  if (node.cold_) {
+    for (const auto& [key, a] : node.cold_->kwargs) for_each_node(a, add);
+  }
+}
+
+std::vector<NodeId> GraphImpl::distinct_inputs(const Node& node) const {
+  std::vector<NodeId> inputs = node_refs(node.args_, node.kwargs());
+  std::sort(inputs.begin(), inputs.end());
+  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+  return inputs;
+}
+
+void GraphImpl::remove_edges(const Node& node) {
+  UsePoolScope pool(use_pool_);
+  for (NodeId input : distinct_inputs(node)) {
+    auto& edges = storage_.out_edge_list(input.value);
+    // The uses are adjacent, and usually the last ones (most recent user): pop them directly.
+    std::size_t n = edges.size();
+    while (n > 0 && edges[n - 1].get_target() == node.id_.value) --n;
+    if (n != edges.size()) {
+      edges.erase(edges.begin() + static_cast<std::ptrdiff_t>(n), edges.end());
+    } else {
+      remove_edge(input.value, node.id_.value, storage_);
+    }
+  }
+}
+
+void GraphImpl::log_out_edges(NodeId id) {
+  undo::OutEdges record{id, {}};
+  const auto& edges = storage_.out_edge_list(id.value);
+  record.edges.reserve(edges.size());
+  for (const auto& e : edges) {
+    record.edges.emplace_back(static_cast<std::uint32_t>(e.get_target()), e.get_property().position);
+  }
+  log_.emplace_back(std::move(record));
+}
+
+void GraphImpl::restore_out_edges(const undo::OutEdges& record) {
+  UsePoolScope pool(use_pool_);
+  clear_out_edges(record.id.value, storage_);
+  for (auto [user, position] : record.edges) add_edge(record.id.value, user, Use{position}, storage_);
+}
+
+void GraphImpl::link_after(Node& node, NodeId prev) noexcept {
+  NodeId next = prev.is_valid() ? slot(prev).next_ : head;
+  node.prev_ = prev;
+  node.next_ = next;
+  if (prev.is_valid()) {
+    slot(prev).next_ = node.id_;
+  } else {
+    head = node.id_;
+  }
+  if (next.is_valid()) {
+    slot(next).prev_ = node.id_;
+  } else {
+    tail = node.id_;
+  }
+}
+
+void GraphImpl::unlink(Node& node) noexcept {
+  if (node.prev_.is_valid()) {
+    slot(node.prev_).next_ = node.next_;
+  } else {
+    head = node.next_;
+  }
+  if (node.next_.is_valid()) {
+    slot(node.next_).prev_ = node.prev_;
+  } else {
+    tail = node.prev_;
+  }
+  // prev_/next_ are kept, so an iterator standing on an erased node can still advance.
+}
+
+// ---- Users ---------------------------------------------------------------------------------
+
+std::vector<Node*> GraphImpl::users(const Node& node) {
+  std::vector<Node*> result;
+  std::size_t last = static_cast<std::size_t>(-1);
+  for (const auto& e : storage_.out_edge_list(node.id_.value)) {
+    if (e.get_target() == last) continue;
+    last = e.get_target();
+    result.push_back(&storage_[last].node);
+  }
+  return result;
+}
+
+std::size_t GraphImpl::num_users(const Node& node) const noexcept {
+  std::size_t count = 0;
+  std::size_t last = static_cast<std::size_t>(-1);
+  for (const auto& e : storage_.out_edge_list(node.id_.value)) {
+    if (e.get_target() != last) ++count;
+    last = e.get_target();
+  }
+  return count;
+}
+
+// ---- Creating nodes ------------------------------------------------------------------------
+
+void GraphImpl::check_inputs(const Arguments& args, const KeywordArguments& kwargs, OpKind op,
+                             std::string_view target, std::source_location where) const {
+  std::uint32_t position = 0;
+  auto check = [&](NodeId input) {
+    if (live_node(input) == nullptr) {
+      throw_invalid_argument(where,
+                             "{}[target={}]: argument {} refers to node {}, which is not a node of this graph "
+                             "(erased, rolled back, or from another graph); pass nodes of this graph only",
+                             op, target, position, input);
+    }
+    ++position;
+  };
+  for (const Argument& a : args) for_each_node(a, check);
+  for (std::size_t i = 0; i < kwargs.size(); ++i) {
+    for_each_node(kwargs[i].second, check);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (kwargs[j].first == kwargs[i].first) {
+        throw_invalid_argument(where, "{}[target={}]: keyword argument '{}' is given twice; give each once", op,
+                               target, kwargs[i].first);
+      }
+    }
+  }
+}
+
+Node& GraphImpl::create_node(OpKind op, std::string_view target, Arguments args, KeywordArguments kwargs,
+                             std::string_view name, std::source_location where) {
+  // Validate everything first: a refused node leaves no trace.
+  if (target.size() > max_target_size) {
+    throw_invalid_argument(where, "{}: a target of {} characters is too long (at most {})", op, target.size(),
+                           max_target_size);
+  }
+  if (op == OpKind::output) {
+    if (output.is_valid()) {
+      throw_invalid_argument(where,
+                             "output: the graph already has an output node %{}; erase it or change its "
+                             "arguments instead of adding another",
+                             this->name(slot(output)));
+    }
+    if (args.size() != 1 || !kwargs.empty()) {
+      throw_invalid_argument(where,
+                             "output: takes exactly one argument and no keyword arguments (got {} and {}); "
+                             "return several results as a list",
+                             args.size(), kwargs.size());
+    }
+  }
+  if (num_slots() >= NodeId::invalid_value) {
+    throw_invalid_argument(where, "{}: the graph has {} nodes, the most a graph can hold", op, num_slots());
+  }
+  check_inputs(args, kwargs, op, target, where);
+  Node* anchor = nullptr;
+  if (point_mode_ != at_end) {
+    anchor = live_node(point_anchor_);
+    if (anchor == nullptr) {
+      throw_invalid_argument(where,
+                             "{}[target={}]: the insertion point's anchor node was erased; end the "
+                             "inserting_before/inserting_after scope before erasing its anchor",
+                             op, target);
+    }
+  }
+
+  NodeId id(static_cast<std::uint32_t>(num_slots()));
+  std::string buffer;
+  std::string_view candidate = name.empty() ? default_name(op, target, buffer) : name;
+  NameTable::Taken taken = names_.take(candidate, id, arena_);
+  std::string_view stored_target = arena_.store(target);
+  add_vertex(storage_);
+  Node& node = slot(id);
+  node.graph_ = this;
+  node.target_ = stored_target.data() != nullptr ? stored_target.data() : "";
+  node.target_size_ = static_cast<std::uint16_t>(target.size());
+  node.op_ = op;
+  node.flags_ = Node::live;
+  node.id_ = id;
+  node.name_base_ = taken.base;
+  node.name_code_ = taken.code;
+  node.where_ = where;
+  node.args_ = std::move(args);
+  if (!kwargs.empty()) {
+    node.cold_ = std::make_unique<NodeCold>();
+    node.cold_->kwargs = std::move(kwargs);
+  }
+
+  if (anchor == nullptr) {
+    // The end of the graph, before the output node if there is one.
+    link_after(node, output.is_valid() ? slot(output).prev_ : tail);
+  } else if (point_mode_ == before) {
+    link_after(node, anchor->prev_);
+  } else {
+    link_after(node, anchor->id_);
+    point_anchor_ = id;  // the next node goes after this one
+  }
+  add_edges(node);
+  if (op == OpKind::output) output = id;
+  ++live_count;
+  if (logging()) log_.emplace_back(undo::Created{id, taken});
+  return node;
+}
+
+// ---- Rewiring ------------------------------------------------------------------------------
+
+void GraphImpl::set_inputs(Node& node, Arguments args, KeywordArguments kwargs, std::source_location where) {
+  check_inputs(args, kwargs, node.op_, node.target(), where);
+  if (node.op_ == OpKind::output && (args.size() != 1 || !kwargs.empty())) {
+    throw_invalid_argument(where, "output: takes exactly one argument and no keyword arguments (got {} and {})",
+                           args.size(), kwargs.size());
+  }
+  for (NodeId input : node_refs(args, kwargs)) {
+    if (input == node.id_) {
+      throw_invalid_argument(where, "%{}: a node cannot use itself as an argument", name(node));
+    }
+  }
+  if (logging()) {
+    std::vector<NodeId> touched = distinct_inputs(node);
+    std::vector<NodeId> incoming = node_refs(args, kwargs);
+    touched.insert(touched.end(), incoming.begin(), incoming.end());
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (NodeId id : touched) log_out_edges(id);
+    log_.emplace_back(undo::ArgsChanged{node.id_, node.args_, node.kwargs()});
+  }
+  // Rewire each input's run of uses by this node in place, so a node that stays an input keeps
+  // this user where it was in its users (fx's users dict keeps insertion order the same way).
+  std::vector<NodeId> before = distinct_inputs(node);
+  node.args_ = std::move(args);
+  if (!kwargs.empty() && !node.cold_) node.cold_ = std::make_unique<NodeCold>();
+  if (node.cold_) node.cold_->kwargs = std::move(kwargs);
+  std::vector<NodeId> refs = node_refs(node.args_, node.kwargs());
+  std::vector<NodeId> inputs = refs;
+  inputs.insert(inputs.end(), before.begin(), before.end());
+  std::sort(inputs.begin(), inputs.end());
+  inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+  UsePoolScope pool(use_pool_);
+  for (NodeId input : inputs) {
+    auto& edges = storage_.out_edge_list(input.value);
+    using StoredEdge = std::decay_t<decltype(edges)>::value_type;
+    auto first = std::find_if(edges.begin(), edges.end(),
+                              [&](const StoredEdge& e) { return e.get_target() == node.id_.value; });
+    auto last = std::find_if(first, edges.end(), [&](const StoredEdge& e) { return e.get_target() != node.id_.value; });
+    auto at = edges.erase(first, last);
+    std::vector<StoredEdge> uses;
+    for (std::uint32_t pos = 0; pos < refs.size(); ++pos) {
+      if (refs[pos] == input) uses.emplace_back(node.id_.value, Use{pos});
+    }
+    edges.insert(at, std::make_move_iterator(uses.begin()), std::make_move_iterator(uses.end()));
+  }
+}
+
+std::size_t GraphImpl::replace_all_uses_with(Node& old_node, Node& replacement, std::source_location where) {
+  if (&old_node == &replacement) return 0;
+  std::size_t changed = 0;
+  for (Node* user : users(old_node)) {
+    if (user == &replacement) continue;  // replacement = f(old): keep its own use of old
+    auto swap_input = [&](NodeId id) { return id == old_node.id_ ? replacement.id_ : id; };
+    Arguments args;
+    args.reserve(user->args_.size());
+    for (const Argument& a : user->args_) args.push_back(map_nodes(a, swap_input));
+    KeywordArguments kwargs;
+    for (const auto& [key, a] : user->kwargs()) kwargs.emplace_back(key, map_nodes(a, swap_input));
+    set_inputs(*user, std::move(args), std::move(kwargs), where);
+    ++changed;
+  }
+  return changed;
+}
+
+void GraphImpl::move_node(Node& node, Node& anchor, bool after, std::source_location where) {
+  if (&node == &anchor) {
+    throw_invalid_argument(where, "%{}: a node cannot be moved next to itself", name(node));
+  }
+  if (logging()) log_.emplace_back(undo::Moved{node.id_, node.prev_});
+  unlink(node);
+  link_after(node, after ? anchor.id_ : anchor.prev_);
+}
+
+void GraphImpl::erase_node(Node& node, std::source_location where) {
+  std::vector<Node*> node_users = users(node);
+  if (!node_users.empty()) {
+    std::string list;
+    for (std::size_t i = 0; i < node_users.size() && i < 5; ++i) {
+      if (i > 0) list += ", ";
+      list += '%';
+      append_name(list, *node_users[i]);
+    }
+    if (node_users.size() > 5) list += fmt::format(", ... ({} in all)", node_users.size());
+    throw_invalid_argument(where,
+                           "erase_node: %{} still has users ({}); replace its uses first "
+                           "(replace_all_uses_with) or erase the users",
+                           name(node), list);
+  }
+  if (logging()) {
+    for (NodeId input : distinct_inputs(node)) log_out_edges(input);
+    log_.emplace_back(undo::Erased{node.id_, node.prev_});
+  }
+  remove_edges(node);
+  unlink(node);
+  node.flags_ = static_cast<std::uint8_t>(node.flags_ & ~Node::live);
+  if (output == node.id_) output = NodeId();
+  --live_count;
+  if (!logging()) {
+    // Nothing can bring the node back: free what it holds (its name stays taken).
+    Arguments().swap(node.args_);
+    node.cold_.reset();
+  }
+}
+
+// ---- Metadata ------------------------------------------------------------------------------
+
+void GraphImpl::set_meta(Node& node, const std::optional<TensorMeta>* meta, const std::string_view* scope,
+                         const std::source_location* where, const std::uint8_t* flags) {
+  const TensorMeta* new_meta = node.tensor_meta_;
+  if (meta != nullptr) new_meta = meta->has_value() ? metas_.intern(**meta) : nullptr;
+  std::uint32_t new_scope = scope != nullptr ? scopes_.intern(*scope) : node.scope_;
+  if (logging()) log_.emplace_back(undo::MetaChanged{node.id_, node.tensor_meta_, node.scope_, node.where_, node.flags_});
+  node.tensor_meta_ = new_meta;
+  node.scope_ = new_scope;
+  if (where != nullptr) node.where_ = *where;
+  if (flags != nullptr) node.flags_ = *flags;
+}
+
+MetaEntries& GraphImpl::entries_for_update(Node& node) {
+  if (!node.cold_) node.cold_ = std::make_unique<NodeCold>();
+  if (logging()) log_.emplace_back(undo::EntriesChanged{node.id_, node.cold_->entries});
+  return node.cold_->entries;
+}
+
+// ---- Dead code -----------------------------------------------------------------------------
+
+std::size_t GraphImpl::eliminate_dead_code() {
+  // One backward pass: erasing a node can only make earlier nodes dead, and those are
+  // visited later. Iteration survives erasing the current node (its links are kept).
+  std::size_t removed = 0;
+  NodeId id = tail;
+  while (id.is_valid()) {
+    Node& node = slot(id);
+    id = node.prev_;
+    if (!node.is_impure() && num_users(node) == 0) {
+      erase_node(node, std::source_location::current());
+      ++removed;
+    }
+  }
+  return removed;
+}
+
+}  // namespace symtrace::detail

@@ -1,0 +1,131 @@
+// Node: queries read the node and its graph's tables; mutations go through GraphImpl, which
+// keeps users in step and records undo information.
+#include "symtrace/graph/node.hpp"
+
+#include "graph_impl.hpp"
+
+#include <algorithm>
+
+namespace symtrace {
+namespace {
+const KeywordArguments empty_kwargs;
+const MetaEntries empty_entries;
+}  // namespace
+
+Node::Node() noexcept = default;
+Node::~Node() = default;
+
+std::string Node::name() const { return graph_->name(*this); }
+
+const KeywordArguments& Node::kwargs() const noexcept { return cold_ ? cold_->kwargs : empty_kwargs; }
+
+const Argument* Node::kwarg(std::string_view key) const noexcept {
+  for (const auto& [k, v] : kwargs()) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+Graph& Node::graph() const noexcept { return *graph_->owner; }
+
+Node* Node::prev() const noexcept {
+  NodeId id = prev_;
+  while (id.is_valid() && id.value < graph_->num_slots()) {
+    Node& node = graph_->slot(id);
+    if ((node.flags_ & live) != 0) return &node;
+    id = node.prev_;
+  }
+  return nullptr;
+}
+
+Node* Node::next() const noexcept {
+  NodeId id = next_;
+  while (id.is_valid() && id.value < graph_->num_slots()) {
+    Node& node = graph_->slot(id);
+    if ((node.flags_ & live) != 0) return &node;
+    id = node.next_;
+  }
+  return nullptr;
+}
+
+std::vector<Node*> Node::users() const { return graph_->users(*this); }
+
+std::size_t Node::num_users() const noexcept { return graph_->num_users(*this); }
+
+std::vector<Node*> Node::input_nodes() const {
+  std::vector<Node*> inputs;
+  for (NodeId id : detail::node_refs(args_, kwargs())) {
+    Node* input = &graph_->slot(id);
+    if (std::find(inputs.begin(), inputs.end(), input) == inputs.end()) inputs.push_back(input);
+  }
+  return inputs;
+}
+
+std::string_view Node::scope() const noexcept { return graph_->scope_text(scope_); }
+
+const MetaEntries& Node::meta() const noexcept { return cold_ ? cold_->entries : empty_entries; }
+
+const Argument* Node::meta(std::string_view key) const noexcept {
+  for (const auto& [k, v] : meta()) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+bool Node::is_impure() const noexcept {
+  if (op_ == OpKind::placeholder || op_ == OpKind::output || (flags_ & impure) != 0) return true;
+  if (op_ != OpKind::call_function && op_ != OpKind::call_method) return false;
+  std::string_view t = target();
+  return t.size() > 1 && t.back() == '_' && !t.ends_with("__");  // add_, relu_, copy_
+}
+
+void Node::set_args(Arguments args, std::source_location where) {
+  graph_->set_inputs(*this, std::move(args), kwargs(), where);
+}
+
+void Node::set_kwargs(KeywordArguments kwargs, std::source_location where) {
+  graph_->set_inputs(*this, args_, std::move(kwargs), where);
+}
+
+void Node::replace_input_with(const Node& old_input, const Node& new_input, std::source_location where) {
+  auto swap_input = [&](NodeId id) { return id == old_input.id_ ? new_input.id_ : id; };
+  Arguments args;
+  args.reserve(args_.size());
+  for (const Argument& a : args_) args.push_back(map_nodes(a, swap_input));
+  KeywordArguments kw;
+  for (const auto& [key, a] : kwargs()) kw.emplace_back(key, map_nodes(a, swap_input));
+  graph_->set_inputs(*this, std::move(args), std::move(kw), where);
+}
+
+void Node::set_tensor_meta(std::optional<TensorMeta> meta) {
+  graph_->set_meta(*this, &meta, nullptr, nullptr, nullptr);
+}
+
+void Node::set_scope(std::string_view scope) { graph_->set_meta(*this, nullptr, &scope, nullptr, nullptr); }
+
+void Node::set_where(std::source_location where) { graph_->set_meta(*this, nullptr, nullptr, &where, nullptr); }
+
+void Node::set_meta(std::string_view key, Argument value) {
+  MetaEntries& entries = graph_->entries_for_update(*this);
+  for (auto& [k, v] : entries) {
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  }
+  entries.emplace_back(std::string(key), std::move(value));
+}
+
+bool Node::erase_meta(std::string_view key) {
+  if (meta(key) == nullptr) return false;
+  MetaEntries& entries = graph_->entries_for_update(*this);
+  entries.erase(std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == key; }));
+  return true;
+}
+
+void Node::set_impure(bool value) {
+  auto flags = static_cast<std::uint8_t>(value ? (flags_ | impure) : (flags_ & ~impure));
+  graph_->set_meta(*this, nullptr, nullptr, nullptr, &flags);
+}
+
+}  // namespace symtrace
