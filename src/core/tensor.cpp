@@ -272,6 +272,8 @@ auto fmt::formatter<symtrace::Tensor>::format(const symtrace::Tensor& t, format_
   return formatter<std::string_view>::format(symtrace::to_string(t), ctx);
 }
 
+std::string symtrace::to_string(const TensorMeta& meta) { return fmt::format("{}{}", meta.dtype, meta.shape); }
+
 auto fmt::formatter<symtrace::TensorMeta>::format(const symtrace::TensorMeta& m,
                                                   format_context& ctx) const
     -> format_context::iterator {

@@ -12,6 +12,9 @@
 
 namespace symtrace {
 
+static_assert(sizeof(Argument) == 16, "an Argument is a tag and one word: strings and lists are boxed");
+
+
 Argument::Argument(const Node& node) noexcept : value(node.id()) {}
 
 bool contains_node(const Argument& arg) noexcept {
@@ -77,13 +80,14 @@ void append_argument(std::string& out, const Argument& arg) {
           [&](bool b) { out += b ? "True" : "False"; },
           [&](std::int64_t i) { fmt::format_to(std::back_inserter(out), "{}", i); },
           [&](double d) { detail::append_float(out, d); },
-          [&](const std::string& s) { detail::append_quoted(out, s); },
+          [&](const detail::Boxed<std::string>& s) { detail::append_quoted(out, s.get()); },
           [&](DType d) {
             out += "symtrace.";
             out += name(d);
           },
           [&](NodeId id) { fmt::format_to(std::back_inserter(out), "{}", id); },
-          [&](const ArgumentList& list) {
+          [&](const detail::Boxed<ArgumentList>& box) {
+            const ArgumentList& list = box.get();
             out += '[';
             for (std::size_t i = 0; i < list.size(); ++i) {
               if (i != 0) out += ", ";

@@ -82,17 +82,17 @@ Node& Graph::output(Argument result, std::source_location where) {
   return impl().create_node(OpKind::output, "output", std::move(args), {}, "output", where);
 }
 
-Graph::InsertPoint Graph::inserting_before(Node& anchor) {
+Graph::InsertPoint Graph::inserting_before(Node& anchor, std::source_location where) {
   detail::GraphImpl& g = impl();
-  check_node(g, anchor, "inserting_before", std::source_location::current());
+  check_node(g, anchor, "inserting_before", where);
   auto [mode, old_anchor] = g.insert_point();
   g.set_insert_point(detail::GraphImpl::before, anchor.id());
   return InsertPoint(impl_, mode, old_anchor);
 }
 
-Graph::InsertPoint Graph::inserting_after(Node& anchor) {
+Graph::InsertPoint Graph::inserting_after(Node& anchor, std::source_location where) {
   detail::GraphImpl& g = impl();
-  check_node(g, anchor, "inserting_after", std::source_location::current());
+  check_node(g, anchor, "inserting_after", where);
   auto [mode, old_anchor] = g.insert_point();
   g.set_insert_point(detail::GraphImpl::after, anchor.id());
   return InsertPoint(impl_, mode, old_anchor);
@@ -102,18 +102,18 @@ Graph::InsertPoint::~InsertPoint() {
   if (auto graph = graph_.lock()) graph->set_insert_point(mode_, anchor_);
 }
 
-void Graph::move_before(Node& node, Node& anchor) {
+void Graph::move_before(Node& node, Node& anchor, std::source_location where) {
   detail::GraphImpl& g = impl();
-  check_node(g, node, "move_before", std::source_location::current());
-  check_node(g, anchor, "move_before", std::source_location::current());
-  g.move_node(node, anchor, false, std::source_location::current());
+  check_node(g, node, "move_before", where);
+  check_node(g, anchor, "move_before", where);
+  g.move_node(node, anchor, false, where);
 }
 
-void Graph::move_after(Node& node, Node& anchor) {
+void Graph::move_after(Node& node, Node& anchor, std::source_location where) {
   detail::GraphImpl& g = impl();
-  check_node(g, node, "move_after", std::source_location::current());
-  check_node(g, anchor, "move_after", std::source_location::current());
-  g.move_node(node, anchor, true, std::source_location::current());
+  check_node(g, node, "move_after", where);
+  check_node(g, anchor, "move_after", where);
+  g.move_node(node, anchor, true, where);
 }
 
 NodeRange Graph::nodes() const noexcept {
@@ -127,10 +127,10 @@ Node* Graph::find_node(std::string_view name) const noexcept { return impl_ ? im
 
 Node* Graph::find_node(NodeId id) const noexcept { return impl_ ? impl_->live_node(id) : nullptr; }
 
-Node& Graph::node(NodeId id) const {
+Node& Graph::node(NodeId id, std::source_location where) const {
   Node* node = find_node(id);
   if (node == nullptr) {
-    throw_invalid_argument(std::source_location::current(), "node({}): no live node has this id in this graph",
+    throw_invalid_argument(where, "node({}): no live node has this id in this graph",
                            id);
   }
   return *node;
@@ -138,17 +138,17 @@ Node& Graph::node(NodeId id) const {
 
 Node* Graph::output_node() const noexcept { return impl_ ? impl_->live_node(impl_->output) : nullptr; }
 
-void Graph::erase_node(Node& node) {
+void Graph::erase_node(Node& node, std::source_location where) {
   detail::GraphImpl& g = impl();
-  check_node(g, node, "erase_node", std::source_location::current());
-  g.erase_node(node, std::source_location::current());
+  check_node(g, node, "erase_node", where);
+  g.erase_node(node, where);
 }
 
-std::size_t Graph::replace_all_uses_with(Node& old_node, Node& replacement) {
+std::size_t Graph::replace_all_uses_with(Node& old_node, Node& replacement, std::source_location where) {
   detail::GraphImpl& g = impl();
-  check_node(g, old_node, "replace_all_uses_with", std::source_location::current());
-  check_node(g, replacement, "replace_all_uses_with", std::source_location::current());
-  return g.replace_all_uses_with(old_node, replacement, std::source_location::current());
+  check_node(g, old_node, "replace_all_uses_with", where);
+  check_node(g, replacement, "replace_all_uses_with", where);
+  return g.replace_all_uses_with(old_node, replacement, where);
 }
 
 std::size_t Graph::eliminate_dead_code() { return impl().eliminate_dead_code(); }

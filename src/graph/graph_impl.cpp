@@ -13,7 +13,8 @@
 namespace symtrace::detail {
 namespace {
 
-thread_local boost::pool<>* t_use_pool = nullptr;
+// initial-exec: a plain %fs-relative load instead of a __tls_get_addr call per edge.
+[[gnu::tls_model("initial-exec")]] thread_local boost::pool<>* t_use_pool = nullptr;
 
 constexpr std::size_t max_target_size = 0xffff;
 
@@ -73,7 +74,10 @@ std::size_t MetaTable::Hash::operator()(const TensorMeta& m) const noexcept {
   return h ^ m.shape.rank();
 }
 
-const TensorMeta* MetaTable::intern(const TensorMeta& meta) { return &*metas_.insert(meta).first; }
+const TensorMeta* MetaTable::intern(const TensorMeta& meta) {
+  if (last_ == nullptr || !(*last_ == meta)) last_ = &*metas_.insert(meta).first;
+  return last_;
+}
 
 ScopeTable::ScopeTable() {
   texts_.emplace_back();

@@ -58,6 +58,7 @@ class MetaTable {
     std::size_t operator()(const TensorMeta& m) const noexcept;
   };
   std::unordered_set<TensorMeta, Hash> metas_;
+  const TensorMeta* last_ = nullptr;  // consecutive nodes usually share a meta: skip the hash
 };
 
 /// Interned module scope paths; index 0 is "".

@@ -6,36 +6,59 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 namespace symtrace::detail {
 namespace {
 
 constexpr std::size_t initial_buckets = 16;
 
-bool is_legal(char c) noexcept {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-}
+constexpr auto legal_chars = [] {
+  std::array<bool, 256> table{};
+  for (int c = '0'; c <= '9'; ++c) table[static_cast<std::size_t>(c)] = true;
+  for (int c = 'a'; c <= 'z'; ++c) table[static_cast<std::size_t>(c)] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) table[static_cast<std::size_t>(c)] = true;
+  table['_'] = true;
+  return table;
+}();
+
+bool is_legal(char c) noexcept { return legal_chars[static_cast<unsigned char>(c)]; }
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
 /// fx's sanitising: runs of illegal characters become one `_`; "" becomes `_unnamed`; a
 /// leading digit gets a `_` prefix. Returns `text` itself when it is already clean.
-std::string_view sanitize(std::string_view text, std::string& buffer) {
-  bool clean = !text.empty() && !is_digit(text.front()) && std::all_of(text.begin(), text.end(), is_legal);
-  if (clean) return text;
+/// Room for the sanitised name on the stack: module paths are short, and a heap string per
+/// node would cost an allocation on the hot path.
+using NameBuffer = fmt::basic_memory_buffer<char, 128>;
+
+std::string_view sanitize(std::string_view text, NameBuffer& buffer) {
+  if (!text.empty() && !is_digit(text.front())) {
+    const char* p = text.data();
+    const char* end = p + text.size();
+    while (p != end && is_legal(*p)) ++p;
+    if (p == end) return text;
+  }
   buffer.clear();
   bool in_run = false;
   for (char c : text) {
     if (is_legal(c)) {
-      buffer += c;
+      buffer.push_back(c);
       in_run = false;
     } else if (!in_run) {
-      buffer += '_';
+      buffer.push_back('_');
       in_run = true;
     }
   }
-  if (buffer.empty()) buffer = "_unnamed";
-  if (is_digit(buffer.front())) buffer.insert(buffer.begin(), '_');
-  return buffer;
+  if (buffer.size() == 0) {
+    constexpr std::string_view unnamed = "_unnamed";
+    buffer.append(unnamed.data(), unnamed.data() + unnamed.size());
+  }
+  if (is_digit(buffer[0])) {
+    std::string prefixed = "_" + std::string(buffer.data(), buffer.size());
+    buffer.clear();
+    buffer.append(prefixed.data(), prefixed.data() + prefixed.size());
+  }
+  return {buffer.data(), buffer.size()};
 }
 
 struct Parsed {
@@ -89,16 +112,6 @@ std::uint32_t NameTable::find_base(std::string_view text) const noexcept {
   return it == index_.end() ? none : it->self;
 }
 
-std::uint32_t NameTable::add_base(std::string_view text, TextArena& arena) {
-  if (index_.size() >= buckets_.size()) grow_index();
-  auto index = static_cast<std::uint32_t>(bases_.size());
-  Base& b = bases_.emplace_back();
-  b.text = arena.store(text);
-  b.self = index;
-  index_.insert(b);
-  return index;
-}
-
 void NameTable::grow_index() {
   std::vector<Index::bucket_type> bigger(buckets_.size() * 2);
   index_.rehash(Index::bucket_traits(bigger.data(), bigger.size()));
@@ -107,7 +120,11 @@ void NameTable::grow_index() {
 
 NodeId NameTable::holder(std::uint32_t base, std::uint32_t code) const noexcept {
   if (base >= bases_.size()) return {};
-  const Base& b = bases_[base];
+  return holder_of(bases_[base], code);
+}
+
+NodeId NameTable::holder_of(const Base& b, std::uint32_t code) const noexcept {
+  std::uint32_t base = b.self;
   if (code == 0) return b.bare;
   if (b.dense != none) {
     const std::vector<NodeId>& slots = dense_[b.dense];
@@ -120,12 +137,8 @@ NodeId NameTable::holder(std::uint32_t base, std::uint32_t code) const noexcept 
   return {};
 }
 
-bool NameTable::is_free(std::uint32_t base, std::uint32_t code) const noexcept {
-  return !holder(base, code).is_valid();
-}
-
-bool NameTable::set_holder(std::uint32_t base, std::uint32_t code, NodeId id) {
-  Base& b = bases_[base];
+bool NameTable::set_holder(Base& b, std::uint32_t code, NodeId id) {
+  std::uint32_t base = b.self;
   if (code == 0) {
     b.bare = id;
     return false;
@@ -140,8 +153,12 @@ bool NameTable::set_holder(std::uint32_t base, std::uint32_t code, NodeId id) {
   }
   if (b.dense != none) {
     std::vector<NodeId>& slots = dense_[b.dense];
+    if (slot == slots.size()) {
+      slots.push_back(id);  // the usual case: the next suffix
+      return created;
+    }
     if (slot < slots.size() + max_gap) {
-      if (slot >= slots.size()) slots.resize(slot + 1);
+      if (slot > slots.size()) slots.resize(slot + 1);
       slots[slot] = id;
       return created;
     }
@@ -151,29 +168,39 @@ bool NameTable::set_holder(std::uint32_t base, std::uint32_t code, NodeId id) {
 }
 
 NameTable::Taken NameTable::take(std::string_view candidate, NodeId id, TextArena& arena) {
-  std::string buffer;
+  NameBuffer buffer;
   Parsed parsed = parse(sanitize(candidate, buffer));
   Taken taken;
-  taken.base = find_base(parsed.base);
-  if (taken.base == none) {
-    taken.base = add_base(parsed.base, arena);
+  // One hash per name: the lookup's result doubles as the insertion point of a new base.
+  Index::insert_commit_data commit;
+  auto [it, absent] = index_.insert_check(parsed.base, BaseHash{}, BaseEqual{}, commit);
+  Base* b;
+  if (absent) {
+    taken.base = static_cast<std::uint32_t>(bases_.size());
+    b = &bases_.emplace_back();
+    b->text = arena.store(parsed.base);
+    b->self = taken.base;
+    index_.insert_commit(*b, commit);
     taken.new_base = true;
+    if (index_.size() > buckets_.size()) grow_index();
+  } else {
+    b = &*it;
+    taken.base = b->self;
   }
-  Base& b = bases_[taken.base];
-  taken.old_count = b.count;
+  taken.old_count = b->count;
   std::uint32_t code = parsed.code;
-  if (!is_free(taken.base, code)) {
+  if (holder_of(*b, code).is_valid()) {
     // fx: start from the requested suffix, or from the base's counter, and count up.
-    std::uint32_t n = parsed.code > 1 ? parsed.code - 1 : b.count;
+    std::uint32_t n = parsed.code > 1 ? parsed.code - 1 : b->count;
     do {
       SYMTRACE_ASSERT(n < 0xfffffff0U, "name suffixes exhausted");
       ++n;
-    } while (!is_free(taken.base, n + 1));
+    } while (holder_of(*b, n + 1).is_valid());
     code = n + 1;
   }
-  if (code > 0) b.count = std::max(b.count, code - 1);
+  if (code > 0) b->count = std::max(b->count, code - 1);
   taken.code = code;
-  taken.new_dense = set_holder(taken.base, code, id);
+  taken.new_dense = set_holder(*b, code, id);
   return taken;
 }
 

@@ -80,10 +80,9 @@ class NameTable {
                                                 boost::intrusive::power_2_buckets<true>>;
 
   [[nodiscard]] std::uint32_t find_base(std::string_view text) const noexcept;
-  std::uint32_t add_base(std::string_view text, TextArena& arena);
-  [[nodiscard]] bool is_free(std::uint32_t base, std::uint32_t code) const noexcept;
-  /// Records `id` as the holder of (base, code); returns whether a dense vector was created.
-  bool set_holder(std::uint32_t base, std::uint32_t code, NodeId id);
+  [[nodiscard]] NodeId holder_of(const Base& b, std::uint32_t code) const noexcept;
+  /// Records `id` as the holder of (b, code); returns whether a dense vector was created.
+  bool set_holder(Base& b, std::uint32_t code, NodeId id);
   void grow_index();
 
   std::deque<Base> bases_;

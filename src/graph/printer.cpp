@@ -129,12 +129,6 @@ void append_node(std::string& out, const Node& node) {
 
 }  // namespace
 
-std::string to_string(const TensorMeta& meta) {
-  std::string out;
-  append_meta(out, meta);
-  return out;
-}
-
 std::string to_string(const Node& node) {
   std::string out;
   append_node(out, node);
@@ -206,7 +200,3 @@ auto fmt::formatter<symtrace::Node>::format(const symtrace::Node& node, format_c
     -> format_context::iterator {
   return formatter<std::string_view>::format(node.name(), ctx);
 }
-
-// fmt::formatter<TensorMeta>::format is not defined here: src/core/tensor.cpp already defines
-// it (core/tensor.hpp declares the same specialisation) with the same "float32[1, 3]" text, and
-// a second definition would not link.

@@ -15,6 +15,7 @@
 #include "symtrace/core/dtype.hpp"
 #include "symtrace/core/scalar.hpp"
 #include "symtrace/core/shape.hpp"
+#include "symtrace/core/tensor_meta.hpp"
 
 #include <fmt/core.h>
 
@@ -31,13 +32,6 @@ namespace symtrace {
 class Tensor;
 using TensorList = std::vector<Tensor>;
 using IntList = std::vector<std::int64_t>;
-
-/// What is known about a tensor without its data: dtype and (possibly partly unknown) shape.
-struct TensorMeta {
-  DType dtype = DType::float32;
-  Shape shape;
-  friend bool operator==(const TensorMeta&, const TensorMeta&) = default;
-};
 
 /// The identity of a symbolic tensor: the trace that made it and its node there.
 /// `trace == 0` means "not symbolic".
@@ -260,8 +254,4 @@ Tensor& operator*=(Tensor& a, const Operand& b);
 template <>
 struct fmt::formatter<symtrace::Tensor> : fmt::formatter<std::string_view> {
   auto format(const symtrace::Tensor& t, format_context& ctx) const -> format_context::iterator;
-};
-template <>
-struct fmt::formatter<symtrace::TensorMeta> : fmt::formatter<std::string_view> {
-  auto format(const symtrace::TensorMeta& m, format_context& ctx) const -> format_context::iterator;
 };

@@ -14,8 +14,10 @@
 #include <concepts>
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -39,8 +41,43 @@ struct overloaded : F... {
 template <class... F>
 overloaded(F...) -> overloaded<F...>;
 
+namespace detail {
+/// A heap-held value with value semantics (deep copies). Strings and lists are boxed so that
+/// an Argument takes 16 bytes, not 40: most arguments are node references and small numbers,
+/// and a node's argument vector is a large part of its memory. A moved-from box reads as empty.
+template <class T>
+class Boxed {
+ public:
+  Boxed() = default;
+  explicit Boxed(T value) : p_(std::make_unique<T>(std::move(value))) {}
+  Boxed(const Boxed& other) : p_(other.p_ ? std::make_unique<T>(*other.p_) : nullptr) {}
+  Boxed(Boxed&& other) noexcept = default;
+  Boxed& operator=(const Boxed& other) {
+    if (this != &other) p_ = other.p_ ? std::make_unique<T>(*other.p_) : nullptr;
+    return *this;
+  }
+  Boxed& operator=(Boxed&& other) noexcept = default;
+  ~Boxed() = default;
+
+  [[nodiscard]] const T& get() const noexcept {
+    static const T empty{};
+    return p_ ? *p_ : empty;
+  }
+  [[nodiscard]] T& get() {
+    if (!p_) p_ = std::make_unique<T>();
+    return *p_;
+  }
+  friend bool operator==(const Boxed& a, const Boxed& b) noexcept { return a.get() == b.get(); }
+
+ private:
+  std::unique_ptr<T> p_;
+};
+}  // namespace detail
+
 /// One argument value. `value` is a `boost::variant2::variant` whose first alternative,
 /// `monostate`, is None; the order of alternatives is fixed (serialisation stores the index).
+/// Strings and lists are held in `detail::Boxed` (see there); read them with
+/// `get_if<std::string>()` and `get_if<ArgumentList>()`, which see through the box.
 ///
 ///     Argument a = 3;                    // int64
 ///     Argument n = node;                 // reference to a node of the same graph
@@ -48,7 +85,7 @@ overloaded(F...) -> overloaded<F...>;
 ///     fmt::print("{}", l);               // [1, %3, symtrace.float32, 'x', None]
 struct Argument {
   using Value = boost::variant2::variant<boost::variant2::monostate, bool, std::int64_t, double,
-                                         std::string, DType, NodeId, ArgumentList>;
+                                         detail::Boxed<std::string>, DType, NodeId, detail::Boxed<ArgumentList>>;
   Value value;
 
   /// None.
@@ -61,14 +98,14 @@ struct Argument {
   Argument(I i) noexcept : value(static_cast<std::int64_t>(i)) {}  // NOLINT: implicit
   template <std::floating_point F>
   Argument(F f) noexcept : value(static_cast<double>(f)) {}  // NOLINT: implicit
-  Argument(std::string s) noexcept : value(std::move(s)) {}  // NOLINT: implicit
-  Argument(std::string_view s) : value(std::string(s)) {}    // NOLINT: implicit
-  Argument(const char* s) : value(std::string(s)) {}         // NOLINT: implicit
+  Argument(std::string s) : value(detail::Boxed<std::string>(std::move(s))) {}  // NOLINT: implicit
+  Argument(std::string_view s) : Argument(std::string(s)) {}                     // NOLINT: implicit
+  Argument(const char* s) : Argument(std::string(s)) {}                          // NOLINT: implicit
   Argument(DType d) noexcept : value(d) {}                   // NOLINT: implicit
   Argument(NodeId id) noexcept : value(id) {}                // NOLINT: implicit
   /// A reference to `node` (by id: it is only meaningful in the node's graph and its copies).
   Argument(const Node& node) noexcept;  // NOLINT: implicit
-  Argument(ArgumentList list) noexcept : value(std::move(list)) {}  // NOLINT: implicit
+  Argument(ArgumentList list) : value(detail::Boxed<ArgumentList>(std::move(list))) {}  // NOLINT: implicit
 
   /// A list argument: `Argument::list({1, 2, node})`.
   [[nodiscard]] static Argument list(std::initializer_list<Argument> items) {
@@ -82,11 +119,21 @@ struct Argument {
   /// A pointer to the alternative `T`, or nullptr: `if (auto* id = arg.get_if<NodeId>())`.
   template <class T>
   [[nodiscard]] const T* get_if() const noexcept {
-    return boost::variant2::get_if<T>(&value);
+    if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, ArgumentList>) {
+      const auto* box = boost::variant2::get_if<detail::Boxed<T>>(&value);
+      return box != nullptr ? &box->get() : nullptr;
+    } else {
+      return boost::variant2::get_if<T>(&value);
+    }
   }
   template <class T>
-  [[nodiscard]] T* get_if() noexcept {
-    return boost::variant2::get_if<T>(&value);
+  [[nodiscard]] T* get_if() {
+    if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, ArgumentList>) {
+      auto* box = boost::variant2::get_if<detail::Boxed<T>>(&value);
+      return box != nullptr ? &box->get() : nullptr;
+    } else {
+      return boost::variant2::get_if<T>(&value);
+    }
   }
 
   friend bool operator==(const Argument& a, const Argument& b) noexcept { return a.value == b.value; }

@@ -126,15 +126,15 @@ class Graph {
   Node& output(Argument result, std::source_location where = std::source_location::current());
 
   /// Until the returned guard is destroyed, new nodes go right before `anchor`.
-  [[nodiscard]] InsertPoint inserting_before(Node& anchor);
+  [[nodiscard]] InsertPoint inserting_before(Node& anchor, std::source_location where = std::source_location::current());
   /// Until the returned guard is destroyed, new nodes go right after `anchor`, each after the
   /// previous one (so they keep their creation order).
-  [[nodiscard]] InsertPoint inserting_after(Node& anchor);
+  [[nodiscard]] InsertPoint inserting_after(Node& anchor, std::source_location where = std::source_location::current());
   /// Moves `node` right before `anchor` (fx's `anchor.prepend(node)`); lint() checks the
   /// resulting order.
-  void move_before(Node& node, Node& anchor);
+  void move_before(Node& node, Node& anchor, std::source_location where = std::source_location::current());
   /// Moves `node` right after `anchor` (fx's `anchor.append(node)`).
-  void move_after(Node& node, Node& anchor);
+  void move_after(Node& node, Node& anchor, std::source_location where = std::source_location::current());
 
   /// The nodes in order.
   [[nodiscard]] NodeRange nodes() const noexcept;
@@ -146,7 +146,7 @@ class Graph {
   /// The live node with id `id`, or nullptr. O(1).
   [[nodiscard]] Node* find_node(NodeId id) const noexcept;
   /// The live node with id `id`; throws std::invalid_argument when there is none.
-  [[nodiscard]] Node& node(NodeId id) const;
+  [[nodiscard]] Node& node(NodeId id, std::source_location where = std::source_location::current()) const;
   /// The output node, or nullptr.
   [[nodiscard]] Node* output_node() const noexcept;
 
@@ -154,10 +154,12 @@ class Graph {
   /// Given: the node belongs to this graph and has no users (else std::invalid_argument naming
   /// the node and its users, and nothing changes). Execute: drops it from its inputs' users and
   /// from the order. Result: references to it are invalid; its name stays taken (as in fx).
-  void erase_node(Node& node);
-  /// Makes every user of `old_node` use `replacement` instead; returns the users changed.
-  /// `replacement` must not be `old_node` or one of its users (that would make a cycle).
-  std::size_t replace_all_uses_with(Node& old_node, Node& replacement);
+  void erase_node(Node& node, std::source_location where = std::source_location::current());
+  /// Makes every user of `old_node` other than `replacement` itself use `replacement` instead
+  /// (so inserting `r = f(old)` then replacing old by r works, as with fx's `delete_user_cb`);
+  /// returns the users changed. A replacement defined after one of the users leaves them out of
+  /// order, which lint() reports.
+  std::size_t replace_all_uses_with(Node& old_node, Node& replacement, std::source_location where = std::source_location::current());
   /// Removes every node whose result is unused, except impure nodes (see `Node::is_impure`),
   /// in one backward pass; returns the number removed.
   std::size_t eliminate_dead_code();

@@ -11,6 +11,7 @@
 
 #include "symtrace/core/dtype.hpp"
 #include "symtrace/core/shape.hpp"
+#include "symtrace/core/tensor_meta.hpp"
 #include "symtrace/graph/argument.hpp"
 #include "symtrace/graph/node_id.hpp"
 #include "symtrace/graph/op_kind.hpp"
@@ -36,16 +37,6 @@ struct VertexSlot;
 struct IsLive;
 struct GraphTestAccess;
 }  // namespace detail
-
-/// The dtype and shape of the tensor a node produces (dims may be unknown).
-struct TensorMeta {
-  DType dtype = DType::float32;
-  Shape shape;
-  friend bool operator==(const TensorMeta&, const TensorMeta&) noexcept = default;
-};
-
-/// "float32[1, 3, ?]".
-[[nodiscard]] std::string to_string(const TensorMeta& meta);
 
 /// Free-form metadata entries of a node, in insertion order (keys are unique).
 using MetaEntries = std::vector<std::pair<std::string, Argument>>;
@@ -165,8 +156,4 @@ class Node {
 template <>
 struct fmt::formatter<symtrace::Node> : fmt::formatter<std::string_view> {
   auto format(const symtrace::Node& node, format_context& ctx) const -> format_context::iterator;
-};
-template <>
-struct fmt::formatter<symtrace::TensorMeta> : fmt::formatter<std::string_view> {
-  auto format(const symtrace::TensorMeta& meta, format_context& ctx) const -> format_context::iterator;
 };
