@@ -5,7 +5,7 @@
 
 namespace symtrace::detail {
 
-const Storage& storage(const Graph& graph) { return GraphImpl::of(graph).storage(); }
+const GraphStorage& storage(const Graph& graph) { return GraphImpl::of(graph).storage(); }
 
 bool IsLive::operator()(Vertex v) const noexcept { return ((*storage)[v].node.flags_ & Node::live) != 0; }
 

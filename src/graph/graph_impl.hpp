@@ -175,7 +175,7 @@ class GraphImpl {
   Graph* owner = nullptr;
   NodeId head, tail, output;
   std::size_t live_count = 0;
-  const Storage& storage() const noexcept { return storage_; }
+  const GraphStorage& storage() const noexcept { return storage_; }
 
  private:
   friend struct symtrace::detail::GraphTestAccess;
@@ -202,7 +202,7 @@ class GraphImpl {
 
   // Order matters: the pool outlives the storage whose edge bundles it holds.
   boost::pool<> use_pool_{sizeof(Use)};
-  Storage storage_;
+  GraphStorage storage_;
   TextArena arena_;
   NameTable names_;
   ScopeTable scopes_;

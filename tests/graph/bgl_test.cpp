@@ -8,6 +8,7 @@
 #include <symtrace/graph/bgl.hpp>
 #include <symtrace/graph/graph.hpp>
 #include <symtrace/graph/node.hpp>
+#include <symtrace/symtrace.hpp>  // the umbrella and the BGL view together: no name clashes
 
 #include <boost/graph/breadth_first_search.hpp>
 #include <boost/graph/topological_sort.hpp>

@@ -26,11 +26,11 @@ namespace symtrace {
 
 namespace detail {
 /// The Boost.Graph storage of `graph` (defined with the graph).
-[[nodiscard]] const Storage& storage(const Graph& graph);
+[[nodiscard]] const GraphStorage& storage(const Graph& graph);
 
 /// Keeps the vertices of live nodes.
 struct IsLive {
-  const Storage* storage = nullptr;
+  const GraphStorage* storage = nullptr;
   [[nodiscard]] bool operator()(Vertex v) const noexcept;
 };
 }  // namespace detail
@@ -40,11 +40,11 @@ namespace bgl {
 /// A vertex of the view (a node id's value).
 using Vertex = detail::Vertex;
 /// The view type: a `boost::filtered_graph` over the graph's storage.
-using View = boost::filtered_graph<detail::Storage, boost::keep_all, detail::IsLive>;
+using View = boost::filtered_graph<detail::GraphStorage, boost::keep_all, detail::IsLive>;
 
 /// A read-only BGL view of `graph`. O(1).
 [[nodiscard]] inline View view(const Graph& graph) {
-  const detail::Storage& storage = detail::storage(graph);
+  const detail::GraphStorage& storage = detail::storage(graph);
   return View(storage, boost::keep_all(), detail::IsLive{&storage});
 }
 

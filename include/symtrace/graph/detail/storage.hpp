@@ -69,7 +69,7 @@ struct Use {
   static void operator delete(void* pointer, std::size_t size) noexcept;
 };
 
-using Storage = boost::adjacency_list<boost::vecS, StableVecS, boost::directedS, VertexSlot, Use>;
-using Vertex = Storage::vertex_descriptor;
+using GraphStorage = boost::adjacency_list<boost::vecS, StableVecS, boost::directedS, VertexSlot, Use>;
+using Vertex = GraphStorage::vertex_descriptor;
 
 }  // namespace symtrace::detail
