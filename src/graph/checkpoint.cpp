@@ -13,7 +13,7 @@ namespace symtrace::detail {
 
 std::uint64_t GraphImpl::open_checkpoint() {
   std::uint64_t serial = next_serial_++;
-  checkpoints_.push_back(CheckpointRecord{serial, log_.size(), arena_.mark(), point_mode_, point_anchor_});
+  checkpoints_.push_back(CheckpointRecord{serial, log_.size(), num_slots(), arena_.mark(), point_mode_, point_anchor_});
   return serial;
 }
 
@@ -27,7 +27,7 @@ void GraphImpl::commit(std::uint64_t serial) noexcept {
                          [&](const CheckpointRecord& r) { return r.serial == serial; });
   if (it == checkpoints_.end()) return;
   checkpoints_.erase(it, checkpoints_.end());  // inner checkpoints are kept along with it
-  if (checkpoints_.empty()) log_.clear();      // nobody can roll back any more
+  if (checkpoints_.empty()) std::vector<undo::Record>().swap(log_);  // nobody can roll back any more
 }
 
 void GraphImpl::rollback(std::uint64_t serial) noexcept {
@@ -43,7 +43,7 @@ void GraphImpl::rollback(std::uint64_t serial) noexcept {
   point_mode_ = record.point_mode;
   point_anchor_ = record.point_anchor;
   checkpoints_.erase(it, checkpoints_.end());
-  if (checkpoints_.empty()) log_.clear();
+  if (checkpoints_.empty()) std::vector<undo::Record>().swap(log_);
 }
 
 void GraphImpl::undo(undo::Record& record) noexcept {
@@ -74,7 +74,7 @@ void GraphImpl::undo(undo::Record& record) noexcept {
             if (!r.kwargs.empty() && !node.cold_) node.cold_ = std::make_unique<NodeCold>();
             if (node.cold_) node.cold_->kwargs = std::move(r.kwargs);
           },
-          [&](undo::OutEdges& r) { restore_out_edges(r); },
+          [&](undo::RunChanged& r) { undo_run(r); },
           [&](undo::Moved& r) {
             Node& node = slot(r.id);
             unlink(node);

@@ -5,6 +5,8 @@
 #include "symtrace/core/error.hpp"
 #include "graph_impl.hpp"
 
+#include <stdexcept>
+
 namespace symtrace {
 namespace {
 
@@ -15,7 +17,9 @@ void check_node(const detail::GraphImpl& impl, const Node& node, std::string_vie
                            node.name());
   }
   if (impl.live_node(node.id()) != &node) {
-    throw_invalid_argument(where, "{}: %{} was erased from this graph", what, node.name());
+    throw_invalid_argument(where, "{}: %{} was erased from this graph; use a live node (erased nodes stay "
+                                  "erased unless a checkpoint rolls the erasure back)",
+                           what, node.name());
   }
 }
 
@@ -130,7 +134,7 @@ Node* Graph::find_node(NodeId id) const noexcept { return impl_ ? impl_->live_no
 Node& Graph::node(NodeId id, std::source_location where) const {
   Node* node = find_node(id);
   if (node == nullptr) {
-    throw_invalid_argument(where, "node({}): no live node has this id in this graph",
+    throw_invalid_argument(where, "node({}): no live node has this id in this graph; use find_node(id) to test for one",
                            id);
   }
   return *node;
@@ -165,7 +169,14 @@ Graph::Checkpoint::~Checkpoint() {
 }
 
 void Graph::Checkpoint::commit() {
-  if (auto graph = graph_.lock()) graph->commit(serial_);
+  if (auto graph = graph_.lock()) {
+    if (graph->is_open(serial_) && !graph->is_innermost(serial_)) {
+      throw std::logic_error(
+          "Graph::Checkpoint::commit: checkpoints taken after this one are still open; commit or roll "
+          "them back first (checkpoints end in the reverse order they were taken)");
+    }
+    graph->commit(serial_);
+  }
   graph_.reset();
 }
 

@@ -13,8 +13,7 @@
 namespace symtrace::detail {
 namespace {
 
-// initial-exec: a plain %fs-relative load instead of a __tls_get_addr call per edge.
-[[gnu::tls_model("initial-exec")]] thread_local boost::pool<>* t_use_pool = nullptr;
+thread_local boost::pool<>* t_use_pool = nullptr;
 
 constexpr std::size_t max_target_size = 0xffff;
 
@@ -84,6 +83,10 @@ ScopeTable::ScopeTable() {
   index_.emplace(std::string_view(texts_.front()), 0);
 }
 
+ScopeTable::ScopeTable(const ScopeTable& other) : texts_(other.texts_) {
+  for (std::uint32_t i = 0; i < texts_.size(); ++i) index_.emplace(std::string_view(texts_[i]), i);
+}
+
 std::uint32_t ScopeTable::intern(std::string_view scope) {
   if (scope.empty()) return 0;
   auto it = index_.find(scope);
@@ -107,6 +110,15 @@ GraphImpl::GraphImpl(Graph* owner_graph) : owner(owner_graph) {}
 GraphImpl::GraphImpl(const GraphImpl& other, Graph* owner_graph)
     : owner(owner_graph), names_(other.names_, arena_), scopes_(other.scopes_) {
   UsePoolScope pool(use_pool_);
+  try {
+    copy_nodes(other);
+  } catch (...) {
+    storage_.clear();  // hand the edge bundles back to the pool while it is current
+    throw;
+  }
+}
+
+void GraphImpl::copy_nodes(const GraphImpl& other) {
   for (std::size_t i = 0; i < other.num_slots(); ++i) {
     add_vertex(storage_);
     const Node& from = other.storage_[i].node;
@@ -194,20 +206,52 @@ void GraphImpl::remove_edges(const Node& node) {
   }
 }
 
-void GraphImpl::log_out_edges(NodeId id) {
-  undo::OutEdges record{id, {}};
-  const auto& edges = storage_.out_edge_list(id.value);
-  record.edges.reserve(edges.size());
-  for (const auto& e : edges) {
-    record.edges.emplace_back(static_cast<std::uint32_t>(e.get_target()), e.get_property().position);
-  }
-  log_.emplace_back(std::move(record));
+namespace {
+
+using OutEdgeList = std::decay_t<decltype(std::declval<GraphStorage&>().out_edge_list(0))>;
+using StoredEdge = OutEdgeList::value_type;
+
+/// The run of uses by `user` in `edges`, as [first, last) indices (first == size when none).
+std::pair<std::size_t, std::size_t> find_run(const OutEdgeList& edges, std::size_t user) noexcept {
+  std::size_t first = 0;
+  while (first < edges.size() && edges[first].get_target() != user) ++first;
+  std::size_t last = first;
+  while (last < edges.size() && edges[last].get_target() == user) ++last;
+  return {first, last};
 }
 
-void GraphImpl::restore_out_edges(const undo::OutEdges& record) {
+}  // namespace
+
+void GraphImpl::rewrite_run(NodeId input, NodeId user, const std::vector<std::uint32_t>& positions, bool log) {
   UsePoolScope pool(use_pool_);
-  clear_out_edges(record.id.value, storage_);
-  for (auto [user, position] : record.edges) add_edge(record.id.value, user, Use{position}, storage_);
+  OutEdgeList& edges = storage_.out_edge_list(input.value);
+  auto [first, last] = find_run(edges, user.value);
+  // Everything that can throw happens before the list changes: the new uses, the capacity,
+  // the undo record.
+  std::vector<StoredEdge> uses;
+  uses.reserve(positions.size());
+  for (std::uint32_t pos : positions) uses.emplace_back(user.value, Use{pos});
+  edges.reserve(edges.size() - (last - first) + uses.size());
+  if (log) {
+    undo::RunChanged record{input, user, static_cast<std::uint32_t>(first),
+                            static_cast<std::uint32_t>(uses.size()), {}};
+    record.old_positions.reserve(last - first);
+    for (std::size_t k = first; k < last; ++k) record.old_positions.push_back(edges[k].get_property().position);
+    log_.push_back(std::move(record));
+  }
+  auto at = edges.erase(edges.begin() + static_cast<std::ptrdiff_t>(first),
+                        edges.begin() + static_cast<std::ptrdiff_t>(last));
+  edges.insert(at, std::make_move_iterator(uses.begin()), std::make_move_iterator(uses.end()));
+}
+
+void GraphImpl::undo_run(undo::RunChanged& r) noexcept {
+  UsePoolScope pool(use_pool_);
+  OutEdgeList& edges = storage_.out_edge_list(r.input.value);
+  auto at = edges.erase(edges.begin() + r.offset, edges.begin() + r.offset + r.added);
+  std::vector<StoredEdge> old;
+  old.reserve(r.old_positions.size());
+  for (std::uint32_t pos : r.old_positions) old.emplace_back(r.user.value, Use{pos});
+  edges.insert(at, std::make_move_iterator(old.begin()), std::make_move_iterator(old.end()));
 }
 
 void GraphImpl::link_after(Node& node, NodeId prev) noexcept {
@@ -293,8 +337,9 @@ Node& GraphImpl::create_node(OpKind op, std::string_view target, Arguments args,
                              std::string_view name, std::source_location where) {
   // Validate everything first: a refused node leaves no trace.
   if (target.size() > max_target_size) {
-    throw_invalid_argument(where, "{}: a target of {} characters is too long (at most {})", op, target.size(),
-                           max_target_size);
+    throw_invalid_argument(where, "{}: a target of {} characters is too long (at most {}); shorten the module path or "
+                           "op name",
+                           op, target.size(), max_target_size);
   }
   if (op == OpKind::output) {
     if (output.is_valid()) {
@@ -317,6 +362,15 @@ Node& GraphImpl::create_node(OpKind op, std::string_view target, Arguments args,
   Node* anchor = nullptr;
   if (point_mode_ != at_end) {
     anchor = live_node(point_anchor_);
+    if (anchor == nullptr && point_mode_ == after) {
+      // The last node made in an inserting_after scope was erased: go on after its nearest
+      // live predecessor, which is where that node was.
+      NodeId id = point_anchor_;
+      while (id.is_valid() && id.value < num_slots() && anchor == nullptr) {
+        id = slot(id).prev_;
+        anchor = live_node(id);
+      }
+    }
     if (anchor == nullptr) {
       throw_invalid_argument(where,
                              "{}[target={}]: the insertion point's anchor node was erased; end the "
@@ -329,43 +383,64 @@ Node& GraphImpl::create_node(OpKind op, std::string_view target, Arguments args,
   std::string buffer;
   std::string_view candidate = name.empty() ? default_name(op, target, buffer) : name;
   NameTable::Taken taken = names_.take(candidate, id, arena_);
-  std::string_view stored_target = arena_.store(target);
-  add_vertex(storage_);
-  Node& node = slot(id);
-  node.graph_ = this;
-  node.target_ = stored_target.data() != nullptr ? stored_target.data() : "";
-  node.target_size_ = static_cast<std::uint16_t>(target.size());
-  node.op_ = op;
-  node.flags_ = Node::live;
-  node.id_ = id;
-  node.name_base_ = taken.base;
-  node.name_code_ = taken.code;
-  node.where_ = where;
-  node.args_ = std::move(args);
-  if (!kwargs.empty()) {
-    node.cold_ = std::make_unique<NodeCold>();
-    node.cold_->kwargs = std::move(kwargs);
+  // From here on every step is undone if a later one throws (only allocation can fail).
+  bool added = false;
+  bool linked = false;
+  try {
+    if (logging()) log_.reserve(log_.size() + 1);
+    std::string_view stored_target = arena_.store(target);
+    add_vertex(storage_);
+    added = true;
+    Node& node = slot(id);
+    node.graph_ = this;
+    node.target_ = stored_target.data() != nullptr ? stored_target.data() : "";
+    node.target_size_ = static_cast<std::uint16_t>(target.size());
+    node.op_ = op;
+    node.flags_ = Node::live;
+    node.id_ = id;
+    node.name_base_ = taken.base;
+    node.name_code_ = taken.code;
+    node.where_ = where;
+    node.args_ = std::move(args);
+    if (!kwargs.empty()) {
+      node.cold_ = std::make_unique<NodeCold>();
+      node.cold_->kwargs = std::move(kwargs);
+    }
+    if (anchor == nullptr) {
+      // The end of the graph, before the output node if there is one.
+      link_after(node, output.is_valid() ? slot(output).prev_ : tail);
+    } else if (point_mode_ == before) {
+      link_after(node, anchor->prev_);
+    } else {
+      link_after(node, anchor->id_);
+    }
+    linked = true;
+    add_edges(node);
+  } catch (...) {
+    if (added) {
+      Node& node = slot(id);
+      remove_edges(node);
+      if (linked) unlink(node);
+      UsePoolScope pool(use_pool_);
+      storage_.m_vertices.pop_back();
+    }
+    names_.release(taken);
+    throw;
   }
-
-  if (anchor == nullptr) {
-    // The end of the graph, before the output node if there is one.
-    link_after(node, output.is_valid() ? slot(output).prev_ : tail);
-  } else if (point_mode_ == before) {
-    link_after(node, anchor->prev_);
-  } else {
-    link_after(node, anchor->id_);
-    point_anchor_ = id;  // the next node goes after this one
-  }
-  add_edges(node);
+  if (point_mode_ == after) point_anchor_ = id;  // the next node goes after this one
   if (op == OpKind::output) output = id;
   ++live_count;
-  if (logging()) log_.emplace_back(undo::Created{id, taken});
-  return node;
+  if (logging()) log_.emplace_back(undo::Created{id, taken});  // capacity reserved: no throw
+  return slot(id);
 }
 
 // ---- Rewiring ------------------------------------------------------------------------------
 
 void GraphImpl::set_inputs(Node& node, Arguments args, KeywordArguments kwargs, std::source_location where) {
+  if (live_node(node.id_) != &node) {
+    throw_invalid_argument(where, "%{} was erased: an erased node's arguments cannot change (create a new node)",
+                           name(node));
+  }
   check_inputs(args, kwargs, node.op_, node.target(), where);
   if (node.op_ == OpKind::output && (args.size() != 1 || !kwargs.empty())) {
     throw_invalid_argument(where, "output: takes exactly one argument and no keyword arguments (got {} and {})",
@@ -376,40 +451,27 @@ void GraphImpl::set_inputs(Node& node, Arguments args, KeywordArguments kwargs, 
       throw_invalid_argument(where, "%{}: a node cannot use itself as an argument", name(node));
     }
   }
-  if (logging()) {
-    std::vector<NodeId> touched = distinct_inputs(node);
-    std::vector<NodeId> incoming = node_refs(args, kwargs);
-    touched.insert(touched.end(), incoming.begin(), incoming.end());
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    for (NodeId id : touched) log_out_edges(id);
-    log_.emplace_back(undo::ArgsChanged{node.id_, node.args_, node.kwargs()});
-  }
   // Rewire each input's run of uses by this node in place, so a node that stays an input keeps
   // this user where it was in its users (fx's users dict keeps insertion order the same way).
-  std::vector<NodeId> before = distinct_inputs(node);
-  node.args_ = std::move(args);
-  if (!kwargs.empty() && !node.cold_) node.cold_ = std::make_unique<NodeCold>();
-  if (node.cold_) node.cold_->kwargs = std::move(kwargs);
-  std::vector<NodeId> refs = node_refs(node.args_, node.kwargs());
-  std::vector<NodeId> inputs = refs;
-  inputs.insert(inputs.end(), before.begin(), before.end());
+  std::vector<NodeId> refs = node_refs(args, kwargs);
+  std::vector<NodeId> inputs = distinct_inputs(node);
+  inputs.insert(inputs.end(), refs.begin(), refs.end());
   std::sort(inputs.begin(), inputs.end());
   inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
-  UsePoolScope pool(use_pool_);
-  for (NodeId input : inputs) {
-    auto& edges = storage_.out_edge_list(input.value);
-    using StoredEdge = std::decay_t<decltype(edges)>::value_type;
-    auto first = std::find_if(edges.begin(), edges.end(),
-                              [&](const StoredEdge& e) { return e.get_target() == node.id_.value; });
-    auto last = std::find_if(first, edges.end(), [&](const StoredEdge& e) { return e.get_target() != node.id_.value; });
-    auto at = edges.erase(first, last);
-    std::vector<StoredEdge> uses;
-    for (std::uint32_t pos = 0; pos < refs.size(); ++pos) {
-      if (refs[pos] == input) uses.emplace_back(node.id_.value, Use{pos});
-    }
-    edges.insert(at, std::make_move_iterator(uses.begin()), std::make_move_iterator(uses.end()));
+  if (!kwargs.empty() && !node.cold_) node.cold_ = std::make_unique<NodeCold>();
+  if (logging()) {
+    log_.reserve(log_.size() + inputs.size() + 1);
+    log_.emplace_back(undo::ArgsChanged{node.id_, node.args_, node.kwargs()});
   }
+  for (NodeId input : inputs) {
+    std::vector<std::uint32_t> positions;
+    for (std::uint32_t pos = 0; pos < refs.size(); ++pos) {
+      if (refs[pos] == input) positions.push_back(pos);
+    }
+    rewrite_run(input, node.id_, positions, logging());
+  }
+  node.args_ = std::move(args);
+  if (node.cold_) node.cold_->kwargs = std::move(kwargs);
 }
 
 std::size_t GraphImpl::replace_all_uses_with(Node& old_node, Node& replacement, std::source_location where) {
@@ -433,7 +495,7 @@ void GraphImpl::move_node(Node& node, Node& anchor, bool after, std::source_loca
   if (&node == &anchor) {
     throw_invalid_argument(where, "%{}: a node cannot be moved next to itself", name(node));
   }
-  if (logging()) log_.emplace_back(undo::Moved{node.id_, node.prev_});
+  if (needs_undo(node.id_)) log_.emplace_back(undo::Moved{node.id_, node.prev_});
   unlink(node);
   link_after(node, after ? anchor.id_ : anchor.prev_);
 }
@@ -453,11 +515,10 @@ void GraphImpl::erase_node(Node& node, std::source_location where) {
                            "(replace_all_uses_with) or erase the users",
                            name(node), list);
   }
-  if (logging()) {
-    for (NodeId input : distinct_inputs(node)) log_out_edges(input);
-    log_.emplace_back(undo::Erased{node.id_, node.prev_});
-  }
-  remove_edges(node);
+  std::vector<NodeId> inputs = distinct_inputs(node);
+  if (logging()) log_.reserve(log_.size() + inputs.size() + 1);
+  for (NodeId input : inputs) rewrite_run(input, node.id_, {}, logging());
+  if (logging()) log_.emplace_back(undo::Erased{node.id_, node.prev_});
   unlink(node);
   node.flags_ = static_cast<std::uint8_t>(node.flags_ & ~Node::live);
   if (output == node.id_) output = NodeId();
@@ -476,7 +537,9 @@ void GraphImpl::set_meta(Node& node, const std::optional<TensorMeta>* meta, cons
   const TensorMeta* new_meta = node.tensor_meta_;
   if (meta != nullptr) new_meta = meta->has_value() ? metas_.intern(**meta) : nullptr;
   std::uint32_t new_scope = scope != nullptr ? scopes_.intern(*scope) : node.scope_;
-  if (logging()) log_.emplace_back(undo::MetaChanged{node.id_, node.tensor_meta_, node.scope_, node.where_, node.flags_});
+  if (needs_undo(node.id_)) {
+    log_.emplace_back(undo::MetaChanged{node.id_, node.tensor_meta_, node.scope_, node.where_, node.flags_});
+  }
   node.tensor_meta_ = new_meta;
   node.scope_ = new_scope;
   if (where != nullptr) node.where_ = *where;
@@ -485,7 +548,7 @@ void GraphImpl::set_meta(Node& node, const std::optional<TensorMeta>* meta, cons
 
 MetaEntries& GraphImpl::entries_for_update(Node& node) {
   if (!node.cold_) node.cold_ = std::make_unique<NodeCold>();
-  if (logging()) log_.emplace_back(undo::EntriesChanged{node.id_, node.cold_->entries});
+  if (needs_undo(node.id_)) log_.emplace_back(undo::EntriesChanged{node.id_, node.cold_->entries});
   return node.cold_->entries;
 }
 

@@ -65,6 +65,9 @@ class MetaTable {
 class ScopeTable {
  public:
   ScopeTable();
+  /// A copy whose index points into its own texts.
+  ScopeTable(const ScopeTable& other);
+  ScopeTable& operator=(const ScopeTable&) = delete;
   std::uint32_t intern(std::string_view scope);
   [[nodiscard]] std::string_view text(std::uint32_t index) const noexcept { return texts_[index]; }
 
@@ -88,9 +91,12 @@ struct ArgsChanged {
   Arguments args;
   KeywordArguments kwargs;
 };
-struct OutEdges {  // the full out-edge list of `id` before a change
-  NodeId id;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;  // (user, position)
+struct RunChanged {  // the uses of `input` by `user` were replaced: `added` uses at `offset`
+  NodeId input;
+  NodeId user;
+  std::uint32_t offset;
+  std::uint32_t added;
+  std::vector<std::uint32_t> old_positions;  // the run that was there before
 };
 struct Moved {
   NodeId id;
@@ -107,7 +113,7 @@ struct EntriesChanged {
   NodeId id;
   MetaEntries entries;
 };
-using Record = boost::variant2::variant<Created, Erased, ArgsChanged, OutEdges, Moved, MetaChanged, EntriesChanged>;
+using Record = boost::variant2::variant<Created, Erased, ArgsChanged, RunChanged, Moved, MetaChanged, EntriesChanged>;
 }  // namespace undo
 
 class GraphImpl {
@@ -156,6 +162,10 @@ class GraphImpl {
   void commit(std::uint64_t serial) noexcept;
   void rollback(std::uint64_t serial) noexcept;
   [[nodiscard]] bool is_open(std::uint64_t serial) const noexcept;
+  /// True when `serial` is open and no checkpoint taken after it is.
+  [[nodiscard]] bool is_innermost(std::uint64_t serial) const noexcept {
+    return !checkpoints_.empty() && checkpoints_.back().serial == serial;
+  }
 
   // Users (Note [Uses of one user are adjacent]).
   [[nodiscard]] std::vector<Node*> users(const Node& node);
@@ -181,12 +191,20 @@ class GraphImpl {
   friend struct symtrace::detail::GraphTestAccess;
 
   [[nodiscard]] bool logging() const noexcept { return !checkpoints_.empty(); }
+  void copy_nodes(const GraphImpl& other);
   void check_inputs(const Arguments& args, const KeywordArguments& kwargs, OpKind op, std::string_view target,
                     std::source_location where) const;
   void add_edges(const Node& node);
   void remove_edges(const Node& node);
-  void log_out_edges(NodeId id);
-  void restore_out_edges(const undo::OutEdges& record);
+  /// Replaces the run of uses of `input` by `user` (Note [Uses of one user are adjacent]) by
+  /// uses at `positions`, in place (or at the end when there was none); logs it when asked.
+  void rewrite_run(NodeId input, NodeId user, const std::vector<std::uint32_t>& positions, bool log);
+  void undo_run(undo::RunChanged& record) noexcept;
+  /// True when a checkpoint is open and `id` existed when the innermost one was taken (nodes
+  /// made since need no undo records beyond their creation: rolling back removes them).
+  [[nodiscard]] bool needs_undo(NodeId id) const noexcept {
+    return !checkpoints_.empty() && id.value < checkpoints_.back().num_slots;
+  }
   void link_after(Node& node, NodeId prev) noexcept;
   void unlink(Node& node) noexcept;
   void undo(undo::Record& record) noexcept;
@@ -195,6 +213,7 @@ class GraphImpl {
   struct CheckpointRecord {
     std::uint64_t serial;
     std::size_t log_size;
+    std::size_t num_slots;
     TextArena::Mark arena;
     std::uint8_t point_mode;
     NodeId point_anchor;

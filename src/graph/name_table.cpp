@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <array>
 
 namespace symtrace::detail {
 namespace {
 
 constexpr std::size_t initial_buckets = 16;
+constexpr std::uint64_t max_suffix = 4'000'000'000ULL;
 
 constexpr auto legal_chars = [] {
   std::array<bool, 256> table{};
@@ -66,18 +68,20 @@ struct Parsed {
   std::uint32_t code = 0;  // 0: no suffix
 };
 
-/// Splits `base_N` (1 to 9 digits after the last underscore) into base and suffix, as fx's
-/// `(.*)_(\d+)$` does; N is read as a number, so `add_01` is `add_1`.
+/// Splits `base_N` into base and suffix, as fx's `(.*)_(\d+)$` does; N is read as a number, so
+/// `add_01` is `add_1`. A suffix too large for the table (beyond 4,000,000,000) is part of the
+/// base instead, and generated suffixes never reach it, so every name reads back as itself.
 Parsed parse(std::string_view name) noexcept {
   std::size_t underscore = name.rfind('_');
   if (underscore == std::string_view::npos) return {name, 0};
   std::string_view digits = name.substr(underscore + 1);
-  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), is_digit)) {
+  if (digits.empty() || digits.size() > 10 || !std::all_of(digits.begin(), digits.end(), is_digit)) {
     return {name, 0};
   }
-  std::uint32_t number = 0;
-  for (char c : digits) number = number * 10 + static_cast<std::uint32_t>(c - '0');
-  return {name.substr(0, underscore), number + 1};
+  std::uint64_t number = 0;
+  for (char c : digits) number = number * 10 + static_cast<std::uint64_t>(c - '0');
+  if (number >= max_suffix) return {name, 0};
+  return {name.substr(0, underscore), static_cast<std::uint32_t>(number) + 1};
 }
 
 std::uint64_t sparse_key(std::uint32_t base, std::uint32_t code) noexcept {
@@ -190,10 +194,11 @@ NameTable::Taken NameTable::take(std::string_view candidate, NodeId id, TextAren
   taken.old_count = b->count;
   std::uint32_t code = parsed.code;
   if (holder_of(*b, code).is_valid()) {
-    // fx: start from the requested suffix, or from the base's counter, and count up.
-    std::uint32_t n = parsed.code > 1 ? parsed.code - 1 : b->count;
+    // Count up from the base's counter (or from a larger requested suffix): names below the
+    // counter are taken or were skipped, so this finds a free one without scanning them.
+    std::uint32_t n = std::max(parsed.code > 1 ? parsed.code - 1 : 0U, b->count);
     do {
-      SYMTRACE_ASSERT(n < 0xfffffff0U, "name suffixes exhausted");
+      if (n + 1 >= max_suffix) throw std::length_error("graph: name suffixes exhausted for this base");
       ++n;
     } while (holder_of(*b, n + 1).is_valid());
     code = n + 1;

@@ -4,6 +4,8 @@
 
 #include "graph_impl.hpp"
 
+#include "symtrace/core/error.hpp"
+
 #include <algorithm>
 
 namespace symtrace {
@@ -88,6 +90,13 @@ void Node::set_kwargs(KeywordArguments kwargs, std::source_location where) {
 }
 
 void Node::replace_input_with(const Node& old_input, const Node& new_input, std::source_location where) {
+  for (const Node* n : {&old_input, &new_input}) {
+    if (!graph_->owns(*n)) {
+      throw_invalid_argument(where, "replace_input_with: %{} is not a node of the graph of %{}; pass nodes of "
+                             "the same graph",
+                             n->name(), name());
+    }
+  }
   auto swap_input = [&](NodeId id) { return id == old_input.id_ ? new_input.id_ : id; };
   Arguments args;
   args.reserve(args_.size());

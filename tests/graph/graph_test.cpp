@@ -367,3 +367,77 @@ TEST_CASE("placeholders with defaults and node formatting by name") {
   CHECK(fmt::format("{}", x) == "x");
   CHECK(x.args() == Arguments{3});
 }
+
+TEST_CASE("every name reads back as its node, generated suffixes included") {
+  Graph g;
+  std::vector<Node*> made;
+  made.push_back(&g.create_node(OpKind::placeholder, "a", {}, {}, "x_3999999998"));
+  for (int i = 0; i < 2; ++i) made.push_back(&g.create_node(OpKind::placeholder, "b", {}, {}, "x"));
+  made.push_back(&g.create_node(OpKind::placeholder, "c", {}, {}, "y_4000000000"));  // too big: part of the base
+  made.push_back(&g.create_node(OpKind::placeholder, "d", {}, {}, "y_4000000000"));
+  for (const Node* n : made) {
+    CAPTURE(n->name());
+    CHECK(g.find_node(n->name()) == n);
+  }
+  CHECK(made[1]->name() == "x");
+  CHECK(made[2]->name() == "x_3999999999");
+  CHECK(made[3]->name() == "y_4000000000");
+  CHECK(made[4]->name() == "y_4000000000_1");
+  CHECK_THROWS_AS(g.create_node(OpKind::placeholder, "e", {}, {}, "x"), std::length_error);
+  g.output(*made[0]);
+  g.lint();
+}
+
+TEST_CASE("asking many times for one explicit name counts on from the counter, without a scan") {
+  Graph g;
+  for (int i = 0; i < 20000; ++i) g.create_node(OpKind::placeholder, "p", {}, {}, "add_1");
+  CHECK(g.find_node("add_1") != nullptr);
+  CHECK(g.find_node("add_20000") != nullptr);
+  CHECK(g.find_node("add_20001") == nullptr);
+  CHECK(g.create_node(OpKind::placeholder, "q", {}, {}, "add").name() == "add");
+  CHECK(g.create_node(OpKind::placeholder, "r", {}, {}, "add").name() == "add_20001");
+}
+
+TEST_CASE("a copy outlives its original and keeps working") {
+  auto original = std::make_unique<Graph>();
+  Node& x = original->placeholder("x");
+  x.set_scope("encoder.block1.attention.qkv_projection");
+  original->call_function("relu", {x}).set_tensor_meta(TensorMeta{DType::float32, Shape{2}});
+  Graph copy(*original);
+  original.reset();
+  Node& r = copy.call_function("relu", {*copy.find_node("x")});
+  r.set_scope("encoder.block1.attention.qkv_projection");
+  r.set_tensor_meta(TensorMeta{DType::float32, Shape{2}});
+  CHECK(r.name() == "relu_1");
+  CHECK(copy.find_node("x")->scope() == "encoder.block1.attention.qkv_projection");
+  CHECK(r.tensor_meta() == copy.find_node("relu")->tensor_meta());
+}
+
+TEST_CASE("inserting_after goes on after the nearest live node when the last one inserted was erased") {
+  Graph g;
+  Node& x = g.placeholder("x");
+  Node& a = g.call_function("a", {x});
+  g.output(a);
+  auto point = g.inserting_after(a);
+  Node& t = g.call_function("t", {a});
+  g.erase_node(t);
+  g.call_function("u", {a});
+  CHECK(names(g) == std::vector<std::string>{"x", "a", "u", "output"});
+}
+
+TEST_CASE("an erased node's arguments cannot change, and inputs must belong to the node's graph") {
+  Graph g;
+  Node& x = g.placeholder("x");
+  Node& b = g.call_function("neg", {x});
+  g.output(x);
+  g.erase_node(b);
+  CHECK_THROWS_WITH_AS(b.set_args({x}), doctest::Contains("%neg was erased"), std::invalid_argument);
+  Graph other;
+  Node& foreign = other.placeholder("q");
+  Node& r = g.call_function("relu", {x});
+  CHECK_THROWS_WITH_AS(r.replace_input_with(x, foreign),
+                       doctest::Contains("replace_input_with: %q is not a node of the graph of %relu"),
+                       std::invalid_argument);
+  CHECK(r.args() == Arguments{x});
+  g.lint();
+}

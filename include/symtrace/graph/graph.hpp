@@ -141,7 +141,8 @@ class Graph {
   /// The number of nodes.
   [[nodiscard]] std::size_t size() const noexcept;
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
-  /// The node called `name`, or nullptr. O(1).
+  /// The node called `name`, or nullptr. O(1). Suffixes are read as numbers, as fx reads
+  /// them: `add_01` finds `add_1`.
   [[nodiscard]] Node* find_node(std::string_view name) const noexcept;
   /// The live node with id `id`, or nullptr. O(1).
   [[nodiscard]] Node* find_node(NodeId id) const noexcept;
@@ -189,6 +190,8 @@ class Graph {
 /// the reverse order they were taken (rolling back an outer checkpoint ends the inner ones).
 /// Note [Rollback restores names]: names handed out after the checkpoint are free again, so a
 /// retrace after rollback produces the same names a first trace would have.
+/// The insertion point is part of the state: rolling back restores the one in force when the
+/// checkpoint was taken (end insertion-point guards inside the checkpoint's scope).
 ///
 ///     auto checkpoint = graph.checkpoint();
 ///     trace_child(graph);                // may throw
@@ -202,7 +205,8 @@ class Graph::Checkpoint {
   /// Rolls back unless `commit()` or `rollback()` was called.
   ~Checkpoint();
 
-  /// Keeps the changes (an enclosing checkpoint can still roll them back).
+  /// Keeps the changes (an enclosing checkpoint can still roll them back). Throws
+  /// std::logic_error while a checkpoint taken after this one is still open.
   void commit();
   /// Undoes every change made since the checkpoint was taken.
   void rollback();
