@@ -172,25 +172,36 @@ bool NameTable::set_holder(Base& b, std::uint32_t code, NodeId id) {
 }
 
 NameTable::Taken NameTable::take(std::string_view candidate, NodeId id, TextArena& arena) {
-  NameBuffer buffer;
-  Parsed parsed = parse(sanitize(candidate, buffer));
   Taken taken;
-  // One hash per name: the lookup's result doubles as the insertion point of a new base.
-  Index::insert_commit_data commit;
-  auto [it, absent] = index_.insert_check(parsed.base, BaseHash{}, BaseEqual{}, commit);
-  Base* b;
-  if (absent) {
-    taken.base = static_cast<std::uint32_t>(bases_.size());
-    b = &bases_.emplace_back();
-    b->text = arena.store(parsed.base);
-    b->self = taken.base;
-    index_.insert_commit(*b, commit);
-    taken.new_base = true;
-    if (index_.size() > buckets_.size()) grow_index();
+  Base* b = nullptr;
+  Parsed parsed{candidate, 0};
+  Recent& slot = recent_[(candidate.size() + static_cast<unsigned char>(candidate.empty() ? 0 : candidate.back())) %
+                         recent_.size()];
+  if (slot.base != none && slot.text == candidate) {
+    b = &bases_[slot.base];
   } else {
-    b = &*it;
-    taken.base = b->self;
+    NameBuffer buffer;
+    parsed = parse(sanitize(candidate, buffer));
+    // One hash per name: the lookup's result doubles as the insertion point of a new base.
+    Index::insert_commit_data commit;
+    auto [it, absent] = index_.insert_check(parsed.base, BaseHash{}, BaseEqual{}, commit);
+    if (absent) {
+      taken.base = static_cast<std::uint32_t>(bases_.size());
+      b = &bases_.emplace_back();
+      b->text = arena.store(parsed.base);
+      b->self = taken.base;
+      index_.insert_commit(*b, commit);
+      taken.new_base = true;
+      if (index_.size() > buckets_.size()) grow_index();
+    } else {
+      b = &*it;
+    }
+    // Remember clean, suffix-free candidates that are already shared by several nodes.
+    if (!taken.new_base && parsed.code == 0 && parsed.base.data() == candidate.data()) {
+      slot = Recent{b->text, b->self};
+    }
   }
+  taken.base = b->self;
   taken.old_count = b->count;
   std::uint32_t code = parsed.code;
   if (holder_of(*b, code).is_valid()) {
@@ -223,6 +234,7 @@ void NameTable::release(const Taken& taken) noexcept {
   }
   b.count = taken.old_count;
   if (taken.new_base) {
+    recent_.fill(Recent{});  // a remembered base may be the one going away
     index_.erase(index_.iterator_to(b));
     bases_.pop_back();
   }

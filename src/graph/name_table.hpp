@@ -13,6 +13,7 @@
 
 #include <boost/intrusive/unordered_set.hpp>
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -90,6 +91,13 @@ class NameTable {
   Index index_;
   std::vector<std::vector<NodeId>> dense_;
   std::unordered_map<std::uint64_t, NodeId> sparse_;  // suffixes far beyond a base's counter
+  // Recently asked-for clean candidates without a suffix ("add", "linear"): a tracer asks for
+  // the same few op names over and over, and a hit skips sanitising, parsing and hashing.
+  struct Recent {
+    std::string_view text;  // the base's own (stable) text
+    std::uint32_t base = none;
+  };
+  std::array<Recent, 8> recent_{};
 };
 
 }  // namespace symtrace::detail

@@ -224,7 +224,42 @@ TEST_CASE("property: random edits keep lint green and rollback restores the grap
       } else if (action == 6) {
         g.output_node()->set_args({Argument::list({*all[pick(all.size())], *all[pick(all.size())]})});
       } else if (action == 7) {
-        g.eliminate_dead_code();
+        switch (pick(5)) {
+          case 0: g.eliminate_dead_code(); break;
+          case 1: {  // rewire one input of a node to an earlier node
+            Node* n = all[pick(all.size())];
+            std::vector<Node*> inputs = n->input_nodes();
+            if (!inputs.empty()) {
+              Node* old_input = inputs[pick(inputs.size())];
+              std::vector<Node*> earlier;
+              for (Node* e : all) {
+                if (e == old_input) break;
+                earlier.push_back(e);
+              }
+              if (!earlier.empty()) n->replace_input_with(*old_input, *earlier[pick(earlier.size())]);
+            }
+            break;
+          }
+          case 2: {  // keyword arguments referencing an earlier node
+            Node* n = all[pick(all.size())];
+            if (n->op() != OpKind::placeholder && n != all.front()) {
+              n->set_kwargs({{"scale", 2}, {"other", *all.front()}});
+            }
+            break;
+          }
+          case 3: {
+            Node* n = all[pick(all.size())];
+            n->set_impure(pick(2) == 0);
+            n->erase_meta(fmt::format("k{}", pick(3)));
+            break;
+          }
+          default: {  // a copy taken with checkpoints open is the same graph
+            Graph copy(g);
+            REQUIRE(fingerprint(copy) == fingerprint(g));
+            copy.lint();
+            break;
+          }
+        }
       } else if (action == 8 && open.size() < 4) {
         open.push_back(Open{g.checkpoint(), fingerprint(g), std::make_unique<Graph>(g)});
       } else if (action == 9 && !open.empty()) {
