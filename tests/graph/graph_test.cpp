@@ -1,5 +1,11 @@
 // Graph and Node: creation, naming, users, insertion points, editing, copying, dead code.
 #include "symtrace/graph.hpp"
+#include "symtrace/symtrace.hpp"
+
+// The umbrella header keeps Boost.Graph out of users' translation units (bgl.hpp opts in).
+#ifdef BOOST_GRAPH_ADJACENCY_LIST_HPP
+#error "symtrace/symtrace.hpp must not include Boost.Graph"
+#endif
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
