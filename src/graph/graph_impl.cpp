@@ -191,31 +191,24 @@ std::vector<NodeId> GraphImpl::distinct_inputs(const Node& node) const {
   return inputs;
 }
 
-void GraphImpl::remove_edges(const Node& node) {
-  UsePoolScope pool(use_pool_);
-  for (NodeId input : distinct_inputs(node)) {
-    auto& edges = storage_.out_edge_list(input.value);
-    // The uses are adjacent, and usually the last ones (most recent user): pop them directly.
-    std::size_t n = edges.size();
-    while (n > 0 && edges[n - 1].get_target() == node.id_.value) --n;
-    if (n != edges.size()) {
-      edges.erase(edges.begin() + static_cast<std::ptrdiff_t>(n), edges.end());
-    } else {
-      remove_edge(input.value, node.id_.value, storage_);
-    }
-  }
-}
-
 namespace {
 
 using OutEdgeList = std::decay_t<decltype(std::declval<GraphStorage&>().out_edge_list(0))>;
 using StoredEdge = OutEdgeList::value_type;
 
 /// The run of uses by `user` in `edges`, as [first, last) indices (first == size when none).
+/// The most recent user's run is at the end (creation appends it; rollback removes it), so
+/// look there first, then scan from the front.
 std::pair<std::size_t, std::size_t> find_run(const OutEdgeList& edges, std::size_t user) noexcept {
+  std::size_t last = edges.size();
+  if (last > 0 && edges[last - 1].get_target() == user) {
+    std::size_t first = last - 1;
+    while (first > 0 && edges[first - 1].get_target() == user) --first;
+    return {first, last};
+  }
   std::size_t first = 0;
   while (first < edges.size() && edges[first].get_target() != user) ++first;
-  std::size_t last = first;
+  last = first;
   while (last < edges.size() && edges[last].get_target() == user) ++last;
   return {first, last};
 }
@@ -242,6 +235,10 @@ void GraphImpl::rewrite_run(NodeId input, NodeId user, const std::vector<std::ui
   auto at = edges.erase(edges.begin() + static_cast<std::ptrdiff_t>(first),
                         edges.begin() + static_cast<std::ptrdiff_t>(last));
   edges.insert(at, std::make_move_iterator(uses.begin()), std::make_move_iterator(uses.end()));
+}
+
+void GraphImpl::remove_edges(const Node& node) {
+  for (NodeId input : distinct_inputs(node)) rewrite_run(input, node.id_, {}, false);
 }
 
 void GraphImpl::undo_run(undo::RunChanged& r) noexcept {

@@ -9,7 +9,7 @@
 // list they are adjacent. `Node::users()` and `num_users()` rely on it to drop duplicates
 // without a set; lint() checks it.
 
-#include "symtrace/graph/detail/storage.hpp"
+#include "symtrace/graph/bgl.hpp"
 #include "symtrace/graph/graph.hpp"
 #include "name_table.hpp"
 #include "text_arena.hpp"
@@ -127,7 +127,6 @@ class GraphImpl {
   ~GraphImpl();
 
   static GraphImpl& of(const Graph& graph) { return graph.impl(); }
-  static const std::shared_ptr<GraphImpl>& shared(const Graph& graph) noexcept { return graph.impl_; }
 
   // Lookup.
   [[nodiscard]] Node& slot(NodeId id) noexcept { return storage_[id.value].node; }

@@ -33,8 +33,6 @@ struct GraphTestAccess {
   static void set_prev_link(Node& node, NodeId prev) { node.prev_ = prev; }
   /// Points `node`'s next-node link somewhere else (an invalid id ends the order there).
   static void set_next_link(Node& node, NodeId next) { node.next_ = next; }
-  /// The number of vertex slots (live and erased) in the storage.
-  static std::size_t num_slots(Graph& g) { return impl(g).num_slots(); }
 };
 
 }  // namespace symtrace::detail

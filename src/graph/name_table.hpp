@@ -56,7 +56,6 @@ class NameTable {
   [[nodiscard]] std::string_view base_text(std::uint32_t base) const noexcept { return bases_[base].text; }
   /// Appends the name (base, code) to `out`.
   void append_name(std::string& out, std::uint32_t base, std::uint32_t code) const;
-  [[nodiscard]] std::size_t num_bases() const noexcept { return bases_.size(); }
 
  private:
   static constexpr std::uint32_t none = 0xffffffffU;

@@ -30,25 +30,21 @@ const Argument* Node::kwarg(std::string_view key) const noexcept {
 
 Graph& Node::graph() const noexcept { return *graph_->owner; }
 
-Node* Node::prev() const noexcept {
-  NodeId id = prev_;
-  while (id.is_valid() && id.value < graph_->num_slots()) {
-    Node& node = graph_->slot(id);
-    if ((node.flags_ & live) != 0) return &node;
-    id = node.prev_;
+namespace {
+/// The nearest live node from `id` on, following `link` (prev_ or next_) past erased nodes.
+Node* nearest_live(detail::GraphImpl& graph, NodeId id, NodeId Node::*link) noexcept {
+  while (id.is_valid() && id.value < graph.num_slots()) {
+    Node& node = graph.slot(id);
+    if (graph.live_node(id) == &node) return &node;
+    id = node.*link;
   }
   return nullptr;
 }
+}  // namespace
 
-Node* Node::next() const noexcept {
-  NodeId id = next_;
-  while (id.is_valid() && id.value < graph_->num_slots()) {
-    Node& node = graph_->slot(id);
-    if ((node.flags_ & live) != 0) return &node;
-    id = node.next_;
-  }
-  return nullptr;
-}
+Node* Node::prev() const noexcept { return nearest_live(*graph_, prev_, &Node::prev_); }
+
+Node* Node::next() const noexcept { return nearest_live(*graph_, next_, &Node::next_); }
 
 std::vector<Node*> Node::users() const { return graph_->users(*this); }
 

@@ -157,15 +157,18 @@ TEST_CASE("an empty graph fails lint for want of an output node") {
                        LintError);
 }
 
-// The corruption tests share one graph: x -> relu -> neg -> output, ids 0 to 3.
-
-TEST_CASE("lint rejects a broken node order and names the node") {
+// The corruption tests share one graph: x -> relu -> neg -> output, ids 0 to 3, linted clean
+// before each test corrupts it.
+struct Chain {
   Graph graph;
   Node& x = graph.placeholder("x");
   Node& relu = graph.call_function("relu", {x});
   Node& neg = graph.call_function("neg", {relu});
   Node& output = graph.output(neg);
-  REQUIRE_NOTHROW(graph.lint());
+  Chain() { REQUIRE_NOTHROW(graph.lint()); }
+};
+
+TEST_CASE_FIXTURE(Chain, "lint rejects a broken node order and names the node") {
 
   SUBCASE("a next link to a node id that does not exist") {
     Access::set_next_link(relu, NodeId(999));
@@ -235,13 +238,7 @@ TEST_CASE("lint rejects a broken node order and names the node") {
   }
 }
 
-TEST_CASE("lint rejects two nodes under one name and a name index out of step") {
-  Graph graph;
-  Node& x = graph.placeholder("x");
-  Node& relu = graph.call_function("relu", {x});
-  Node& neg = graph.call_function("neg", {relu});
-  graph.output(neg);
-  REQUIRE_NOTHROW(graph.lint());
+TEST_CASE_FIXTURE(Chain, "lint rejects two nodes under one name and a name index out of step") {
 
   SUBCASE("a later node takes an earlier node's name") {
     Access::copy_name(neg, relu);
@@ -256,13 +253,7 @@ TEST_CASE("lint rejects two nodes under one name and a name index out of step") 
   }
 }
 
-TEST_CASE("lint rejects a placeholder that comes after another node") {
-  Graph graph;
-  Node& x = graph.placeholder("x");
-  Node& relu = graph.call_function("relu", {x});
-  Node& neg = graph.call_function("neg", {relu});
-  graph.output(neg);
-  REQUIRE_NOTHROW(graph.lint());
+TEST_CASE_FIXTURE(Chain, "lint rejects a placeholder that comes after another node") {
 
   SUBCASE("created after a call with inserting_after") {
     {
@@ -302,13 +293,7 @@ TEST_CASE("lint rejects a placeholder that comes after another node") {
   }
 }
 
-TEST_CASE("lint rejects a graph without exactly one output, the last node, with one argument") {
-  Graph graph;
-  Node& x = graph.placeholder("x");
-  Node& relu = graph.call_function("relu", {x});
-  Node& neg = graph.call_function("neg", {relu});
-  Node& output = graph.output(neg);
-  REQUIRE_NOTHROW(graph.lint());
+TEST_CASE_FIXTURE(Chain, "lint rejects a graph without exactly one output, the last node, with one argument") {
 
   SUBCASE("the output node erased") {
     graph.erase_node(output);
@@ -363,13 +348,7 @@ TEST_CASE("lint rejects a graph without exactly one output, the last node, with 
   }
 }
 
-TEST_CASE("lint rejects an argument that is not a live node defined before its user") {
-  Graph graph;
-  Node& x = graph.placeholder("x");
-  Node& relu = graph.call_function("relu", {x});
-  Node& neg = graph.call_function("neg", {relu});
-  graph.output(neg);
-  REQUIRE_NOTHROW(graph.lint());
+TEST_CASE_FIXTURE(Chain, "lint rejects an argument that is not a live node defined before its user") {
 
   SUBCASE("a user moved before its input") {
     graph.move_before(neg, relu);
@@ -414,13 +393,7 @@ TEST_CASE("lint rejects an argument that is not a live node defined before its u
   }
 }
 
-TEST_CASE("lint rejects users that do not match arguments exactly") {
-  Graph graph;
-  Node& x = graph.placeholder("x");
-  Node& relu = graph.call_function("relu", {x});
-  Node& neg = graph.call_function("neg", {relu});
-  graph.output(neg);
-  REQUIRE_NOTHROW(graph.lint());
+TEST_CASE_FIXTURE(Chain, "lint rejects users that do not match arguments exactly") {
 
   SUBCASE("a use missing from the users") {
     Access::remove_uses(graph, relu, neg);
