@@ -121,8 +121,8 @@ GraphImpl::GraphImpl(const GraphImpl& other, Graph* owner_graph)
 void GraphImpl::copy_nodes(const GraphImpl& other) {
   for (std::size_t i = 0; i < other.num_slots(); ++i) {
     add_vertex(storage_);
-    const Node& from = other.storage_[i].node;
-    Node& to = storage_[i].node;
+    const Node& from = other.slot(NodeId(static_cast<std::uint32_t>(i)));
+    Node& to = slot(NodeId(static_cast<std::uint32_t>(i)));
     to.graph_ = this;
     std::string_view target = arena_.store(from.target());
     to.target_ = target.data() != nullptr ? target.data() : "";
@@ -289,7 +289,7 @@ std::vector<Node*> GraphImpl::users(const Node& node) {
   for (const auto& e : storage_.out_edge_list(node.id_.value)) {
     if (e.get_target() == last) continue;
     last = e.get_target();
-    result.push_back(&storage_[last].node);
+    result.push_back(&slot(NodeId(static_cast<std::uint32_t>(last))));
   }
   return result;
 }

@@ -129,8 +129,8 @@ class GraphImpl {
   static GraphImpl& of(const Graph& graph) { return graph.impl(); }
 
   // Lookup.
-  [[nodiscard]] Node& slot(NodeId id) noexcept { return storage_[id.value].node; }
-  [[nodiscard]] const Node& slot(NodeId id) const noexcept { return storage_[id.value].node; }
+  [[nodiscard]] Node& slot(NodeId id) noexcept { return storage_.m_vertices[id.value].m_property.node; }
+  [[nodiscard]] const Node& slot(NodeId id) const noexcept { return storage_.m_vertices[id.value].m_property.node; }
   [[nodiscard]] std::size_t num_slots() const noexcept { return storage_.m_vertices.size(); }
   [[nodiscard]] Node* live_node(NodeId id) noexcept;
   [[nodiscard]] const Node* live_node(NodeId id) const noexcept;

@@ -42,17 +42,21 @@ void GraphImpl::lint() const {
     if (position[id.value] != unset) fail("the node order loops back to %{}: the order must be a list", name(node));
     if (node.prev_ != prev) {
       fail("%{}: its link to the previous node disagrees with the order (previous is {}, link says {})",
-           name(node), prev.is_valid() ? "%" + name_at(prev) : "none",
-           node.prev_.is_valid() ? "%" + name_at(node.prev_) : "none");
+           name(node), prev.is_valid() ? fmt::format("%{}", name_at(prev)) : "none",
+           node.prev_.is_valid() ? fmt::format("%{}", name_at(node.prev_)) : "none");
     }
     position[id.value] = static_cast<std::uint32_t>(order.size());
     order.push_back(id);
     prev = id;
     id = node.next_;
   }
-  if (tail != prev) fail("the graph's last node is recorded as {} but the order ends at {}", tail.is_valid() ? "%" + name_at(tail) : "none", prev.is_valid() ? "%" + name_at(prev) : "none");
+  if (tail != prev) {
+    fail("the graph's last node is recorded as {} but the order ends at {}",
+         tail.is_valid() ? fmt::format("%{}", name_at(tail)) : "none",
+         prev.is_valid() ? fmt::format("%{}", name_at(prev)) : "none");
+  }
   for (std::size_t i = 0; i < slots; ++i) {
-    const Node& node = storage_[i].node;
+    const Node& node = slot(NodeId(static_cast<std::uint32_t>(i)));
     if ((node.flags_ & Node::live) != 0 && position[i] == unset) {
       fail("%{} is alive but not in the node order", name(node));
     }
@@ -140,11 +144,11 @@ void GraphImpl::lint() const {
     for (const auto& edge : storage_.out_edge_list(id.value)) {
       std::size_t user = edge.get_target();
       std::uint32_t pos = edge.get_property().position;
-      if (user >= slots || (storage_[user].node.flags_ & Node::live) == 0) {
+      if (user >= slots || (slot(NodeId(static_cast<std::uint32_t>(user))).flags_ & Node::live) == 0) {
         fail("%{} lists {} as a user: users must be live nodes of this graph", name_at(id),
              user < slots ? "erased node %" + name_at(NodeId(static_cast<std::uint32_t>(user))) : fmt::format("node id {}", user));
       }
-      std::string user_name = name(storage_[user].node);
+      std::string user_name = name(slot(NodeId(static_cast<std::uint32_t>(user))));
       if (pos >= refs[user].size() || refs[user][pos] != id) {
         fail("%{} lists %{} as a user at argument position {}, but %{} does not use %{} there: users must match "
              "arguments exactly",

@@ -12,7 +12,7 @@
 namespace symtrace::detail {
 namespace {
 
-constexpr std::size_t initial_buckets = 16;
+constexpr std::size_t initial_slots = 32;
 constexpr std::uint64_t max_suffix = 4'000'000'000ULL;
 
 constexpr auto legal_chars = [] {
@@ -34,31 +34,32 @@ bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 using NameBuffer = fmt::basic_memory_buffer<char, 128>;
 
 std::string_view sanitize(std::string_view text, NameBuffer& buffer) {
+  const char* p = text.data();
+  const char* end = p + text.size();
   if (!text.empty() && !is_digit(text.front())) {
-    const char* p = text.data();
-    const char* end = p + text.size();
     while (p != end && is_legal(*p)) ++p;
     if (p == end) return text;
   }
+  // Copy runs of legal characters whole; each run of illegal ones becomes one `_`.
   buffer.clear();
-  bool in_run = false;
-  for (char c : text) {
-    if (is_legal(c)) {
-      buffer.push_back(c);
-      in_run = false;
-    } else if (!in_run) {
-      buffer.push_back('_');
-      in_run = true;
-    }
+  const char* run = text.data();
+  while (true) {
+    while (p != end && is_legal(*p)) ++p;
+    buffer.append(run, p);
+    if (p == end) break;
+    buffer.push_back('_');
+    while (p != end && !is_legal(*p)) ++p;
+    run = p;
   }
   if (buffer.size() == 0) {
     constexpr std::string_view unnamed = "_unnamed";
     buffer.append(unnamed.data(), unnamed.data() + unnamed.size());
   }
   if (is_digit(buffer[0])) {
-    std::string prefixed = "_" + std::string(buffer.data(), buffer.size());
-    buffer.clear();
-    buffer.append(prefixed.data(), prefixed.data() + prefixed.size());
+    std::size_t size = buffer.size();
+    buffer.resize(size + 1);
+    std::copy_backward(buffer.data(), buffer.data() + size, buffer.data() + size + 1);
+    buffer[0] = '_';
   }
   return {buffer.data(), buffer.size()};
 }
@@ -90,36 +91,62 @@ std::uint64_t sparse_key(std::uint32_t base, std::uint32_t code) noexcept {
 
 }  // namespace
 
-NameTable::NameTable()
-    : buckets_(initial_buckets), index_(Index::bucket_traits(buckets_.data(), buckets_.size())) {}
+NameTable::NameTable() : slots_(initial_slots) {}
 
 NameTable::NameTable(const NameTable& other, TextArena& arena)
-    : buckets_(std::max(initial_buckets, other.buckets_.size())),
-      index_(Index::bucket_traits(buckets_.data(), buckets_.size())),
-      dense_(other.dense_),
-      sparse_(other.sparse_) {
+    : slots_(other.slots_), dense_(other.dense_), sparse_(other.sparse_) {
   for (const Base& b : other.bases_) {
-    Base& copy = bases_.emplace_back();
+    Base& copy = bases_.emplace_back(b);
     copy.text = arena.store(b.text);
-    copy.count = b.count;
-    copy.bare = b.bare;
-    copy.dense = b.dense;
-    copy.self = b.self;
-    index_.insert(copy);
   }
 }
 
-NameTable::~NameTable() { index_.clear(); }
+NameTable::~NameTable() = default;
+
+std::uint32_t NameTable::hash_of(std::string_view text) noexcept {
+  std::size_t h = std::hash<std::string_view>{}(text);
+  return static_cast<std::uint32_t>(h ^ (h >> 32));
+}
+
+std::size_t NameTable::find_slot(std::string_view text, std::uint32_t hash) const noexcept {
+  std::size_t mask = slots_.size() - 1;
+  std::size_t i = hash & mask;
+  while (slots_[i].base != none && (slots_[i].hash != hash || bases_[slots_[i].base].text != text)) {
+    i = (i + 1) & mask;
+  }
+  return i;
+}
 
 std::uint32_t NameTable::find_base(std::string_view text) const noexcept {
-  auto it = index_.find(text, BaseHash{}, BaseEqual{});
-  return it == index_.end() ? none : it->self;
+  return slots_[find_slot(text, hash_of(text))].base;
 }
 
 void NameTable::grow_index() {
-  std::vector<Index::bucket_type> bigger(buckets_.size() * 2);
-  index_.rehash(Index::bucket_traits(bigger.data(), bigger.size()));
-  buckets_.swap(bigger);
+  std::vector<Slot> bigger(slots_.size() * 2);
+  std::size_t mask = bigger.size() - 1;
+  for (const Slot& s : slots_) {
+    if (s.base == none) continue;
+    std::size_t i = s.hash & mask;
+    while (bigger[i].base != none) i = (i + 1) & mask;
+    bigger[i] = s;
+  }
+  slots_.swap(bigger);
+}
+
+void NameTable::unindex(std::uint32_t base) noexcept {
+  std::size_t mask = slots_.size() - 1;
+  std::size_t hole = find_slot(bases_[base].text, hash_of(bases_[base].text));
+  // Shift later members of the probe run back into the hole unless their home slot lies
+  // cyclically in (hole, j]: then they must stay where a lookup starting at home finds them.
+  for (std::size_t j = (hole + 1) & mask; slots_[j].base != none; j = (j + 1) & mask) {
+    std::size_t home = slots_[j].hash & mask;
+    bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+    if (!stays) {
+      slots_[hole] = slots_[j];
+      hole = j;
+    }
+  }
+  slots_[hole] = Slot{};
 }
 
 NodeId NameTable::holder(std::uint32_t base, std::uint32_t code) const noexcept {
@@ -183,18 +210,23 @@ NameTable::Taken NameTable::take(std::string_view candidate, NodeId id, TextAren
     NameBuffer buffer;
     parsed = parse(sanitize(candidate, buffer));
     // One hash per name: the lookup's result doubles as the insertion point of a new base.
-    Index::insert_commit_data commit;
-    auto [it, absent] = index_.insert_check(parsed.base, BaseHash{}, BaseEqual{}, commit);
-    if (absent) {
+    std::uint32_t hash = hash_of(parsed.base);
+    std::size_t at = find_slot(parsed.base, hash);
+    if (slots_[at].base == none) {
+      // Room first, so that nothing is left half-inserted if an allocation throws.
+      if (2 * (bases_.size() + 1) > slots_.size()) {
+        grow_index();
+        at = find_slot(parsed.base, hash);
+      }
+      std::string_view text = arena.store(parsed.base);
       taken.base = static_cast<std::uint32_t>(bases_.size());
       b = &bases_.emplace_back();
-      b->text = arena.store(parsed.base);
+      b->text = text;
       b->self = taken.base;
-      index_.insert_commit(*b, commit);
+      slots_[at] = Slot{hash, taken.base};
       taken.new_base = true;
-      if (index_.size() > buckets_.size()) grow_index();
     } else {
-      b = &*it;
+      b = &bases_[slots_[at].base];
     }
     // Remember clean, suffix-free candidates that are already shared by several nodes.
     if (!taken.new_base && parsed.code == 0 && parsed.base.data() == candidate.data()) {
@@ -235,7 +267,7 @@ void NameTable::release(const Taken& taken) noexcept {
   b.count = taken.old_count;
   if (taken.new_base) {
     recent_.fill(Recent{});  // a remembered base may be the one going away
-    index_.erase(index_.iterator_to(b));
+    unindex(taken.base);
     bases_.pop_back();
   }
 }

@@ -3,15 +3,13 @@
 // by name in O(1). A name is a base plus an optional numeric suffix (`add`, `add_3`), stored
 // as (base index, code) with code 0 for the bare base and n + 1 for `_n`. Each base keeps fx's
 // counter (the last suffix handed out), so the next free name is found without a scan (torch
-// 1.13 scanned every used name, which made naming quadratic). Bases are interned in a
-// Boost.Intrusive hash set whose hook lives in the base record: no allocation per lookup and
-// about 40 bytes per distinct base. Names of erased nodes stay taken, as in fx; names taken
+// 1.13 scanned every used name, which made naming quadratic). Bases are interned in a flat
+// open-addressing index of (hash, base) pairs: looking up a name that is not there, the common
+// case for module paths, touches one cache line, and growing never rehashes a text. Names of erased nodes stay taken, as in fx; names taken
 // after a checkpoint are released by rollback (Note [Rollback restores names]).
 
 #include "symtrace/graph/node_id.hpp"
 #include "text_arena.hpp"
-
-#include <boost/intrusive/unordered_set.hpp>
 
 #include <array>
 #include <cstdint>
@@ -60,34 +58,32 @@ class NameTable {
  private:
   static constexpr std::uint32_t none = 0xffffffffU;
 
-  struct Base : boost::intrusive::unordered_set_base_hook<> {
+  struct Base {
     std::string_view text;
     std::uint32_t count = 0;  // fx's _base_count: the largest suffix handed out
     NodeId bare;              // holder of the bare name
     std::uint32_t dense = none;  // index in dense_ of holders of base_0, base_1, ...
     std::uint32_t self = 0;      // this base's index in bases_
   };
-  struct BaseHash {
-    std::size_t operator()(const Base& b) const noexcept { return std::hash<std::string_view>{}(b.text); }
-    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  /// A slot of the index: a base's 32-bit hash and its index in bases_ (none: empty).
+  struct Slot {
+    std::uint32_t hash = 0;
+    std::uint32_t base = none;
   };
-  struct BaseEqual {
-    bool operator()(const Base& a, const Base& b) const noexcept { return a.text == b.text; }
-    bool operator()(std::string_view s, const Base& b) const noexcept { return s == b.text; }
-  };
-  using Index = boost::intrusive::unordered_set<Base, boost::intrusive::hash<BaseHash>,
-                                                boost::intrusive::equal<BaseEqual>,
-                                                boost::intrusive::power_2_buckets<true>>;
 
+  [[nodiscard]] static std::uint32_t hash_of(std::string_view text) noexcept;
+  /// The slot holding the base `text` (hashing to `hash`), or the empty slot where it would go.
+  [[nodiscard]] std::size_t find_slot(std::string_view text, std::uint32_t hash) const noexcept;
   [[nodiscard]] std::uint32_t find_base(std::string_view text) const noexcept;
   [[nodiscard]] NodeId holder_of(const Base& b, std::uint32_t code) const noexcept;
   /// Records `id` as the holder of (b, code); returns whether a dense vector was created.
   bool set_holder(Base& b, std::uint32_t code, NodeId id);
   void grow_index();
+  /// Removes base `base` from the index (backward-shift deletion: no tombstones).
+  void unindex(std::uint32_t base) noexcept;
 
   std::deque<Base> bases_;
-  std::vector<Index::bucket_type> buckets_;
-  Index index_;
+  std::vector<Slot> slots_;  // linear probing; a power of two, at most half full
   std::vector<std::vector<NodeId>> dense_;
   std::unordered_map<std::uint64_t, NodeId> sparse_;  // suffixes far beyond a base's counter
   // Recently asked-for clean candidates without a suffix ("add", "linear"): a tracer asks for

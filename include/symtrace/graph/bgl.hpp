@@ -17,39 +17,64 @@
 ///
 /// The view borrows the graph: it is valid while the graph lives and is not mutated.
 
+#include "symtrace/graph/chunked_vector.hpp"
 #include "symtrace/graph/graph.hpp"
 #include "symtrace/graph/node.hpp"
 
+#include <boost/container/small_vector.hpp>
 #include <boost/pending/container_traits.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 
 // ---- The storage behind Graph ---------------------------------------------------------------
 // The Boost.Graph type behind `Graph` (internal: the view below is the public way
-// to reach it). Vertices are stored in a deque selected by `StableVecS`: random access (the
-// vertex descriptor is the node id, the vertex index is native), and addresses that never
-// move, so `Node&` stays valid as the graph grows. A vertex is never removed from the middle:
-// an erased node stays as a dead slot without edges (ids are never reused), and rolling back
-// pops slots from the end, in O(1). Edges go from an input to its user; the bundle is the
-// use's argument position.
+// to reach it). Vertices are stored in a `ChunkedVector` selected by `StableVecS`: random
+// access (the vertex descriptor is the node id, the vertex index is native), and addresses
+// that never move, so `Node&` stays valid as the graph grows. A vertex is never removed from
+// the middle: an erased node stays as a dead slot without edges (ids are never reused), and
+// rolling back pops slots from the end, in O(1). Edges go from an input to its user; the
+// bundle is the use's argument position. A node's out-edges (its uses) are kept in a small
+// vector selected by `UsesS`, with room for one use in place: most values have one user.
 
 namespace symtrace::detail {
-/// The vertex-storage selector: a deque.
+/// The vertex-storage selector: a ChunkedVector.
 struct StableVecS {};
-}  // namespace symtrace::detail
+/// The out-edge-list selector: a UseList.
+struct UsesS {};
 
-// Container traits of std::deque for Boost.Graph (it ships none); they must precede
-// adjacency_list.hpp so that its qualified calls see them.
-namespace boost::graph_detail {
-template <class T, class A>
-vector_tag container_category(const std::deque<T, A>&) {
+/// A node's out-edges: a small vector with one in place.
+template <class T>
+class UseList : public boost::container::small_vector<T, 1> {
+ public:
+  using boost::container::small_vector<T, 1>::small_vector;
+};
+
+// Boost.Graph's container traits (it ships none for these containers), found by
+// argument-dependent lookup from its generic push/erase helpers.
+template <class T>
+boost::graph_detail::vector_tag container_category(const ChunkedVector<T>&) {
   return {};
 }
-template <class T, class A>
-unstable_tag iterator_stability(const std::deque<T, A>&) {
+template <class T>
+boost::graph_detail::stable_tag iterator_stability(const ChunkedVector<T>&) {
   return {};
+}
+template <class T>
+boost::graph_detail::vector_tag container_category(const UseList<T>&) {
+  return {};
+}
+template <class T>
+boost::graph_detail::unstable_tag iterator_stability(const UseList<T>&) {
+  return {};
+}
+}  // namespace symtrace::detail
+
+// adjacency_list.hpp calls iterator_stability qualified: that overload must precede it.
+namespace boost::graph_detail {
+template <class T>
+stable_tag iterator_stability(const symtrace::detail::ChunkedVector<T>& c) {
+  return symtrace::detail::iterator_stability(c);
 }
 }  // namespace boost::graph_detail
 
@@ -58,7 +83,15 @@ unstable_tag iterator_stability(const std::deque<T, A>&) {
 namespace boost {
 template <class T>
 struct container_gen<symtrace::detail::StableVecS, T> {
-  using type = std::deque<T>;
+  using type = symtrace::detail::ChunkedVector<T>;
+};
+template <class T>
+struct container_gen<symtrace::detail::UsesS, T> {
+  using type = symtrace::detail::UseList<T>;
+};
+template <>
+struct parallel_edge_traits<symtrace::detail::UsesS> {
+  using type = allow_parallel_edge_tag;
 };
 namespace detail {
 template <>
@@ -88,7 +121,7 @@ struct Use {
   static void operator delete(void* pointer, std::size_t size) noexcept;
 };
 
-using GraphStorage = boost::adjacency_list<boost::vecS, StableVecS, boost::directedS, VertexSlot, Use>;
+using GraphStorage = boost::adjacency_list<UsesS, StableVecS, boost::directedS, VertexSlot, Use>;
 using Vertex = GraphStorage::vertex_descriptor;
 
 }  // namespace symtrace::detail
