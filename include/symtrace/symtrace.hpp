@@ -21,4 +21,5 @@
 #include "symtrace/ops/shape_ops.hpp"
 #include "symtrace/graph.hpp"
 #include "symtrace/nn.hpp"
+#include "symtrace/trace.hpp"
 #include "symtrace/zoo/zoo.hpp"

@@ -49,6 +49,8 @@ Module::Module(std::shared_ptr<const ForwardSignature> signature) : signature_(s
 
 Module::~Module() = default;
 
+bool Module::is_builtin_layer() const { return detail::is_builtin_layer_type(typeid(*this)); }
+
 const std::string& Module::type_name() const {
   if (!type_name_.empty()) return type_name_;
   return detail::pretty_type_name(typeid(*this));

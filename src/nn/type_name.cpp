@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <typeindex>
 #include <unordered_map>
 
@@ -30,17 +31,38 @@ std::string shorten_type_name(std::string name) {
   return name;
 }
 
-const std::string& pretty_type_name(const std::type_info& type) {
-  static std::mutex mutex;
-  static std::unordered_map<std::type_index, std::string> names;
-  std::lock_guard lock(mutex);
-  auto it = names.find(type);
-  if (it != names.end()) return it->second;
+namespace {
+
+std::string demangle(const std::type_info& type) {
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> demangled(
       abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
-  std::string name = status == 0 && demangled ? demangled.get() : type.name();
-  return names.emplace(type, shorten_type_name(std::move(name))).first->second;
+  return status == 0 && demangled ? demangled.get() : type.name();
 }
+
+struct TypeFacts {
+  std::string name;
+  bool builtin_layer = false;
+};
+
+const TypeFacts& facts_of(const std::type_info& type) {
+  static std::mutex mutex;
+  static std::unordered_map<std::type_index, TypeFacts> facts;
+  std::lock_guard lock(mutex);
+  auto it = facts.find(type);
+  if (it != facts.end()) return it->second;
+  std::string full = demangle(type);
+  constexpr std::string_view nn = "symtrace::nn::";
+  bool builtin = full.starts_with(nn) && full.find("::", nn.size()) == std::string::npos &&
+                 full != "symtrace::nn::SequentialImpl" && full != "symtrace::nn::ModuleListImpl" &&
+                 full != "symtrace::nn::ModuleDictImpl";
+  return facts.emplace(type, TypeFacts{shorten_type_name(std::move(full)), builtin}).first->second;
+}
+
+}  // namespace
+
+const std::string& pretty_type_name(const std::type_info& type) { return facts_of(type).name; }
+
+bool is_builtin_layer_type(const std::type_info& type) { return facts_of(type).builtin_layer; }
 
 }  // namespace symtrace::detail

@@ -10,6 +10,10 @@ namespace symtrace::detail {
 /// The readable name of `type`, computed once per type (thread-safe); the reference stays valid.
 const std::string& pretty_type_name(const std::type_info& type);
 
+/// Whether `type` is one of symtrace's built-in layers: declared in `symtrace::nn` and not
+/// a container. Computed once per type (thread-safe).
+bool is_builtin_layer_type(const std::type_info& type);
+
 /// The same transformation on a demangled name (for tests).
 std::string shorten_type_name(std::string demangled);
 

@@ -102,6 +102,10 @@ class Module : public std::enable_shared_from_this<Module> {
   [[nodiscard]] const std::string& type_name() const;
 
   // ---- The type-erased entry point ---------------------------------------------------------
+  /// True for symtrace's own layers (`symtrace::nn::Linear`, `Conv2d`, `ReLU`, ...), the
+  /// modules a tracer records as leaves by default, as fx does for `torch.nn` layers; false
+  /// for containers (Sequential, ModuleList, ModuleDict) and every user module.
+  [[nodiscard]] bool is_builtin_layer() const;
   /// True when the module has a `forward` (false for ModuleList and ModuleDict, which are only
   /// indexed).
   [[nodiscard]] bool is_callable() const noexcept { return signature_ != nullptr; }

@@ -1,0 +1,7 @@
+#pragma once
+/// \file
+/// The `trace` layer: symbolic tracing of modules into graphs (Tracer, symbolic_trace,
+/// TracingState).
+
+#include "symtrace/trace/tracer.hpp"
+#include "symtrace/trace/tracing_state.hpp"

@@ -1,0 +1,133 @@
+#pragma once
+/// \file
+/// `Tracer`: runs a module's forward on symbolic tensors and records a `Graph` (torch.fx's
+/// `Tracer`, in C++). The fx hooks are virtual functions, so a subclass changes what is a
+/// leaf, how module calls and nodes are recorded, and how values become arguments:
+///
+///     symtrace::Tracer tracer;
+///     tracer.register_leaf<GatedBlock>();              // record GatedBlock calls as leaves
+///     symtrace::Graph g = tracer.trace(model, {symtrace::InputSpec(Shape{1, 3, 224, 224})});
+///
+/// How a trace works: each input becomes a `placeholder` and a symbolic tensor naming it.
+/// Ops on symbolic tensors reach the tracer through the op dispatcher and are recorded as
+/// `call_function` (free functions) or `call_method` (Tensor methods) nodes, with the output
+/// dtype and shape from the op's meta function, the module scope and the caller's file:line.
+/// Module calls reach `call_module`: a leaf becomes one `call_module` node, any other module
+/// is traced through. Parameters and buffers used by traced-through code become `get_attr`
+/// nodes. The forward's result becomes the `output` node.
+
+#include "symtrace/core/dtype.hpp"
+#include "symtrace/core/shape.hpp"
+#include "symtrace/core/tensor.hpp"
+#include "symtrace/core/value.hpp"
+#include "symtrace/graph/graph.hpp"
+#include "symtrace/nn/module_call_hook.hpp"
+
+#include <source_location>
+#include <string_view>
+#include <typeindex>
+#include <unordered_set>
+#include <vector>
+
+namespace symtrace {
+
+class Module;
+struct OpCall;
+class TracingState;
+
+/// A traced input: its dtype and shape, whose dims may be unknown (`Dim::unknown()`).
+/// An example tensor converts to its own dtype and shape.
+struct InputSpec {
+  DType dtype = DType::float32;
+  Shape shape;
+
+  InputSpec(Shape s, DType d = DType::float32) : dtype(d), shape(std::move(s)) {}  // NOLINT: implicit
+  InputSpec(const Tensor& example);                                                 // NOLINT: implicit
+};
+
+/// Records a module's computation as a Graph; see the file comment. A tracer may be reused
+/// for several traces, one at a time per tracer object; different tracer objects may trace
+/// on different threads at once.
+class Tracer : public ModuleCallHook {
+ public:
+  Tracer() = default;
+  ~Tracer() override;
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  /// Traces `root.forward` on symbolic inputs made from `inputs` (one per declared input;
+  /// placeholders take the declared input names) and returns the graph. The root is traced
+  /// into even when it is a leaf type. Throws TraceError when the forward cannot be captured,
+  /// std::invalid_argument when the inputs do not match the root's forward; the thread's
+  /// tracing state is unchanged afterwards either way.
+  Graph trace(Module& root, const std::vector<InputSpec>& inputs,
+              std::source_location where = std::source_location::current());
+
+  // ---- Hooks (fx's names) ----------------------------------------------------------------
+
+  /// Whether calls of `module` (at `qualified_name`) are recorded as one `call_module` node.
+  /// Default, as in fx: built-in layers (Linear, Conv2d, ReLU, ...) and registered types are
+  /// leaves; containers and user modules are traced through.
+  [[nodiscard]] virtual bool is_leaf_module(const Module& module, std::string_view qualified_name) const;
+
+  /// Every module call during a trace comes here: a leaf is recorded as a `call_module` node
+  /// (its output metadata found by tracing its forward on the side and rolling that back);
+  /// anything else is traced into.
+  Value call_module(Module& module, const ValueList& args, std::source_location where) override;
+
+  /// Records one node in the active graph (with the current module scope and `where`).
+  virtual Node& create_node(OpKind op, std::string_view target, Arguments args, KeywordArguments kwargs,
+                            std::source_location where);
+
+  /// Turns a value of the traced code into a node argument: symbolic tensors become their
+  /// node, parameters and buffers of the root's hierarchy a `get_attr` node (through
+  /// `getattr`), numbers, strings, dtypes and None themselves, lists element-wise. Throws
+  /// TraceError for a symbolic tensor of another trace and for any other concrete tensor.
+  virtual Argument create_arg(const Value& value, std::source_location where);
+
+  /// The node for the parameter or buffer at `qualified_name` (a `get_attr` node).
+  virtual Argument getattr(std::string_view qualified_name, const Tensor& tensor, std::source_location where);
+
+  /// Records the call of an op with at least one symbolic argument and returns its symbolic
+  /// result (the op dispatcher calls this).
+  virtual Value record_op(const OpCall& call);
+
+  // ---- Leaf registration (per tracer: no hidden global registry) --------------------------
+
+  /// Makes modules of type `M` (exactly) leaves for this tracer.
+  template <class M>
+  void register_leaf() {
+    register_leaf(typeid(M));
+  }
+  void register_leaf(std::type_index type);
+  template <class M>
+  void unregister_leaf() {
+    unregister_leaf(typeid(M));
+  }
+  void unregister_leaf(std::type_index type);
+  template <class M>
+  [[nodiscard]] bool is_registered_leaf() const {
+    return is_registered_leaf(std::type_index(typeid(M)));
+  }
+  [[nodiscard]] bool is_registered_leaf(std::type_index type) const;
+  [[nodiscard]] bool is_registered_leaf(const Module& module) const;
+
+ protected:
+  /// The trace this tracer is running (InternalError when it is not tracing).
+  [[nodiscard]] TracingState& state() const;
+  /// A symbolic tensor naming `node`, with `meta` (also recorded on the node).
+  [[nodiscard]] Tensor proxy(Node& node, const TensorMeta& meta) const;
+
+ private:
+  Value record_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
+  Value wrap_result(Node& node, const Value& like, std::source_location where);
+
+  std::unordered_set<std::type_index> leaves_;
+  TracingState* state_ = nullptr;
+};
+
+/// Traces `module` with a default Tracer: `Tracer().trace(module, inputs)`.
+Graph symbolic_trace(Module& module, const std::vector<InputSpec>& inputs,
+                     std::source_location where = std::source_location::current());
+
+}  // namespace symtrace

@@ -1,0 +1,104 @@
+#pragma once
+/// \file
+/// `TracingState`: one active symbolic trace (DESIGN decision 9). Each thread has a stack of
+/// active traces; `TraceScope` pushes one for its lifetime and pops it when it ends, also
+/// when an exception passes, so after any exception a thread's tracing state is exactly as
+/// before. Every trace has a process-wide unique id: a symbolic tensor carries the id of
+/// the trace that made it, and using it anywhere else (after its trace ended, inside
+/// another trace, on another thread) raises `TraceError` instead of touching a graph it
+/// does not belong to.
+
+#include "symtrace/nn/module_call_hook.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace symtrace {
+
+class Graph;
+class Module;
+class Tracer;
+namespace detail {
+struct TensorImpl;
+}
+
+/// One active trace: the graph being written, the tracer writing it, the module being traced
+/// through, and the qualified names of the root's modules and tensors. Made by
+/// `Tracer::trace`; reachable through `TracingState::current()` while its scope is active.
+class TracingState {
+ public:
+  /// Where the trace is: a module being traced through, with its qualified path ("" for the
+  /// root).
+  struct Frame {
+    const Module* module = nullptr;
+    std::string_view path;
+  };
+
+  /// Indexes the modules, parameters and buffers of `root` (once per trace).
+  TracingState(Tracer& tracer, Graph& graph, const Module& root);
+  TracingState(const TracingState&) = delete;
+  TracingState& operator=(const TracingState&) = delete;
+  ~TracingState();
+
+  /// This trace's process-wide unique id (never 0: 0 marks concrete tensors).
+  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+  [[nodiscard]] Tracer& tracer() const noexcept { return tracer_; }
+  [[nodiscard]] Graph& graph() const noexcept { return graph_; }
+  [[nodiscard]] const Module& root() const noexcept { return root_; }
+
+  /// The module being traced through now (the root at first).
+  [[nodiscard]] const Frame& frame() const noexcept { return frames_.back(); }
+  /// The qualified path of `module` under the root, or nullptr when it is not in the root's
+  /// hierarchy.
+  [[nodiscard]] const std::string* path_of(const Module& module) const noexcept;
+  /// The qualified name of a parameter or buffer of the root's hierarchy, or nullptr.
+  [[nodiscard]] const std::string* tensor_path_of(const detail::TensorImpl* tensor) const noexcept;
+
+  /// The innermost trace active on this thread, or nullptr.
+  [[nodiscard]] static TracingState* current() noexcept;
+
+ private:
+  friend class FrameScope;
+  friend class TraceScope;
+
+  std::uint64_t id_;
+  Tracer& tracer_;
+  Graph& graph_;
+  const Module& root_;
+  std::vector<Frame> frames_;
+  std::unordered_map<const Module*, std::string> module_paths_;
+  std::unordered_map<const detail::TensorImpl*, std::string> tensor_paths_;
+};
+
+/// Makes `state` the innermost trace of this thread and installs its tracer's module-call
+/// hook for the scope's lifetime; the destructor restores the previous trace and hook.
+class TraceScope {
+ public:
+  explicit TraceScope(TracingState& state);
+  ~TraceScope();
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+ private:
+  TracingState* previous_;
+  ModuleCallHookScope hook_;
+};
+
+/// Enters the module `module` at `path` for the scope's lifetime (nodes recorded meanwhile
+/// get `path` as their scope).
+class FrameScope {
+ public:
+  FrameScope(TracingState& state, const Module& module, std::string_view path);
+  ~FrameScope();
+  FrameScope(const FrameScope&) = delete;
+  FrameScope& operator=(const FrameScope&) = delete;
+
+ private:
+  TracingState& state_;
+};
+
+}  // namespace symtrace

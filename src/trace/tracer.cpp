@@ -1,0 +1,262 @@
+// Tracer: records ops, module calls and parameter reads of a forward run on symbolic tensors.
+//
+// Note [A refused call leaves the graph unchanged]: an op or leaf call whose arguments
+// cannot be recorded (a symbolic tensor of another trace, a concrete tensor that is not a
+// parameter or buffer) throws before any node is made for it: arguments are checked in a
+// first pass, and only then turned into nodes (get_attr nodes for parameters).
+#include "symtrace/trace/tracer.hpp"
+
+#include "symtrace/core/error.hpp"
+#include "symtrace/nn/module.hpp"
+#include "symtrace/ops/dispatch.hpp"
+#include "symtrace/ops/op.hpp"
+#include "symtrace/trace/tracing_state.hpp"
+
+#include <fmt/format.h>
+
+#include <mutex>
+
+namespace symtrace {
+
+namespace {
+
+/// The op dispatcher's entry for calls with symbolic arguments: the innermost trace of this
+/// thread records the call.
+Value record_symbolic_call(const OpCall& call) {
+  TracingState* state = TracingState::current();
+  if (state == nullptr) {
+    throw_trace_error(call.where,
+                      "{}() got a symbolic tensor but no trace is active on this thread: a symbolic tensor "
+                      "belongs to its trace and cannot be used after the trace ended or on another thread",
+                      call.op.name());
+  }
+  return state->tracer().record_op(call);
+}
+
+void install_symbolic_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] { set_symbolic_handler(&record_symbolic_call); });
+}
+
+/// Restores a tracer's active state when a trace ends, also by an exception.
+struct ActiveTrace {
+  TracingState*& slot;
+  TracingState* previous;
+  ActiveTrace(TracingState*& s, TracingState* now) : slot(s), previous(s) { slot = now; }
+  ~ActiveTrace() { slot = previous; }
+  ActiveTrace(const ActiveTrace&) = delete;
+  ActiveTrace& operator=(const ActiveTrace&) = delete;
+};
+
+/// Checks that `value` can become a node argument in `state` without making anything (see
+/// Note [A refused call leaves the graph unchanged]).
+void check_recordable(const TracingState& state, const Value& value, std::source_location where) {
+  if (const Tensor* t = boost::variant2::get_if<Tensor>(&value.value)) {
+    if (!t->defined()) throw_invalid_argument(where, "an undefined Tensor (default-constructed) cannot be traced");
+    if (t->is_symbolic()) {
+      if (t->symbolic_ref().trace != state.id()) {
+        throw_trace_error(where,
+                          "a symbolic tensor of another trace was used: it belongs to a trace that ended, an "
+                          "enclosing trace, or another thread's trace; use only tensors made inside this "
+                          "forward");
+      }
+      return;
+    }
+    if (state.tensor_path_of(t->impl_ptr().get()) == nullptr) {
+      throw_trace_error(where,
+                        "a concrete tensor {} that is not a parameter or buffer of the traced model was used: "
+                        "a graph can only read the model's own tensors; register it with "
+                        "register_buffer (or register_parameter)",
+                        t->meta());
+    }
+    return;
+  }
+  if (const ValueList* list = boost::variant2::get_if<ValueList>(&value.value)) {
+    for (const Value& v : *list) check_recordable(state, v, where);
+  }
+}
+
+}  // namespace
+
+InputSpec::InputSpec(const Tensor& example) : dtype(example.dtype()), shape(example.shape()) {}
+
+Tracer::~Tracer() = default;
+
+TracingState& Tracer::state() const {
+  if (state_ == nullptr) throw InternalError("internal error: a Tracer hook was called while it is not tracing");
+  return *state_;
+}
+
+Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, std::source_location where) {
+  if (state_ != nullptr) {
+    throw_invalid_argument(where, "this Tracer is already running a trace; use another Tracer for a trace inside a trace");
+  }
+  const ForwardSignature* signature = root.forward_signature();
+  if (signature == nullptr) {
+    throw_invalid_argument(where, "{} cannot be traced as a whole: it has no forward (trace its elements instead)",
+                           root.type_name());
+  }
+  std::vector<std::string> names = root.input_names();
+  if (inputs.size() < signature->num_required || inputs.size() > names.size()) {
+    throw_invalid_argument(where, "{}.forward takes {} inputs ({}), got {}; give one InputSpec or example tensor per input",
+                           root.type_name(),
+                           signature->num_required == names.size()
+                               ? fmt::format("{}", names.size())
+                               : fmt::format("{} to {}", signature->num_required, names.size()),
+                           fmt::join(names, ", "), inputs.size());
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    ParamType type = signature->parameters[i].type;
+    if (type != ParamType::tensor && type != ParamType::any) {
+      throw_invalid_argument(where, "{}.forward's input '{}' is {}, not a Tensor: only tensor inputs can be traced",
+                             root.type_name(), names[i], signature->parameters[i].type_name);
+    }
+  }
+
+  install_symbolic_handler();
+  Graph graph;
+  {
+    TracingState state(*this, graph, root);
+    ActiveTrace active(state_, &state);
+    TraceScope scope(state);
+    ValueList args;
+    args.reserve(inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      Node& placeholder = create_node(OpKind::placeholder, names[i], {}, {}, where);
+      args.emplace_back(proxy(placeholder, TensorMeta{inputs[i].dtype, inputs[i].shape}));
+    }
+    Value result = root.forward_values(args);
+    check_recordable(state, result, where);
+    graph.output(create_arg(result, where), where);
+  }
+  return graph;
+}
+
+bool Tracer::is_leaf_module(const Module& module, std::string_view) const {
+  return module.is_builtin_layer() || is_registered_leaf(module);
+}
+
+Value Tracer::call_module(Module& module, const ValueList& args, std::source_location where) {
+  TracingState& st = state();
+  const std::string* path = st.path_of(module);
+  if (path == nullptr) {
+    throw_trace_error(where,
+                      "a {} that is not a submodule of the traced model was called: the graph could not name "
+                      "it; register it with register_module so it has a path",
+                      module.type_name());
+  }
+  if (is_leaf_module(module, *path)) return record_leaf(module, *path, args, where);
+  FrameScope frame(st, module, *path);
+  return module.forward_values(args);
+}
+
+Value Tracer::record_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where) {
+  TracingState& st = state();
+  for (const Value& a : args) check_recordable(st, a, where);
+  // The leaf's output metadata: trace its forward on the side and roll that back.
+  Value trial;
+  {
+    Graph::Checkpoint checkpoint = st.graph().checkpoint();
+    {
+      FrameScope frame(st, module, path);
+      trial = module.forward_values(args);
+    }
+    checkpoint.rollback();
+  }
+  Arguments node_args;
+  node_args.reserve(args.size());
+  for (const Value& a : args) node_args.push_back(create_arg(a, where));
+  Node& node = create_node(OpKind::call_module, path, std::move(node_args), {}, where);
+  return wrap_result(node, trial, where);
+}
+
+Value Tracer::wrap_result(Node& node, const Value& like, std::source_location where) {
+  if (const Tensor* t = boost::variant2::get_if<Tensor>(&like.value)) return proxy(node, t->meta());
+  const ValueList* list = boost::variant2::get_if<ValueList>(&like.value);
+  if (list == nullptr) {
+    throw_trace_error(where, "%{} returned {} ({}): only tensors and lists of tensors can flow out of a recorded call",
+                      node.name(), like.type_name(), like);
+  }
+  ValueList items;
+  items.reserve(list->size());
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    Node& item = create_node(OpKind::call_function, "getitem", {node, static_cast<std::int64_t>(i)}, {}, where);
+    items.push_back(wrap_result(item, (*list)[i], where));
+  }
+  return items;
+}
+
+Node& Tracer::create_node(OpKind op, std::string_view target, Arguments args, KeywordArguments kwargs,
+                          std::source_location where) {
+  TracingState& st = state();
+  Node& node = st.graph().create_node(op, target, std::move(args), std::move(kwargs), {}, where);
+  if (!st.frame().path.empty()) node.set_scope(st.frame().path);
+  return node;
+}
+
+Argument Tracer::create_arg(const Value& value, std::source_location where) {
+  TracingState& st = state();
+  return boost::variant2::visit(
+      overloaded{
+          [](Value::None) { return Argument(); },
+          [](bool b) { return Argument(b); },
+          [](std::int64_t i) { return Argument(i); },
+          [](double d) { return Argument(d); },
+          [](const std::string& s) { return Argument(s); },
+          [](DType d) { return Argument(d); },
+          [&](const Tensor& t) -> Argument {
+            check_recordable(st, Value(t), where);
+            if (t.is_symbolic()) return Argument(NodeId(t.symbolic_ref().node));
+            return getattr(*st.tensor_path_of(t.impl_ptr().get()), t, where);
+          },
+          [&](const ValueList& list) {
+            ArgumentList items;
+            items.reserve(list.size());
+            for (const Value& v : list) items.push_back(create_arg(v, where));
+            return Argument(std::move(items));
+          },
+      },
+      value.value);
+}
+
+Argument Tracer::getattr(std::string_view qualified_name, const Tensor& tensor, std::source_location where) {
+  Node& node = create_node(OpKind::get_attr, qualified_name, {}, {}, where);
+  node.set_tensor_meta(tensor.meta());
+  return Argument(node);
+}
+
+Value Tracer::record_op(const OpCall& call) {
+  TracingState& st = state();
+  for (const Value& a : call.args) check_recordable(st, a, call.where);
+  OutputMeta meta = call.op.meta(call);
+  Arguments args;
+  args.reserve(call.args.size());
+  for (const Value& a : call.args) args.push_back(create_arg(a, call.where));
+  OpKind kind = call.style == CallStyle::method ? OpKind::call_method : OpKind::call_function;
+  Node& node = create_node(kind, call.op.name(), std::move(args), {}, call.where);
+  if (!meta.is_list) return proxy(node, meta.outputs.at(0));
+  ValueList items;
+  items.reserve(meta.outputs.size());
+  for (std::size_t i = 0; i < meta.outputs.size(); ++i) {
+    Node& item = create_node(OpKind::call_function, "getitem", {node, static_cast<std::int64_t>(i)}, {}, call.where);
+    items.emplace_back(proxy(item, meta.outputs[i]));
+  }
+  return items;
+}
+
+Tensor Tracer::proxy(Node& node, const TensorMeta& meta) const {
+  node.set_tensor_meta(meta);
+  return Tensor::symbolic(meta, SymbolicRef{state().id(), node.id().value});
+}
+
+void Tracer::register_leaf(std::type_index type) { leaves_.insert(type); }
+void Tracer::unregister_leaf(std::type_index type) { leaves_.erase(type); }
+bool Tracer::is_registered_leaf(std::type_index type) const { return leaves_.contains(type); }
+bool Tracer::is_registered_leaf(const Module& module) const { return leaves_.contains(typeid(module)); }
+
+Graph symbolic_trace(Module& module, const std::vector<InputSpec>& inputs, std::source_location where) {
+  Tracer tracer;
+  return tracer.trace(module, inputs, where);
+}
+
+}  // namespace symtrace

@@ -1,0 +1,52 @@
+#include "symtrace/trace/tracing_state.hpp"
+
+#include "symtrace/core/tensor.hpp"
+#include "symtrace/nn/module.hpp"
+#include "symtrace/trace/tracer.hpp"
+
+#include <atomic>
+
+namespace symtrace {
+
+namespace {
+
+std::atomic<std::uint64_t> next_trace_id{1};
+thread_local TracingState* current_state = nullptr;
+
+}  // namespace
+
+TracingState::TracingState(Tracer& tracer, Graph& graph, const Module& root)
+    : id_(next_trace_id.fetch_add(1, std::memory_order_relaxed)), tracer_(tracer), graph_(graph), root_(root) {
+  for (const NamedModule& m : root.named_modules()) module_paths_.emplace(m.module, m.path);
+  for (const NamedTensor& t : root.named_parameters()) tensor_paths_.emplace(t.tensor.impl_ptr().get(), t.name);
+  for (const NamedTensor& t : root.named_buffers()) tensor_paths_.emplace(t.tensor.impl_ptr().get(), t.name);
+  frames_.push_back(Frame{&root, {}});
+}
+
+TracingState::~TracingState() = default;
+
+const std::string* TracingState::path_of(const Module& module) const noexcept {
+  auto it = module_paths_.find(&module);
+  return it == module_paths_.end() ? nullptr : &it->second;
+}
+
+const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor) const noexcept {
+  auto it = tensor_paths_.find(tensor);
+  return it == tensor_paths_.end() ? nullptr : &it->second;
+}
+
+TracingState* TracingState::current() noexcept { return current_state; }
+
+TraceScope::TraceScope(TracingState& state) : previous_(current_state), hook_(&state.tracer()) {
+  current_state = &state;
+}
+
+TraceScope::~TraceScope() { current_state = previous_; }
+
+FrameScope::FrameScope(TracingState& state, const Module& module, std::string_view path) : state_(state) {
+  state_.frames_.push_back(TracingState::Frame{&module, path});
+}
+
+FrameScope::~FrameScope() { state_.frames_.pop_back(); }
+
+}  // namespace symtrace

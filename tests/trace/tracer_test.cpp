@@ -1,0 +1,209 @@
+// Tracer: graphs recorded from forward code, the fx leaf rule, leaf registration, parameters
+// as get_attr nodes, and what happens to symbolic tensors outside their trace.
+#include "symtrace/symtrace.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+
+using namespace symtrace;
+
+namespace {
+
+/// Linear -> ReLU with a residual add and a scale by its own parameter.
+class Block : public TypedModule<Block> {
+ public:
+  Block() {
+    fc = register_module("fc", nn::Linear(4, 4));
+    act = register_module("act", nn::ReLU());
+    scale = register_parameter("scale", ones({4}));
+  }
+  static constexpr int forward_line = __LINE__ + 1;
+  Tensor forward(const Tensor& x) { return (x + act(fc(x))) * scale; }
+  nn::Linear fc{nullptr};
+  nn::ReLU act{nullptr};
+  Tensor scale;
+};
+
+class Net : public TypedModule<Net> {
+ public:
+  Net() {
+    block = register_module("block", std::make_shared<Block>());
+    head = register_module("head", nn::Linear(4, 2));
+    set_input_names({"features"});
+  }
+  Tensor forward(const Tensor& x) { return head(block->call({x}).to_tensor()).relu(); }
+  std::shared_ptr<Block> block;
+  nn::Linear head{nullptr};
+};
+
+}  // namespace
+
+TEST_CASE("tracing records built-in layers as leaves, traces user modules through, and reads parameters with get_attr") {
+  Net net;
+  Graph g = symbolic_trace(net, {InputSpec(Shape{2, 4})});
+  CHECK_NOTHROW(g.lint());
+  CHECK(to_string(g) == R"(graph():
+    %features : float32[2, 4] [num_users=2] = placeholder[target=features]
+    %block_fc : float32[2, 4] [num_users=1] = call_module[target=block.fc](args = (%features,), kwargs = {})
+    %block_act : float32[2, 4] [num_users=1] = call_module[target=block.act](args = (%block_fc,), kwargs = {})
+    %add : float32[2, 4] [num_users=1] = call_function[target=add](args = (%features, %block_act), kwargs = {})
+    %block_scale : float32[4] [num_users=1] = get_attr[target=block.scale]
+    %mul : float32[2, 4] [num_users=1] = call_function[target=mul](args = (%add, %block_scale), kwargs = {})
+    %head : float32[2, 2] [num_users=1] = call_module[target=head](args = (%mul,), kwargs = {})
+    %relu : float32[2, 2] [num_users=1] = call_method[target=relu](args = (%head,), kwargs = {})
+    return relu
+)");
+  // Nodes made inside the block carry its scope and the file:line of the code that made them.
+  CHECK(g.find_node("add")->scope() == "block");
+  CHECK(g.find_node("relu")->scope() == "");
+  CHECK(std::string_view(g.find_node("add")->where().file_name()).ends_with("tracer_test.cpp"));
+  CHECK(g.find_node("add")->where().line() == Block::forward_line);
+}
+
+TEST_CASE("a registered leaf type is recorded as one call_module node with its output shape") {
+  Net net;
+  Tracer tracer;
+  tracer.register_leaf<Block>();
+  CHECK(tracer.is_registered_leaf<Block>());
+  Graph g = tracer.trace(net, {InputSpec(Shape{Dim::unknown(), 4})});
+  CHECK(to_string(g) == R"(graph():
+    %features : float32[?, 4] [num_users=1] = placeholder[target=features]
+    %block : float32[?, 4] [num_users=1] = call_module[target=block](args = (%features,), kwargs = {})
+    %head : float32[?, 2] [num_users=1] = call_module[target=head](args = (%block,), kwargs = {})
+    %relu : float32[?, 2] [num_users=1] = call_method[target=relu](args = (%head,), kwargs = {})
+    return relu
+)");
+  tracer.unregister_leaf<Block>();
+  CHECK_FALSE(tracer.is_registered_leaf<Block>());
+  CHECK(tracer.trace(net, {InputSpec(Shape{2, 4})}).size() == 9);
+}
+
+TEST_CASE("tracing with an example tensor takes its dtype and shape") {
+  Net net;
+  Graph g = symbolic_trace(net, {randn({3, 4})});
+  CHECK(g.find_node("relu")->tensor_meta()->shape == Shape{3, 2});
+}
+
+namespace {
+
+/// Keeps a symbolic tensor of its trace, to misuse it later.
+class Leaky : public TypedModule<Leaky> {
+ public:
+  Tensor forward(const Tensor& x) {
+    kept = x;
+    return x.relu();
+  }
+  Tensor kept;
+};
+
+/// Uses a tensor that belongs to nothing in the model.
+class UsesStranger : public TypedModule<UsesStranger> {
+ public:
+  static constexpr int bad_line = __LINE__ + 1;
+  Tensor forward(const Tensor& x) { return x + stranger; }
+  Tensor stranger = ones({4});
+};
+
+/// Traces another model inside its own forward (a trace inside a trace).
+class TracesInside : public TypedModule<TracesInside> {
+ public:
+  Tensor forward(const Tensor& x) {
+    Net inner;
+    inner_graph = symbolic_trace(inner, {InputSpec(Shape{2, 4})});
+    return x.relu();
+  }
+  Graph inner_graph;
+};
+
+/// Uses its outer trace's tensor inside an inner trace.
+class MixesTraces : public TypedModule<MixesTraces> {
+ public:
+  class Inner : public TypedModule<Inner> {
+   public:
+    Tensor forward(const Tensor& x) { return x + outer; }
+    Tensor outer;
+  };
+  Tensor forward(const Tensor& x) {
+    Inner inner;
+    inner.outer = x;
+    symbolic_trace(inner, {InputSpec(Shape{4})});
+    return x;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a symbolic tensor used after its trace ended raises TraceError") {
+  Leaky leaky;
+  symbolic_trace(leaky, {InputSpec(Shape{4})});
+  REQUIRE(leaky.kept.is_symbolic());
+  CHECK_THROWS_WITH_AS((void)leaky.kept.relu(), doctest::Contains("no trace is active on this thread"), TraceError);
+  CHECK_THROWS_AS((void)leaky.kept.item<float>(), TraceError);
+}
+
+TEST_CASE("a concrete tensor that is not the model's own raises TraceError at the user's line") {
+  UsesStranger m;
+  CHECK_THROWS_WITH_AS(symbolic_trace(m, {InputSpec(Shape{4})}),
+                       doctest::Contains(fmt::format(":{}: ", UsesStranger::bad_line).c_str()), TraceError);
+  CHECK_THROWS_WITH_AS(symbolic_trace(m, {InputSpec(Shape{4})}), doctest::Contains("register it with register_buffer"),
+                       TraceError);
+}
+
+TEST_CASE("a trace inside a trace works, and mixing their tensors raises TraceError") {
+  TracesInside outer;
+  Graph g = symbolic_trace(outer, {InputSpec(Shape{2})});
+  CHECK(g.size() == 3);
+  CHECK(outer.inner_graph.size() == 9);
+  CHECK_NOTHROW(outer.inner_graph.lint());
+
+  MixesTraces mixes;
+  CHECK_THROWS_WITH_AS(symbolic_trace(mixes, {InputSpec(Shape{4})}), doctest::Contains("a symbolic tensor of another trace"),
+                       TraceError);
+}
+
+TEST_CASE("after a failed trace the thread's tracing state and module hook are as before") {
+  UsesStranger m;
+  CHECK_THROWS_AS(symbolic_trace(m, {InputSpec(Shape{4})}), TraceError);
+  CHECK(TracingState::current() == nullptr);
+  CHECK(current_module_call_hook() == nullptr);
+  // Eager calls work as before.
+  Net net;
+  CHECK(net.call({ones({2, 4})}).to_tensor().is_concrete());
+}
+
+TEST_CASE("data-dependent control flow raises TraceError at the user's line") {
+  auto model = zoo::create("deep_mlp_1000_fail16");
+  CHECK_THROWS_AS(symbolic_trace(*model, {InputSpec(Shape{1, 64})}), TraceError);
+}
+
+TEST_CASE("wrong inputs are refused with the declared input names") {
+  Net net;
+  CHECK_THROWS_WITH_AS(symbolic_trace(net, {}), doctest::Contains("Net.forward takes 1 inputs (features), got 0"),
+                       std::invalid_argument);
+  nn::ModuleList list;
+  CHECK_THROWS_WITH_AS(symbolic_trace(*list.ptr(), {InputSpec(Shape{1})}), doctest::Contains("has no forward"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("two threads tracing at once get the graphs one thread gets") {
+  auto resnet = zoo::create("resnet18");
+  auto mlp = zoo::create("deep_mlp_1000");
+  std::string resnet_alone = to_string(symbolic_trace(*resnet, {InputSpec(Shape{1, 3, 64, 64})}));
+  std::string mlp_alone = to_string(symbolic_trace(*mlp, {InputSpec(Shape{1, 64})}));
+  std::string resnet_threaded;
+  std::string mlp_threaded;
+  std::thread a([&] {
+    for (int i = 0; i < 3; ++i) resnet_threaded = to_string(symbolic_trace(*resnet, {InputSpec(Shape{1, 3, 64, 64})}));
+  });
+  std::thread b([&] {
+    for (int i = 0; i < 3; ++i) mlp_threaded = to_string(symbolic_trace(*mlp, {InputSpec(Shape{1, 64})}));
+  });
+  a.join();
+  b.join();
+  CHECK(resnet_threaded == resnet_alone);
+  CHECK(mlp_threaded == mlp_alone);
+}
