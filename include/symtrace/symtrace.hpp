@@ -22,4 +22,5 @@
 #include "symtrace/graph.hpp"
 #include "symtrace/nn.hpp"
 #include "symtrace/trace.hpp"
+#include "symtrace/interp/interpreter.hpp"
 #include "symtrace/zoo/zoo.hpp"

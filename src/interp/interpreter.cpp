@@ -1,0 +1,119 @@
+// Interpreter: one pass over the node order with an environment indexed by node id.
+#include "symtrace/interp/interpreter.hpp"
+
+#include "symtrace/graph/printer.hpp"
+#include "symtrace/nn/module.hpp"
+#include "symtrace/ops/dispatch.hpp"
+
+#include <fmt/format.h>
+
+#include <exception>
+#include <vector>
+
+namespace symtrace {
+
+namespace {
+
+struct Environment {
+  std::vector<Value> values;  // by node id
+  std::vector<std::size_t> last_use;  // by node id: the position of its last user
+
+  Value lookup(NodeId id) const { return values[id.value]; }
+
+  Value to_value(const Argument& a) const {
+    return boost::variant2::visit(
+        overloaded{
+            [](boost::variant2::monostate) { return Value(); },
+            [](bool b) { return Value(b); },
+            [](std::int64_t i) { return Value(i); },
+            [](double d) { return Value(d); },
+            [](const detail::Boxed<std::string>& s) { return Value(s.get()); },
+            [](DType d) { return Value(d); },
+            [&](NodeId id) { return lookup(id); },
+            [&](const detail::Boxed<ArgumentList>& list) {
+              ValueList items;
+              items.reserve(list.get().size());
+              for (const Argument& item : list.get()) items.push_back(to_value(item));
+              return Value(std::move(items));
+            },
+        },
+        a.value);
+  }
+};
+
+Value run_node(Module& module, const Node& node, const Environment& env, const ValueList& inputs,
+               std::size_t& next_input) {
+  ValueList args;
+  args.reserve(node.args().size());
+  for (const Argument& a : node.args()) args.push_back(env.to_value(a));
+  KeywordValues kwargs;
+  for (const auto& [key, a] : node.kwargs()) kwargs.emplace_back(key, env.to_value(a));
+  switch (node.op()) {
+    case OpKind::placeholder:
+      return inputs[next_input++];
+    case OpKind::get_attr:
+      return module.get_tensor(node.target());
+    case OpKind::call_function:
+    case OpKind::call_method:
+      if (node.target() == "getitem") {
+        if (args.size() != 2 || !args[0].is_list() || !args[1].is_int()) {
+          throw std::invalid_argument("getitem takes a list and an index");
+        }
+        const ValueList& list = args[0].to_list();
+        std::int64_t i = args[1].to_int();
+        if (i < 0 || static_cast<std::size_t>(i) >= list.size()) {
+          throw std::out_of_range(fmt::format("getitem: index {} is out of range for a list of {}", i, list.size()));
+        }
+        return list[static_cast<std::size_t>(i)];
+      }
+      return call(node.target(), std::move(args), std::move(kwargs), node.where());
+    case OpKind::call_module:
+      return module.get_submodule(node.target()).call(args, node.where());
+    case OpKind::output:
+      return args.at(0);
+  }
+  throw InternalError("internal error: a node with an unknown op kind");
+}
+
+}  // namespace
+
+Value Interpreter::run(const ValueList& inputs, std::source_location where) {
+  std::size_t placeholders = 0;
+  std::uint32_t bound = 0;
+  for (const Node& node : graph_.nodes()) {
+    if (node.op() == OpKind::placeholder) ++placeholders;
+    bound = std::max(bound, node.id().value + 1);
+  }
+  if (inputs.size() != placeholders) {
+    throw_invalid_argument(where, "the graph takes {} inputs, got {}; pass one value per placeholder", placeholders,
+                           inputs.size());
+  }
+  Environment env;
+  env.values.resize(bound);
+  env.last_use.assign(bound, 0);
+  std::size_t position = 0;
+  for (const Node& node : graph_.nodes()) {
+    for (const Node* input : node.input_nodes()) env.last_use[input->id().value] = position;
+    ++position;
+  }
+  std::size_t next_input = 0;
+  position = 0;
+  for (const Node& node : graph_.nodes()) {
+    Value result;
+    try {
+      result = run_node(module_, node, env, inputs, next_input);
+    } catch (const std::exception& e) {
+      std::throw_with_nested(
+          InterpreterError(fmt::format("{}\nWhile executing {}", e.what(), to_string(node)), node.name()));
+    }
+    if (node.op() == OpKind::output) return result;
+    env.values[node.id().value] = std::move(result);
+    for (const Node* input : node.input_nodes()) {
+      if (env.last_use[input->id().value] == position) env.values[input->id().value] = Value();
+    }
+    ++position;
+  }
+  throw_invalid_argument(where, "the graph has no output node; add one with Graph::output");
+}
+
+}  // namespace symtrace
