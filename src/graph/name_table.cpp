@@ -105,7 +105,8 @@ NameTable::~NameTable() = default;
 
 std::uint32_t NameTable::hash_of(std::string_view text) noexcept {
   std::size_t h = std::hash<std::string_view>{}(text);
-  return static_cast<std::uint32_t>(h ^ (h >> 32));
+  if constexpr (sizeof(std::size_t) > sizeof(std::uint32_t)) h ^= h >> 32;
+  return static_cast<std::uint32_t>(h);
 }
 
 std::size_t NameTable::find_slot(std::string_view text, std::uint32_t hash) const noexcept {
@@ -178,23 +179,31 @@ bool NameTable::set_holder(Base& b, std::uint32_t code, NodeId id) {
   constexpr std::size_t max_gap = 1024;  // beyond this, a suffix goes to the sparse map
   bool created = false;
   if (b.dense == none && slot < max_gap) {
-    b.dense = static_cast<std::uint32_t>(dense_.size());
     dense_.emplace_back();
+    b.dense = static_cast<std::uint32_t>(dense_.size() - 1);
     created = true;
   }
-  if (b.dense != none) {
-    std::vector<NodeId>& slots = dense_[b.dense];
-    if (slot == slots.size()) {
-      slots.push_back(id);  // the usual case: the next suffix
-      return created;
+  try {
+    if (b.dense != none) {
+      std::vector<NodeId>& slots = dense_[b.dense];
+      if (slot == slots.size()) {
+        slots.push_back(id);  // the usual case: the next suffix
+        return created;
+      }
+      if (slot < slots.size() + max_gap) {
+        if (slot > slots.size()) slots.resize(slot + 1);
+        slots[slot] = id;
+        return created;
+      }
     }
-    if (slot < slots.size() + max_gap) {
-      if (slot > slots.size()) slots.resize(slot + 1);
-      slots[slot] = id;
-      return created;
+    sparse_[sparse_key(base, code)] = id;
+  } catch (...) {
+    if (created) {  // strong guarantee: no holder vector without a holder
+      dense_.pop_back();
+      b.dense = none;
     }
+    throw;
   }
-  sparse_[sparse_key(base, code)] = id;
   return created;
 }
 
@@ -213,7 +222,7 @@ NameTable::Taken NameTable::take(std::string_view candidate, NodeId id, TextAren
     std::uint32_t hash = hash_of(parsed.base);
     std::size_t at = find_slot(parsed.base, hash);
     if (slots_[at].base == none) {
-      // Room first, so that nothing is left half-inserted if an allocation throws.
+      // Room in the index first: growing may throw, and then nothing has changed yet.
       if (2 * (bases_.size() + 1) > slots_.size()) {
         grow_index();
         at = find_slot(parsed.base, hash);
@@ -235,20 +244,29 @@ NameTable::Taken NameTable::take(std::string_view candidate, NodeId id, TextAren
   }
   taken.base = b->self;
   taken.old_count = b->count;
-  std::uint32_t code = parsed.code;
-  if (holder_of(*b, code).is_valid()) {
-    // Count up from the base's counter (or from a larger requested suffix): names below the
-    // counter are taken or were skipped, so this finds a free one without scanning them.
-    std::uint32_t n = std::max(parsed.code > 1 ? parsed.code - 1 : 0U, b->count);
-    do {
-      if (n + 1 >= max_suffix) throw std::length_error("graph: name suffixes exhausted for this base");
-      ++n;
-    } while (holder_of(*b, n + 1).is_valid());
-    code = n + 1;
+  try {
+    std::uint32_t code = parsed.code;
+    if (holder_of(*b, code).is_valid()) {
+      // Count up from the base's counter (or from a larger requested suffix): names below the
+      // counter are taken or were skipped, so this finds a free one without scanning them.
+      std::uint32_t n = std::max(parsed.code > 1 ? parsed.code - 1 : 0U, b->count);
+      do {
+        if (n + 1 >= max_suffix) throw std::length_error("graph: name suffixes exhausted for this base");
+        ++n;
+      } while (holder_of(*b, n + 1).is_valid());
+      code = n + 1;
+    }
+    taken.code = code;
+    taken.new_dense = set_holder(*b, code, id);  // strong guarantee
+    if (code > 0) b->count = std::max(b->count, code - 1);
+  } catch (...) {
+    // Nothing half-made survives: a base added for this name goes again.
+    if (taken.new_base) {
+      unindex(taken.base);
+      bases_.pop_back();
+    }
+    throw;
   }
-  if (code > 0) b->count = std::max(b->count, code - 1);
-  taken.code = code;
-  taken.new_dense = set_holder(*b, code, id);
   return taken;
 }
 

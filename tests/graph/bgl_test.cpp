@@ -98,6 +98,11 @@ TEST_CASE("Boost's algorithms run on the view of a graph with an erased node and
   SUBCASE("edges are the uses, with their argument positions") {
     CHECK(edge_list(view) == std::vector<std::string>{"add->relu_1@0", "neg->add@1", "relu->add@0",
                                                       "relu_1->output@0", "scale->add@2", "x->neg@0", "x->relu@0"});
+    // boost::edge finds a use by its ends, and nothing between unconnected nodes.
+    auto [use, found] = edge(bgl::vertex(b), bgl::vertex(add), view);
+    REQUIRE(found);
+    CHECK(view[use].position == 1);
+    CHECK_FALSE(edge(bgl::vertex(add), bgl::vertex(b), view).second);
     std::size_t out_edge_count = 0;
     for (bgl::Vertex v : boost::make_iterator_range(vertices(view))) out_edge_count += out_degree(v, view);
     CHECK(out_edge_count == count_uses(graph));

@@ -21,7 +21,6 @@
 #include "symtrace/graph/graph.hpp"
 #include "symtrace/graph/node.hpp"
 
-#include <boost/container/small_vector.hpp>
 #include <boost/pending/container_traits.hpp>
 
 #include <cstddef>
@@ -34,38 +33,21 @@
 // that never move, so `Node&` stays valid as the graph grows. A vertex is never removed from
 // the middle: an erased node stays as a dead slot without edges (ids are never reused), and
 // rolling back pops slots from the end, in O(1). Edges go from an input to its user; the
-// bundle is the use's argument position. A node's out-edges (its uses) are kept in a small
-// vector selected by `UsesS`, with room for one use in place: most values have one user.
+// bundle is the use's argument position.
 
 namespace symtrace::detail {
 /// The vertex-storage selector: a ChunkedVector.
 struct StableVecS {};
-/// The out-edge-list selector: a UseList.
-struct UsesS {};
 
-/// A node's out-edges: a small vector with one in place.
-template <class T>
-class UseList : public boost::container::small_vector<T, 1> {
- public:
-  using boost::container::small_vector<T, 1>::small_vector;
-};
-
-// Boost.Graph's container traits (it ships none for these containers), found by
-// argument-dependent lookup from its generic push/erase helpers.
+// Boost.Graph's container traits for ChunkedVector (it ships none), found by
+// argument-dependent lookup from its generic helpers. Iterators hold the chunk table, which
+// moves as it grows: unstable, as std::deque's are.
 template <class T>
 boost::graph_detail::vector_tag container_category(const ChunkedVector<T>&) {
   return {};
 }
 template <class T>
-boost::graph_detail::stable_tag iterator_stability(const ChunkedVector<T>&) {
-  return {};
-}
-template <class T>
-boost::graph_detail::vector_tag container_category(const UseList<T>&) {
-  return {};
-}
-template <class T>
-boost::graph_detail::unstable_tag iterator_stability(const UseList<T>&) {
+boost::graph_detail::unstable_tag iterator_stability(const ChunkedVector<T>&) {
   return {};
 }
 }  // namespace symtrace::detail
@@ -73,7 +55,7 @@ boost::graph_detail::unstable_tag iterator_stability(const UseList<T>&) {
 // adjacency_list.hpp calls iterator_stability qualified: that overload must precede it.
 namespace boost::graph_detail {
 template <class T>
-stable_tag iterator_stability(const symtrace::detail::ChunkedVector<T>& c) {
+unstable_tag iterator_stability(const symtrace::detail::ChunkedVector<T>& c) {
   return symtrace::detail::iterator_stability(c);
 }
 }  // namespace boost::graph_detail
@@ -84,14 +66,6 @@ namespace boost {
 template <class T>
 struct container_gen<symtrace::detail::StableVecS, T> {
   using type = symtrace::detail::ChunkedVector<T>;
-};
-template <class T>
-struct container_gen<symtrace::detail::UsesS, T> {
-  using type = symtrace::detail::UseList<T>;
-};
-template <>
-struct parallel_edge_traits<symtrace::detail::UsesS> {
-  using type = allow_parallel_edge_tag;
 };
 namespace detail {
 template <>
@@ -121,7 +95,7 @@ struct Use {
   static void operator delete(void* pointer, std::size_t size) noexcept;
 };
 
-using GraphStorage = boost::adjacency_list<UsesS, StableVecS, boost::directedS, VertexSlot, Use>;
+using GraphStorage = boost::adjacency_list<boost::vecS, StableVecS, boost::directedS, VertexSlot, Use>;
 using Vertex = GraphStorage::vertex_descriptor;
 
 }  // namespace symtrace::detail

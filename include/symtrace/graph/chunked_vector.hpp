@@ -4,7 +4,8 @@
 /// fixed chunks of a power-of-two number of elements: indexing is a shift and a mask, growth
 /// allocates one chunk per many elements and never moves an element, so references to
 /// elements stay valid until the element itself is removed. Only the end changes size
-/// (`push_back`, `resize`, `pop_back`), as a graph's node slots do.
+/// (`push_back`, `resize`, `pop_back`), as a graph's node slots do. Iterators stay valid
+/// until the chunk table grows (as std::deque's do on push_back).
 
 #include <boost/iterator/iterator_facade.hpp>
 
@@ -13,6 +14,7 @@
 #include <cstddef>
 #include <memory>
 #include <new>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -36,6 +38,7 @@ class ChunkedVector {
     Iterator() = default;
     Iterator(V* const* chunks, std::size_t index) : chunks_(chunks), index_(index) {}
     template <class W>
+      requires std::is_convertible_v<W*, V*>
     Iterator(const Iterator<W>& other) : chunks_(other.chunks_), index_(other.index_) {}  // NOLINT: to const
 
    private:
