@@ -13,7 +13,8 @@ namespace symtrace::detail {
 
 std::uint64_t GraphImpl::open_checkpoint() {
   std::uint64_t serial = next_serial_++;
-  checkpoints_.push_back(CheckpointRecord{serial, log_.size(), num_slots(), arena_.mark(), point_mode_, point_anchor_});
+  checkpoints_.push_back(CheckpointRecord{serial, log_.size(), num_slots(), constants.size(), arena_.mark(),
+                                          point_mode_, point_anchor_});
   return serial;
 }
 
@@ -40,6 +41,7 @@ void GraphImpl::rollback(std::uint64_t serial) noexcept {
     log_.pop_back();
   }
   arena_.release(record.arena);
+  constants.erase(constants.begin() + static_cast<std::ptrdiff_t>(record.num_constants), constants.end());
   point_mode_ = record.point_mode;
   point_anchor_ = record.point_anchor;
   checkpoints_.erase(it, checkpoints_.end());

@@ -5,6 +5,8 @@
 #include "symtrace/core/error.hpp"
 #include "graph_impl.hpp"
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 
 namespace symtrace {
@@ -126,6 +128,32 @@ NodeRange Graph::nodes() const noexcept {
 }
 
 std::size_t Graph::size() const noexcept { return impl_ ? impl_->live_count : 0; }
+
+namespace {
+constexpr std::string_view constant_prefix = "_tensor_constant";
+}  // namespace
+
+std::string Graph::add_constant(Tensor value) {
+  if (!value.defined()) throw std::invalid_argument("Graph::add_constant: the tensor is undefined");
+  std::vector<Tensor>& constants = impl().constants;
+  std::string name = fmt::format("{}{}", constant_prefix, constants.size());
+  constants.push_back(std::move(value));
+  return name;
+}
+
+const Tensor* Graph::find_constant(std::string_view name) const noexcept {
+  if (!impl_ || !name.starts_with(constant_prefix)) return nullptr;
+  std::string_view digits = name.substr(constant_prefix.size());
+  if (digits.empty() || digits.size() > 9 || (digits.size() > 1 && digits[0] == '0')) return nullptr;
+  std::size_t index = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return nullptr;
+    index = index * 10 + static_cast<std::size_t>(c - '0');
+  }
+  return index < impl_->constants.size() ? &impl_->constants[index] : nullptr;
+}
+
+std::size_t Graph::num_constants() const noexcept { return impl_ ? impl_->constants.size() : 0; }
 
 Node* Graph::find_node(std::string_view name) const noexcept { return impl_ ? impl_->find_node(name) : nullptr; }
 

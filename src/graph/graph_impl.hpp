@@ -184,6 +184,7 @@ class GraphImpl {
   Graph* owner = nullptr;
   NodeId head, tail, output;
   std::size_t live_count = 0;
+  std::vector<Tensor> constants;  // Graph::add_constant; append-only, truncated by rollback
   const GraphStorage& storage() const noexcept { return storage_; }
 
  private:
@@ -213,6 +214,7 @@ class GraphImpl {
     std::uint64_t serial;
     std::size_t log_size;
     std::size_t num_slots;
+    std::size_t num_constants;
     TextArena::Mark arena;
     std::uint8_t point_mode;
     NodeId point_anchor;

@@ -41,8 +41,8 @@ struct Environment {
   }
 };
 
-Value run_node(Module& module, const Node& node, const Environment& env, const ValueList& inputs,
-               std::size_t& next_input) {
+Value run_node(Module& module, const Graph& graph, const Node& node, const Environment& env,
+               const ValueList& inputs, std::size_t& next_input) {
   ValueList args;
   args.reserve(node.args().size());
   for (const Argument& a : node.args()) args.push_back(env.to_value(a));
@@ -52,6 +52,7 @@ Value run_node(Module& module, const Node& node, const Environment& env, const V
     case OpKind::placeholder:
       return inputs[next_input++];
     case OpKind::get_attr:
+      if (const Tensor* constant = graph.find_constant(node.target())) return *constant;
       return module.get_tensor(node.target());
     case OpKind::call_function:
     case OpKind::call_method:
@@ -101,7 +102,7 @@ Value Interpreter::run(const ValueList& inputs, std::source_location where) {
   for (const Node& node : graph_.nodes()) {
     Value result;
     try {
-      result = run_node(module_, node, env, inputs, next_input);
+      result = run_node(module_, graph_, node, env, inputs, next_input);
     } catch (const std::exception& e) {
       std::throw_with_nested(
           InterpreterError(fmt::format("{}\nWhile executing {}", e.what(), to_string(node)), node.name()));

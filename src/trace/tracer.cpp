@@ -1,9 +1,9 @@
 // Tracer: records ops, module calls and parameter reads of a forward run on symbolic tensors.
 //
 // Note [A refused call leaves the graph unchanged]: an op or leaf call whose arguments
-// cannot be recorded (a symbolic tensor of another trace, a concrete tensor that is not a
-// parameter or buffer) throws before any node is made for it: arguments are checked in a
-// first pass, and only then turned into nodes (get_attr nodes for parameters).
+// cannot be recorded (a symbolic tensor of another trace, an undefined tensor) throws before
+// any node is made for it: arguments are checked in a first pass, and only then turned into
+// nodes (get_attr nodes for parameters and constants).
 #include "symtrace/trace/tracer.hpp"
 
 #include "symtrace/core/error.hpp"
@@ -61,13 +61,6 @@ void check_recordable(const TracingState& state, const Value& value, std::source
                           "forward");
       }
       return;
-    }
-    if (state.tensor_path_of(t->impl_ptr().get()) == nullptr) {
-      throw_trace_error(where,
-                        "a concrete tensor {} that is not a parameter or buffer of the traced model was used: "
-                        "a graph can only read the model's own tensors; register it with "
-                        "register_buffer (or register_parameter)",
-                        t->meta());
     }
     return;
   }
@@ -207,7 +200,12 @@ Argument Tracer::create_arg(const Value& value, std::source_location where) {
           [&](const Tensor& t) -> Argument {
             check_recordable(st, Value(t), where);
             if (t.is_symbolic()) return Argument(NodeId(t.symbolic_ref().node));
-            return getattr(*st.tensor_path_of(t.impl_ptr().get()), t, where);
+            if (const std::string* path = st.tensor_path_of(t.impl_ptr().get())) return getattr(*path, t, where);
+            // Any other concrete tensor (made in forward, or held without registration) is
+            // kept by the graph as a constant, as fx keeps `_tensor_constant0`.
+            Node& node = create_node(OpKind::get_attr, st.graph().add_constant(t), {}, {}, where);
+            node.set_tensor_meta(t.meta());
+            return Argument(node);
           },
           [&](const ValueList& list) {
             ArgumentList items;

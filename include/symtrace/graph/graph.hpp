@@ -19,6 +19,7 @@
 /// A graph is not thread-safe: one thread mutates it at a time (const access from several
 /// threads is safe while nobody mutates it).
 
+#include "symtrace/core/tensor.hpp"
 #include "symtrace/graph/argument.hpp"
 #include "symtrace/graph/node.hpp"
 #include "symtrace/graph/op_kind.hpp"
@@ -135,6 +136,17 @@ class Graph {
   void move_before(Node& node, Node& anchor, std::source_location where = std::source_location::current());
   /// Moves `node` right after `anchor` (fx's `anchor.append(node)`).
   void move_after(Node& node, Node& anchor, std::source_location where = std::source_location::current());
+
+  /// Stores `value` as a constant of the graph and returns its name (`_tensor_constant0`,
+  /// `_tensor_constant1`, ...), which a `get_attr` node reads, as fx keeps a tensor a trace
+  /// met as an attribute of its GraphModule. The graph holds the handle: a view of a
+  /// parameter keeps seeing writes into that parameter. Copies of the graph share the
+  /// constants; rollback removes those added since the checkpoint.
+  std::string add_constant(Tensor value);
+  /// The constant called `name`, or nullptr.
+  [[nodiscard]] const Tensor* find_constant(std::string_view name) const noexcept;
+  /// The number of constants.
+  [[nodiscard]] std::size_t num_constants() const noexcept;
 
   /// The nodes in order.
   [[nodiscard]] NodeRange nodes() const noexcept;

@@ -5,7 +5,8 @@
 /// parameter or buffer; `call_function` / `call_method` call the op of that name (`getitem`
 /// picks an element of a list result); `call_module` calls the real submodule; `output`
 /// gives the result. Values are dropped after their last use, so peak memory follows the
-/// graph's live values, not its size.
+/// graph's live values, not its size. A `get_attr` of a graph constant (`_tensor_constant0`)
+/// reads the graph's constant.
 ///
 ///     symtrace::Graph g = symtrace::symbolic_trace(model, {x});
 ///     symtrace::Tensor y = symtrace::Interpreter(model, g).run({x}).to_tensor();  // == model(x)

@@ -14,7 +14,8 @@
 /// dtype and shape from the op's meta function, the module scope and the caller's file:line.
 /// Module calls reach `call_module`: a leaf becomes one `call_module` node, any other module
 /// is traced through. Parameters and buffers used by traced-through code become `get_attr`
-/// nodes. The forward's result becomes the `output` node.
+/// nodes; other concrete tensors the code makes (`zeros(...)` in forward) become graph
+/// constants. The forward's result becomes the `output` node.
 
 #include "symtrace/core/dtype.hpp"
 #include "symtrace/core/shape.hpp"
@@ -81,8 +82,9 @@ class Tracer : public ModuleCallHook {
 
   /// Turns a value of the traced code into a node argument: symbolic tensors become their
   /// node, parameters and buffers of the root's hierarchy a `get_attr` node (through
-  /// `getattr`), numbers, strings, dtypes and None themselves, lists element-wise. Throws
-  /// TraceError for a symbolic tensor of another trace and for any other concrete tensor.
+  /// `getattr`), any other concrete tensor a graph constant read by a `get_attr` node
+  /// (`_tensor_constant0`, as in fx), numbers, strings, dtypes and None themselves, lists
+  /// element-wise. Throws TraceError for a symbolic tensor of another trace.
   virtual Argument create_arg(const Value& value, std::source_location where);
 
   /// The node for the parameter or buffer at `qualified_name` (a `get_attr` node).
