@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
+#include <string>
+
 namespace symtrace::detail {
 
 namespace {
@@ -10,9 +13,23 @@ std::string located(std::source_location where, fmt::string_view format, fmt::fo
 }
 }  // namespace
 
+namespace {
+std::atomic<TraceLocator> trace_locator{nullptr};
+}  // namespace
+
+void set_trace_locator(TraceLocator locator) noexcept { trace_locator.store(locator, std::memory_order_release); }
+
 void vthrow_trace_error(std::source_location where, fmt::string_view format,
                         fmt::format_args args) {
-  throw TraceError(located(where, format, args), where);
+  TraceLocation location;
+  TraceLocator locator = trace_locator.load(std::memory_order_acquire);
+  if (locator == nullptr || !locator(location)) throw TraceError(located(where, format, args), where);
+  std::string body = fmt::vformat(format, args);
+  std::string in = location.path.empty() ? fmt::format(" in the root module ({})", location.type)
+                                         : fmt::format(" in '{}' ({})", location.path, location.type);
+  std::size_t clause = body.find(": ");
+  body.insert(clause == std::string::npos ? body.size() : clause, in);
+  throw TraceError(fmt::format("{}:{}: {}", where.file_name(), where.line(), body), where, location.path);
 }
 
 void vthrow_op_error(std::string_view op, std::source_location where, fmt::string_view format,

@@ -39,7 +39,8 @@ namespace {
 [[noreturn]] void throw_symbolic_read(const char* what, std::source_location where) {
   throw_trace_error(where,
                     "a symbolic tensor was read as data ({}): control flow or C++ values that "
-                    "depend on tensor data cannot be traced; make the module a leaf or use where()",
+                    "depend on tensor data cannot be traced; make the module a leaf (Tracer::register_leaf) or use "
+                    "where() or cond()",
                     what);
 }
 }  // namespace

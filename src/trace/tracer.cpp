@@ -33,9 +33,21 @@ Value record_symbolic_call(const OpCall& call) {
   return state->tracer().record_op(call);
 }
 
+/// Names the module the innermost trace of this thread is in, for TraceError messages.
+bool locate_trace(detail::TraceLocation& location) {
+  TracingState* state = TracingState::current();
+  if (state == nullptr) return false;
+  location.path = std::string(state->frame().path);
+  location.type = state->frame().module->type_name();
+  return true;
+}
+
 void install_symbolic_handler() {
   static std::once_flag once;
-  std::call_once(once, [] { set_symbolic_handler(&record_symbolic_call); });
+  std::call_once(once, [] {
+    set_symbolic_handler(&record_symbolic_call);
+    detail::set_trace_locator(&locate_trace);
+  });
 }
 
 /// Restores a tracer's active state when a trace ends, also by an exception.

@@ -26,6 +26,8 @@ GatedConvImpl::GatedConvImpl(std::int64_t channels) {
   conv_b = register_module("conv_b", nn::Conv2d(channels, channels, 3, {.padding = 1}));
 }
 
+const int GatedConvImpl::data_branch_line = __LINE__ + 3;  // the `if` below
+
 Tensor GatedConvImpl::forward(const Tensor& x) {
   if ((x.mean() > 0).to_bool())  // data-dependent if
     return conv_a(x);

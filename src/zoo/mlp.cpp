@@ -13,6 +13,8 @@ MLPBlockImpl::MLPBlockImpl(std::int64_t dim) {
 
 Tensor MLPBlockImpl::forward(const Tensor& x) { return x + act(norm(fc(x))); }
 
+const int FailingMLPBlockImpl::data_branch_line = __LINE__ + 4;  // the `if` below
+
 Tensor FailingMLPBlockImpl::forward(const Tensor& x) {
   const Tensor h = act(norm(fc(x)));
   if ((h.sum() > 0).to_bool())  // data-dependent control flow

@@ -1,6 +1,9 @@
 // Tracer: graphs recorded from forward code, the fx leaf rule, leaf registration, parameters
 // as get_attr nodes, and what happens to symbolic tensors outside their trace.
 #include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/failures.hpp"
+#include "symtrace/zoo/mlp.hpp"
+#include "symtrace/zoo/resnet.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -237,4 +240,44 @@ TEST_CASE("two threads tracing at once get the graphs one thread gets") {
   b.join();
   CHECK(resnet_threaded == resnet_alone);
   CHECK(mlp_threaded == mlp_alone);
+}
+
+TEST_CASE("each untraceable zoo model fails with a TraceError naming the module, its type and the line") {
+  struct Expected {
+    const char* model;
+    const char* path;
+    const char* type;
+    int line;
+    const char* file;
+  };
+  for (const Expected& e : {Expected{"resnet50_fail1", "layer3.0", "FailingBottleneck",
+                                     zoo::FailingBottleneckImpl::data_branch_line, "resnet.cpp"},
+                            Expected{"resnet50_fail16", "layer1.0", "FailingBottleneck",
+                                     zoo::FailingBottleneckImpl::data_branch_line, "resnet.cpp"},
+                            Expected{"deep_mlp_1000_fail16", "blocks.0", "FailingMLPBlock",
+                                     zoo::FailingMLPBlockImpl::data_branch_line, "mlp.cpp"},
+                            Expected{"mixed_failures", "gate", "GatedConv", zoo::GatedConvImpl::data_branch_line,
+                                     "failures.cpp"}}) {
+    CAPTURE(e.model);
+    auto model = zoo::create(e.model);
+    std::vector<InputSpec> inputs;
+    for (const zoo::ExampleInput& input : zoo::info(e.model).inputs) inputs.emplace_back(Shape(input.shape), input.dtype);
+    try {
+      symbolic_trace(*model, inputs);
+      FAIL("expected a TraceError");
+    } catch (const TraceError& error) {
+      std::string message = error.what();
+      CHECK(message.find(fmt::format("{}:{}: a symbolic tensor was read as data (to_bool()) in '{}' ({}): ", e.file,
+                                     e.line, e.path, e.type)) != std::string::npos);
+      CHECK(message.find("make the module a leaf (Tracer::register_leaf) or use where() or cond()") != std::string::npos);
+      CHECK(error.module_path() == e.path);
+      CHECK(error.where().line() == static_cast<std::uint_least32_t>(e.line));
+    }
+  }
+}
+
+TEST_CASE("a TraceError raised in the root's own forward says so") {
+  ReadsData m;
+  CHECK_THROWS_WITH_AS(symbolic_trace(m, {InputSpec(Shape{4})}),
+                       doctest::Contains("(to_bool()) in the root module (ReadsData): "), TraceError);
 }

@@ -63,6 +63,16 @@ class OpError : public std::invalid_argument {
 };
 
 namespace detail {
+/// Where the innermost active trace of this thread is: the module being traced through.
+struct TraceLocation {
+  std::string path;  ///< qualified path ("" for the root)
+  std::string type;  ///< its type name
+};
+/// Finds this thread's trace location; returns false when no trace is active. Installed by
+/// the trace layer, so that every TraceError names the module it happened in.
+using TraceLocator = bool (*)(TraceLocation& location);
+void set_trace_locator(TraceLocator locator) noexcept;
+
 [[noreturn]] void vthrow_trace_error(std::source_location where, fmt::string_view format,
                                      fmt::format_args args);
 [[noreturn]] void vthrow_op_error(std::string_view op, std::source_location where,
@@ -73,7 +83,10 @@ namespace detail {
                                        std::source_location where);
 }  // namespace detail
 
-/// Throws `TraceError` with the message `file:line: <formatted>`.
+/// Throws `TraceError` with the message `file:line: <formatted>`. During a trace, the module
+/// being traced through is named after the first clause of the formatted text ("what
+/// happened in 'encoder.block1' (GatedBlock): why, and what to do") and recorded as the
+/// error's `module_path()`.
 template <class... A>
 [[noreturn]] void throw_trace_error(std::source_location where, fmt::format_string<A...> format,
                                     A&&... args) {

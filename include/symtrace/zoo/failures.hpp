@@ -40,6 +40,8 @@ class GatedConvImpl : public TypedModule<GatedConvImpl> {
  public:
   explicit GatedConvImpl(std::int64_t channels);
   virtual Tensor forward(const Tensor& x);
+  /// The source line of the data-dependent branch in forward (where a symbolic trace fails).
+  static const int data_branch_line;
 
   nn::Conv2d conv_a{nullptr};
   nn::Conv2d conv_b{nullptr};

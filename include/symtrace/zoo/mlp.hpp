@@ -43,6 +43,8 @@ class FailingMLPBlockImpl : public MLPBlockImpl {
  public:
   using MLPBlockImpl::MLPBlockImpl;
   Tensor forward(const Tensor& x) override;
+  /// The source line of the data-dependent branch in forward (where a symbolic trace fails).
+  static const int data_branch_line;
 };
 SYMTRACE_MODULE(FailingMLPBlock);
 

@@ -89,6 +89,8 @@ class FailingBottleneckImpl : public BottleneckImpl {
  public:
   using BottleneckImpl::BottleneckImpl;
   Tensor forward(const Tensor& x) override;
+  /// The source line of the data-dependent branch in forward (where a symbolic trace fails).
+  static const int data_branch_line;
 };
 SYMTRACE_MODULE(FailingBottleneck);
 
