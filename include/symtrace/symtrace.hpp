@@ -22,5 +22,6 @@
 #include "symtrace/graph.hpp"
 #include "symtrace/nn.hpp"
 #include "symtrace/trace.hpp"
+#include "symtrace/interp/graph_module.hpp"
 #include "symtrace/interp/interpreter.hpp"
 #include "symtrace/zoo/zoo.hpp"

@@ -103,6 +103,8 @@ Value Interpreter::run(const ValueList& inputs, std::source_location where) {
     Value result;
     try {
       result = run_node(module_, graph_, node, env, inputs, next_input);
+    } catch (const TraceError&) {
+      throw;  // tracing through a graph: the error already names the user's line and module
     } catch (const std::exception& e) {
       std::throw_with_nested(
           InterpreterError(fmt::format("{}\nWhile executing {}", e.what(), to_string(node)), node.name()));

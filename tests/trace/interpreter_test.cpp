@@ -88,3 +88,40 @@ TEST_CASE("an error while running a node names the node, and the original error 
   CHECK_THROWS_WITH_AS(Interpreter(model, g).run({}), doctest::Contains("the graph takes 1 inputs, got 0"),
                        std::invalid_argument);
 }
+
+namespace {
+
+/// Holds a GraphModule as a child, between two ops of its own.
+class Wraps : public TypedModule<Wraps> {
+ public:
+  explicit Wraps(std::shared_ptr<Module> inner) { this->inner = register_module("inner", std::move(inner)); }
+  Tensor forward(const Tensor& x) { return inner->call({x * 2.0}).to_tensor().neg(); }
+  std::shared_ptr<Module> inner;
+};
+
+}  // namespace
+
+TEST_CASE("a GraphModule runs its graph like the module it was traced from, and can be traced again") {
+  auto model = std::make_shared<Mixed>();
+  Tensor x = randn({3, 6});
+  auto gm = std::make_shared<GraphModule>(model, symbolic_trace(*model, {x}));
+  CHECK(gm->type_name() == "GraphModule");
+  CHECK(gm->input_names() == std::vector<std::string>{"x"});
+  CHECK(gm->num_parameters() == model->num_parameters());
+  CHECK(max_rel_error(gm->call({x}).to_tensor(), model->call({x}).to_tensor()) <= 1e-6);
+
+  Wraps outer(gm);
+  Graph g = symbolic_trace(outer, {x});
+  CHECK_NOTHROW(g.lint());
+  CHECK(g.find_node("inner_fc") != nullptr);      // the graph's leaf, under its new path
+  CHECK(g.find_node("inner_bias") != nullptr);    // the graph's get_attr, too
+  CHECK(max_rel_error(Interpreter(outer, g).run({x}).to_tensor(), outer.call({x}).to_tensor()) <= 1e-6);
+}
+
+TEST_CASE("a GraphModule refuses a graph whose targets its root does not have") {
+  auto model = std::make_shared<Mixed>();
+  Graph g;
+  Node& x = g.placeholder("x");
+  g.output(g.call_module("missing", {x}));
+  CHECK_THROWS_WITH_AS(GraphModule(model, g), doctest::Contains("missing"), std::invalid_argument);
+}

@@ -13,7 +13,8 @@
 ///
 /// An error while running a node is rethrown as `InterpreterError`, whose message is the
 /// original message followed by "While executing %add_3 : ... = call_function[target=add](...)",
-/// with the original exception nested (std::rethrow_if_nested reaches it).
+/// with the original exception nested (std::rethrow_if_nested reaches it). A TraceError (the
+/// graph is being traced through) passes unchanged.
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/value.hpp"
