@@ -153,6 +153,15 @@ const Tensor* Graph::find_constant(std::string_view name) const noexcept {
   return index < impl_->constants.size() ? &impl_->constants[index] : nullptr;
 }
 
+void Graph::add_guard(std::string input, Argument value) {
+  impl().guards.push_back(Guard{std::move(input), std::move(value)});
+}
+
+const std::vector<Graph::Guard>& Graph::guards() const noexcept {
+  static const std::vector<Guard> none;
+  return impl_ ? impl_->guards : none;
+}
+
 std::size_t Graph::num_constants() const noexcept { return impl_ ? impl_->constants.size() : 0; }
 
 Node* Graph::find_node(std::string_view name) const noexcept { return impl_ ? impl_->find_node(name) : nullptr; }

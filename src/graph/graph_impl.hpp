@@ -185,6 +185,7 @@ class GraphImpl {
   NodeId head, tail, output;
   std::size_t live_count = 0;
   std::vector<Tensor> constants;  // Graph::add_constant; append-only, truncated by rollback
+  std::vector<Graph::Guard> guards;  // Graph::add_guard
   const GraphStorage& storage() const noexcept { return storage_; }
 
  private:

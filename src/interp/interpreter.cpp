@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <exception>
+#include <optional>
 #include <vector>
 
 namespace symtrace {
@@ -76,6 +77,60 @@ Value run_node(Module& module, const Graph& graph, const Node& node, const Envir
   throw InternalError("internal error: a node with an unknown op kind");
 }
 
+/// `value` as a node argument, for comparing with a guard; nullopt for tensors.
+std::optional<Argument> as_argument(const Value& value) {
+  switch (value.kind()) {
+    case Value::Kind::none: return Argument();
+    case Value::Kind::boolean: return Argument(value.to_bool());
+    case Value::Kind::integer: return Argument(value.to_int());
+    case Value::Kind::floating: return Argument(value.to_double());
+    case Value::Kind::string: return Argument(value.to_string_ref());
+    case Value::Kind::dtype: return Argument(value.to_dtype());
+    case Value::Kind::tensor: return std::nullopt;
+    case Value::Kind::list: {
+      ArgumentList items;
+      for (const Value& v : value.to_list()) {
+        std::optional<Argument> item = as_argument(v);
+        if (!item) return std::nullopt;
+        items.push_back(std::move(*item));
+      }
+      return Argument(std::move(items));
+    }
+  }
+  return std::nullopt;
+}
+
+/// Checks `input` against what the trace assumed for placeholder `node`: its guard value
+/// (concrete_args), or its dtype and known dims.
+void check_input(const Graph& graph, const Node& node, const Value& input, std::source_location where) {
+  for (const Graph::Guard& guard : graph.guards()) {
+    if (guard.input != node.target()) continue;
+    std::optional<Argument> given = as_argument(input);
+    if (!given || *given != guard.value) {
+      throw_invalid_argument(where,
+                             "input '{}' was specialised on {} when the graph was traced (concrete_args), got {}; "
+                             "trace again with this value, or without specialising it",
+                             node.target(), guard.value, input);
+    }
+    return;
+  }
+  const TensorMeta* meta = node.tensor_meta();
+  if (meta == nullptr) return;
+  const Tensor* t = boost::variant2::get_if<Tensor>(&input.value);
+  bool fits = t != nullptr && t->defined() && t->dtype() == meta->dtype && t->shape().rank() == meta->shape.rank();
+  for (std::size_t d = 0; fits && d < meta->shape.rank(); ++d) {
+    Dim traced = meta->shape[d];
+    Dim given = t->shape()[d];
+    fits = !traced.is_known() || !given.is_known() || traced == given;
+  }
+  if (!fits) {
+    throw_invalid_argument(where,
+                           "input '{}' was traced as {}, got {}; trace with this shape, or with unknown dims "
+                           "(Dim::unknown()) where sizes vary",
+                           node.target(), *meta, t != nullptr && t->defined() ? fmt::format("{}", t->meta()) : fmt::format("{}", input));
+  }
+}
+
 }  // namespace
 
 Value Interpreter::run(const ValueList& inputs, std::source_location where) {
@@ -88,6 +143,10 @@ Value Interpreter::run(const ValueList& inputs, std::source_location where) {
   if (inputs.size() != placeholders) {
     throw_invalid_argument(where, "the graph takes {} inputs, got {}; pass one value per placeholder", placeholders,
                            inputs.size());
+  }
+  std::size_t index = 0;
+  for (const Node& node : graph_.nodes()) {
+    if (node.op() == OpKind::placeholder) check_input(graph_, node, inputs[index++], where);
   }
   Environment env;
   env.values.resize(bound);

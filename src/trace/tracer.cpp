@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <mutex>
 
 namespace symtrace {
@@ -92,7 +93,8 @@ TracingState& Tracer::state() const {
   return *state_;
 }
 
-Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, std::source_location where) {
+Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                    std::source_location where) {
   if (state_ != nullptr) {
     throw_invalid_argument(where, "this Tracer is already running a trace; use another Tracer for a trace inside a trace");
   }
@@ -102,20 +104,57 @@ Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, std::sou
                            root.type_name());
   }
   std::vector<std::string> names = root.input_names();
-  if (inputs.size() < signature->num_required || inputs.size() > names.size()) {
-    throw_invalid_argument(where, "{}.forward takes {} inputs ({}), got {}; give one InputSpec or example tensor per input",
+  for (std::size_t i = 0; i < concrete_args.size(); ++i) {
+    const auto& [name, value] = concrete_args[i];
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      throw_invalid_argument(where, "concrete_args names '{}', which is not an input of {}.forward (its inputs are {})",
+                             name, root.type_name(), fmt::join(names, ", "));
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (concrete_args[j].first == name) throw_invalid_argument(where, "concrete_args gives '{}' twice; give it once", name);
+    }
+    if (contains_symbolic(value) || value.is_tensor() ||
+        (value.is_list() && std::any_of(value.to_list().begin(), value.to_list().end(),
+                                        [](const Value& v) { return v.is_tensor(); }))) {
+      throw_invalid_argument(where, "concrete_args '{}' is a tensor: pass tensors as inputs (InputSpec) instead", name);
+    }
+  }
+  auto concrete_value = [&](std::string_view name) -> const Value* {
+    for (const auto& [n, v] : concrete_args) {
+      if (n == name) return &v;
+    }
+    return nullptr;
+  };
+  // Which declared inputs are given: concrete ones, then specs in order; trailing optional
+  // inputs may be left out.
+  std::size_t given = 0;
+  std::size_t specs = 0;
+  while (given < names.size() && (concrete_value(names[given]) != nullptr || specs < inputs.size())) {
+    if (concrete_value(names[given]) == nullptr) {
+      ParamType type = signature->parameters[given].type;
+      if (type != ParamType::tensor && type != ParamType::any) {
+        throw_invalid_argument(where,
+                               "{}.forward's input '{}' is {}, not a Tensor: give it a value in concrete_args",
+                               root.type_name(), names[given], signature->parameters[given].type_name);
+      }
+      ++specs;
+    }
+    ++given;
+  }
+  if (given < signature->num_required && signature->parameters[given].type != ParamType::tensor &&
+      signature->parameters[given].type != ParamType::any) {
+    throw_invalid_argument(where, "{}.forward's input '{}' is {}, not a Tensor: give it a value in concrete_args",
+                           root.type_name(), names[given], signature->parameters[given].type_name);
+  }
+  if (given < signature->num_required || specs < inputs.size()) {
+    throw_invalid_argument(where,
+                           "{}.forward takes {} inputs ({}), got {} input specs and {} concrete_args; give one "
+                           "InputSpec or example tensor per input not in concrete_args",
                            root.type_name(),
                            signature->num_required == names.size()
                                ? fmt::format("{}", names.size())
                                : fmt::format("{} to {}", signature->num_required, names.size()),
-                           fmt::join(names, ", "), inputs.size());
-  }
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    ParamType type = signature->parameters[i].type;
-    if (type != ParamType::tensor && type != ParamType::any) {
-      throw_invalid_argument(where, "{}.forward's input '{}' is {}, not a Tensor: only tensor inputs can be traced",
-                             root.type_name(), names[i], signature->parameters[i].type_name);
-    }
+                           fmt::join(names, ", "), inputs.size(), concrete_args.size());
   }
 
   install_symbolic_handler();
@@ -125,10 +164,17 @@ Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, std::sou
     ActiveTrace active(state_, &state);
     TraceScope scope(state);
     ValueList args;
-    args.reserve(inputs.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
+    args.reserve(given);
+    std::size_t next_spec = 0;
+    for (std::size_t i = 0; i < given; ++i) {
       Node& placeholder = create_node(OpKind::placeholder, names[i], {}, {}, where);
-      args.emplace_back(proxy(placeholder, TensorMeta{inputs[i].dtype, inputs[i].shape}));
+      if (const Value* value = concrete_value(names[i])) {
+        graph.add_guard(names[i], create_arg(*value, where));
+        args.push_back(*value);
+      } else {
+        const InputSpec& spec = inputs[next_spec++];
+        args.emplace_back(proxy(placeholder, TensorMeta{spec.dtype, spec.shape}));
+      }
     }
     Value result = root.forward_values(args);
     check_recordable(state, result, where);
@@ -264,9 +310,10 @@ void Tracer::unregister_leaf(std::type_index type) { leaves_.erase(type); }
 bool Tracer::is_registered_leaf(std::type_index type) const { return leaves_.contains(type); }
 bool Tracer::is_registered_leaf(const Module& module) const { return leaves_.contains(typeid(module)); }
 
-Graph symbolic_trace(Module& module, const std::vector<InputSpec>& inputs, std::source_location where) {
+Graph symbolic_trace(Module& module, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                     std::source_location where) {
   Tracer tracer;
-  return tracer.trace(module, inputs, where);
+  return tracer.trace(module, inputs, concrete_args, where);
 }
 
 }  // namespace symtrace

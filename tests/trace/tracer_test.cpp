@@ -216,8 +216,11 @@ TEST_CASE("data-dependent control flow raises TraceError at the user's line") {
 
 TEST_CASE("wrong inputs are refused with the declared input names") {
   Net net;
-  CHECK_THROWS_WITH_AS(symbolic_trace(net, {}), doctest::Contains("Net.forward takes 1 inputs (features), got 0"),
+  CHECK_THROWS_WITH_AS(symbolic_trace(net, {}),
+                       doctest::Contains("Net.forward takes 1 inputs (features), got 0 input specs and 0 concrete_args"),
                        std::invalid_argument);
+  CHECK_THROWS_WITH_AS(symbolic_trace(net, {InputSpec(Shape{1}), InputSpec(Shape{1})}),
+                       doctest::Contains("got 2 input specs"), std::invalid_argument);
   nn::ModuleList list;
   CHECK_THROWS_WITH_AS(symbolic_trace(*list.ptr(), {InputSpec(Shape{1})}), doctest::Contains("has no forward"),
                        std::invalid_argument);
@@ -280,4 +283,65 @@ TEST_CASE("a TraceError raised in the root's own forward says so") {
   ReadsData m;
   CHECK_THROWS_WITH_AS(symbolic_trace(m, {InputSpec(Shape{4})}),
                        doctest::Contains("(to_bool()) in the root module (ReadsData): "), TraceError);
+}
+
+namespace {
+
+/// A branch on a plain C++ flag: traceable once the flag is fixed.
+class Switch : public TypedModule<Switch> {
+ public:
+  Switch() { set_input_names({"x", "negate", "times"}); }
+  Tensor forward(const Tensor& x, bool negate, std::int64_t times) {
+    Tensor y = negate ? x.neg() : x.relu();
+    for (std::int64_t i = 1; i < times; ++i) y = y + x;
+    return y;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("concrete_args specialise inputs, are recorded as guards, and the graph refuses other values") {
+  Switch m;
+  Graph g = symbolic_trace(m, {InputSpec(Shape{3})}, {{"times", std::int64_t{2}}, {"negate", true}});
+  CHECK(to_string(g) == R"(graph():
+    %x : float32[3] [num_users=2] = placeholder[target=x]
+    %negate : [num_users=0] = placeholder[target=negate]
+    %times : [num_users=0] = placeholder[target=times]
+    %neg : float32[3] [num_users=1] = call_method[target=neg](args = (%x,), kwargs = {})
+    %add : float32[3] [num_users=1] = call_function[target=add](args = (%neg, %x), kwargs = {})
+    return add
+)");
+  REQUIRE(g.guards().size() == 2);
+  CHECK(g.guards()[0] == Graph::Guard{"negate", true});
+  CHECK(g.guards()[1] == Graph::Guard{"times", std::int64_t{2}});
+  CHECK(Graph(g).guards() == g.guards());
+
+  Tensor x = tensor({1.0F, -2.0F, 3.0F});
+  CHECK(Interpreter(m, g).run({x, true, std::int64_t{2}}).to_tensor().to_vector<float>() ==
+        m.call({x, true, std::int64_t{2}}).to_tensor().to_vector<float>());
+  CHECK_THROWS_WITH_AS(Interpreter(m, g).run({x, false, std::int64_t{2}}),
+                       doctest::Contains("input 'negate' was specialised on True when the graph was traced "
+                                         "(concrete_args), got False; trace again with this value"),
+                       std::invalid_argument);
+
+  CHECK_THROWS_WITH_AS(symbolic_trace(m, {InputSpec(Shape{3})}, {{"negate", true}}),
+                       doctest::Contains("input 'times' is int, not a Tensor: give it a value in concrete_args"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(symbolic_trace(m, {InputSpec(Shape{3})}, {{"flag", true}}),
+                       doctest::Contains("concrete_args names 'flag', which is not an input of Switch.forward (its "
+                                         "inputs are x, negate, times)"),
+                       std::invalid_argument);
+}
+
+TEST_CASE("a graph refuses inputs whose dtype or known dims differ from the trace's") {
+  Net net;
+  Graph fixed = symbolic_trace(net, {InputSpec(Shape{2, 4})});
+  CHECK_THROWS_WITH_AS(Interpreter(net, fixed).run({randn({3, 4})}),
+                       doctest::Contains("input 'features' was traced as float32[2, 4], got float32[3, 4]; trace with "
+                                         "this shape, or with unknown dims"),
+                       std::invalid_argument);
+  Graph any_batch = symbolic_trace(net, {InputSpec(Shape{Dim::unknown(), 4})});
+  CHECK(Interpreter(net, any_batch).run({randn({3, 4})}).to_tensor().shape() == Shape{3, 2});
+  CHECK_THROWS_WITH_AS(Interpreter(net, any_batch).run({randn({3, 5})}), doctest::Contains("got float32[3, 5]"),
+                       std::invalid_argument);
 }

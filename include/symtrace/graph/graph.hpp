@@ -29,7 +29,9 @@
 #include <iterator>
 #include <memory>
 #include <source_location>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace symtrace {
 
@@ -147,6 +149,18 @@ class Graph {
   [[nodiscard]] const Tensor* find_constant(std::string_view name) const noexcept;
   /// The number of constants.
   [[nodiscard]] std::size_t num_constants() const noexcept;
+
+  /// A value an input was specialised on when the graph was traced (fx's concrete_args):
+  /// running the graph with another value for that input is refused.
+  struct Guard {
+    std::string input;  ///< the placeholder's name
+    Argument value;     ///< the value the trace assumed
+    friend bool operator==(const Guard&, const Guard&) = default;
+  };
+  /// Records that input `input` was specialised on `value`.
+  void add_guard(std::string input, Argument value);
+  /// The guards, in the order they were added.
+  [[nodiscard]] const std::vector<Guard>& guards() const noexcept;
 
   /// The nodes in order.
   [[nodiscard]] NodeRange nodes() const noexcept;

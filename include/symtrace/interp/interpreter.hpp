@@ -44,8 +44,10 @@ class Interpreter {
   Interpreter(Module& module, const Graph& graph) noexcept : module_(module), graph_(graph) {}
 
   /// Runs the graph on `inputs` (one per placeholder) and returns the output node's value.
-  /// Throws std::invalid_argument when the input count is wrong, InterpreterError when a node
-  /// fails.
+  /// Inputs are checked against what the trace assumed (the graph's guards): an input
+  /// specialised by concrete_args must have that value; a tensor input must have the
+  /// placeholder's dtype, rank and every dim the trace knew. Throws std::invalid_argument
+  /// for a wrong count or a broken guard, InterpreterError when a node fails.
   Value run(const ValueList& inputs, std::source_location where = std::source_location::current());
 
  private:

@@ -27,6 +27,7 @@
 #include <source_location>
 #include <string_view>
 #include <typeindex>
+#include <utility>
 #include <unordered_set>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct InputSpec {
   InputSpec(const Tensor& example);                                                 // NOLINT: implicit
 };
 
+/// Inputs specialised to a value for a trace (fx's `concrete_args`): input name and value.
+using ConcreteArgs = std::vector<std::pair<std::string, Value>>;
+
 /// Records a module's computation as a Graph; see the file comment. A tracer may be reused
 /// for several traces, one at a time per tracer object; different tracer objects may trace
 /// on different threads at once.
@@ -56,12 +60,15 @@ class Tracer : public ModuleCallHook {
   Tracer(const Tracer&) = delete;
   Tracer& operator=(const Tracer&) = delete;
 
-  /// Traces `root.forward` on symbolic inputs made from `inputs` (one per declared input;
-  /// placeholders take the declared input names) and returns the graph. The root is traced
-  /// into even when it is a leaf type. Throws TraceError when the forward cannot be captured,
-  /// std::invalid_argument when the inputs do not match the root's forward; the thread's
-  /// tracing state is unchanged afterwards either way.
-  Graph trace(Module& root, const std::vector<InputSpec>& inputs,
+  /// Traces `root.forward` on symbolic inputs made from `inputs` and returns the graph.
+  /// Every declared input gets a placeholder named after it. Inputs named in
+  /// `concrete_args` are passed to forward as those values (not symbolic) and recorded as
+  /// the graph's guards; `inputs` gives one spec per other input, in order (trailing
+  /// optional inputs may be left out). The root is traced into even when it is a leaf type.
+  /// Throws TraceError when the forward cannot be captured, std::invalid_argument when the
+  /// inputs do not match the root's forward; the thread's tracing state is unchanged
+  /// afterwards either way.
+  Graph trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},
               std::source_location where = std::source_location::current());
 
   // ---- Hooks (fx's names) ----------------------------------------------------------------
@@ -128,8 +135,8 @@ class Tracer : public ModuleCallHook {
   TracingState* state_ = nullptr;
 };
 
-/// Traces `module` with a default Tracer: `Tracer().trace(module, inputs)`.
-Graph symbolic_trace(Module& module, const std::vector<InputSpec>& inputs,
+/// Traces `module` with a default Tracer: `Tracer().trace(module, inputs, concrete_args)`.
+Graph symbolic_trace(Module& module, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},
                      std::source_location where = std::source_location::current());
 
 }  // namespace symtrace
