@@ -2,6 +2,7 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/interp/interpreter.hpp"
+#include "symtrace/nn/state_dict.hpp"
 
 #include <utility>
 #include <vector>
@@ -31,7 +32,10 @@ GraphModule::GraphModule(const std::shared_ptr<Module>& root, Graph graph, std::
   set_type_name(std::move(type_name));
   for (const auto& [name, child] : root->named_children()) register_module(name, child, where);
   for (const NamedTensor& p : root->named_parameters(false)) register_parameter(p.name, p.tensor, where);
-  for (const NamedTensor& b : root->named_buffers(false)) register_buffer(b.name, b.tensor, true, where);
+  const StateDict state = root->state_dict();  // persistent buffers are in it, the others not
+  for (const NamedTensor& b : root->named_buffers(false)) {
+    register_buffer(b.name, b.tensor, state.contains(b.name), where);
+  }
   for (const Node& node : graph_.nodes()) {
     if (node.op() == OpKind::call_module) {
       (void)get_submodule(node.target(), where);

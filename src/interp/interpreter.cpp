@@ -153,6 +153,7 @@ Value Interpreter::run(const ValueList& inputs, std::source_location where) {
   env.last_use.assign(bound, 0);
   std::size_t position = 0;
   for (const Node& node : graph_.nodes()) {
+    env.last_use[node.id().value] = position;  // a value nobody uses goes right after it is made
     for (const Node* input : node.input_nodes()) env.last_use[input->id().value] = position;
     ++position;
   }
@@ -169,7 +170,7 @@ Value Interpreter::run(const ValueList& inputs, std::source_location where) {
           InterpreterError(fmt::format("{}\nWhile executing {}", e.what(), to_string(node)), node.name()));
     }
     if (node.op() == OpKind::output) return result;
-    env.values[node.id().value] = std::move(result);
+    if (env.last_use[node.id().value] != position) env.values[node.id().value] = std::move(result);
     for (const Node* input : node.input_nodes()) {
       if (env.last_use[input->id().value] == position) env.values[input->id().value] = Value();
     }

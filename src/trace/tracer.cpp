@@ -67,11 +67,11 @@ void check_recordable(const TracingState& state, const Value& value, std::source
   if (const Tensor* t = boost::variant2::get_if<Tensor>(&value.value)) {
     if (!t->defined()) throw_invalid_argument(where, "an undefined Tensor (default-constructed) cannot be traced");
     if (t->is_symbolic()) {
-      if (t->symbolic_ref().trace != state.id()) {
+      if (!state.accepts(t->symbolic_ref().trace)) {
         throw_trace_error(where,
                           "a symbolic tensor of another trace was used: it belongs to a trace that ended, an "
-                          "enclosing trace, or another thread's trace; use only tensors made inside this "
-                          "forward");
+                          "enclosing trace, another thread's trace, or a leaf module's run for its output "
+                          "shapes; use only tensors made by this forward and the calls it makes");
       }
       return;
     }
@@ -201,38 +201,75 @@ Value Tracer::call_module(Module& module, const ValueList& args, std::source_loc
   return module.forward_values(args);
 }
 
+namespace {
+
+/// The output metadata of a leaf's result, checked before any node is made (see Note [A
+/// refused call leaves the graph unchanged]).
+OutputMeta meta_of_result(const Value& result, const std::string& path, const Module& module,
+                          std::source_location where) {
+  OutputMeta meta;
+  if (const Tensor* t = boost::variant2::get_if<Tensor>(&result.value)) {
+    meta.outputs.push_back(t->meta());
+    return meta;
+  }
+  if (const ValueList* list = boost::variant2::get_if<ValueList>(&result.value)) {
+    meta.is_list = true;
+    for (const Value& v : *list) {
+      const Tensor* t = boost::variant2::get_if<Tensor>(&v.value);
+      if (t == nullptr || !t->defined()) break;
+      meta.outputs.push_back(t->meta());
+    }
+    if (meta.outputs.size() == list->size()) return meta;
+  }
+  throw_trace_error(where,
+                    "the leaf '{}' ({}) returned {}: only a tensor or a list of tensors can flow out of a "
+                    "call_module node; trace into the module instead of making it a leaf",
+                    path, module.type_name(), result.type_name());
+}
+
+}  // namespace
+
 Value Tracer::record_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where) {
   TracingState& st = state();
   for (const Value& a : args) check_recordable(st, a, where);
-  // The leaf's output metadata: trace its forward on the side and roll that back.
-  Value trial;
-  {
-    Graph::Checkpoint checkpoint = st.graph().checkpoint();
+  OutputMeta meta;
+  auto registered = leaves_.find(typeid(module));
+  if (registered != leaves_.end() && registered->second) {
+    meta = registered->second(module, args);
+  } else {
+    // Run the forward on the side, in a side run of its own (tensors it leaves behind cannot
+    // be used later), and roll back the nodes it made.
+    Value result;
     {
-      FrameScope frame(st, module, path);
-      trial = module.forward_values(args);
+      Graph::Checkpoint checkpoint = st.graph().checkpoint();
+      try {
+        SideRun side(st);
+        FrameScope frame(st, module, path);
+        result = module.forward_values(args);
+      } catch (const TraceError& e) {
+        throw_trace_error(where,
+                          "the output shapes of the leaf '{}' ({}) cannot be found by running its forward "
+                          "symbolically: give register_leaf a LeafMetaFn for {}; the run failed with: {}",
+                          path, module.type_name(), module.type_name(), e.what());
+      }
+      checkpoint.rollback();
     }
-    checkpoint.rollback();
+    meta = meta_of_result(result, path, module, where);
   }
   Arguments node_args;
   node_args.reserve(args.size());
   for (const Value& a : args) node_args.push_back(create_arg(a, where));
   Node& node = create_node(OpKind::call_module, path, std::move(node_args), {}, where);
-  return wrap_result(node, trial, where);
+  return wrap_result(node, meta, where);
 }
 
-Value Tracer::wrap_result(Node& node, const Value& like, std::source_location where) {
-  if (const Tensor* t = boost::variant2::get_if<Tensor>(&like.value)) return proxy(node, t->meta());
-  const ValueList* list = boost::variant2::get_if<ValueList>(&like.value);
-  if (list == nullptr) {
-    throw_trace_error(where, "%{} returned {} ({}): only tensors and lists of tensors can flow out of a recorded call",
-                      node.name(), like.type_name(), like);
-  }
+Value Tracer::wrap_result(Node& node, const OutputMeta& meta, std::source_location where) {
+  if (!meta.is_list) return proxy(node, meta.outputs.at(0));
   ValueList items;
-  items.reserve(list->size());
-  for (std::size_t i = 0; i < list->size(); ++i) {
+  items.reserve(meta.outputs.size());
+  for (std::size_t i = 0; i < meta.outputs.size(); ++i) {
     Node& item = create_node(OpKind::call_function, "getitem", {node, static_cast<std::int64_t>(i)}, {}, where);
-    items.push_back(wrap_result(item, (*list)[i], where));
+    items.emplace_back(proxy(item, meta.outputs[i]));
   }
   return items;
 }
@@ -290,14 +327,7 @@ Value Tracer::record_op(const OpCall& call) {
   for (const Value& a : call.args) args.push_back(create_arg(a, call.where));
   OpKind kind = call.style == CallStyle::method ? OpKind::call_method : OpKind::call_function;
   Node& node = create_node(kind, call.op.name(), std::move(args), {}, call.where);
-  if (!meta.is_list) return proxy(node, meta.outputs.at(0));
-  ValueList items;
-  items.reserve(meta.outputs.size());
-  for (std::size_t i = 0; i < meta.outputs.size(); ++i) {
-    Node& item = create_node(OpKind::call_function, "getitem", {node, static_cast<std::int64_t>(i)}, {}, call.where);
-    items.emplace_back(proxy(item, meta.outputs[i]));
-  }
-  return items;
+  return wrap_result(node, meta, call.where);
 }
 
 Tensor Tracer::proxy(Node& node, const TensorMeta& meta) const {
@@ -305,7 +335,7 @@ Tensor Tracer::proxy(Node& node, const TensorMeta& meta) const {
   return Tensor::symbolic(meta, SymbolicRef{state().id(), node.id().value});
 }
 
-void Tracer::register_leaf(std::type_index type) { leaves_.insert(type); }
+void Tracer::register_leaf(std::type_index type, LeafMetaFn meta) { leaves_.insert_or_assign(type, std::move(meta)); }
 void Tracer::unregister_leaf(std::type_index type) { leaves_.erase(type); }
 bool Tracer::is_registered_leaf(std::type_index type) const { return leaves_.contains(type); }
 bool Tracer::is_registered_leaf(const Module& module) const { return leaves_.contains(typeid(module)); }

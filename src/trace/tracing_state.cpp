@@ -16,7 +16,7 @@ thread_local TracingState* current_state = nullptr;
 }  // namespace
 
 TracingState::TracingState(Tracer& tracer, Graph& graph, const Module& root)
-    : id_(next_trace_id.fetch_add(1, std::memory_order_relaxed)), tracer_(tracer), graph_(graph), root_(root) {
+    : ids_{next_trace_id.fetch_add(1, std::memory_order_relaxed)}, tracer_(tracer), graph_(graph), root_(root) {
   for (const NamedModule& m : root.named_modules()) module_paths_.emplace(m.module, m.path);
   for (const NamedTensor& t : root.named_parameters()) tensor_paths_.emplace(t.tensor.impl_ptr().get(), t.name);
   for (const NamedTensor& t : root.named_buffers()) tensor_paths_.emplace(t.tensor.impl_ptr().get(), t.name);
@@ -36,6 +36,19 @@ const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor
 }
 
 TracingState* TracingState::current() noexcept { return current_state; }
+
+bool TracingState::accepts(std::uint64_t id) const noexcept {
+  for (std::uint64_t mine : ids_) {
+    if (mine == id) return true;
+  }
+  return false;
+}
+
+SideRun::SideRun(TracingState& state) : state_(state) {
+  state_.ids_.push_back(next_trace_id.fetch_add(1, std::memory_order_relaxed));
+}
+
+SideRun::~SideRun() { state_.ids_.pop_back(); }
 
 TraceScope::TraceScope(TracingState& state) : previous_(current_state), hook_(&state.tracer()) {
   current_state = &state;

@@ -20,6 +20,7 @@ class Mixed : public TypedModule<Mixed> {
   Mixed() {
     fc = register_module("fc", nn::Linear(6, 6));
     bias = register_buffer("bias", full({6}, 0.5));
+    (void)register_buffer("scratch", zeros({1}), /*persistent=*/false);
   }
   Tensor forward(const Tensor& x) {
     Tensor h = fc(x).relu() + bias;
@@ -108,6 +109,8 @@ TEST_CASE("a GraphModule runs its graph like the module it was traced from, and 
   CHECK(gm->type_name() == "GraphModule");
   CHECK(gm->input_names() == std::vector<std::string>{"x"});
   CHECK(gm->num_parameters() == model->num_parameters());
+  CHECK(gm->state_dict().keys() == model->state_dict().keys());  // non-persistent buffers stay so
+  CHECK(gm->named_buffers().size() == 2);
   CHECK(max_rel_error(gm->call({x}).to_tensor(), model->call({x}).to_tensor()) <= 1e-6);
 
   Wraps outer(gm);

@@ -345,3 +345,85 @@ TEST_CASE("a graph refuses inputs whose dtype or known dims differ from the trac
   CHECK_THROWS_WITH_AS(Interpreter(net, any_batch).run({randn({3, 5})}), doctest::Contains("got float32[3, 5]"),
                        std::invalid_argument);
 }
+
+namespace {
+
+/// A leaf that keeps a tensor it made, and a parent that reads it (the "store the attention
+/// map" pattern).
+class Keeps : public TypedModule<Keeps> {
+ public:
+  Tensor forward(const Tensor& x) {
+    cached = x.sigmoid();
+    return x.tanh();
+  }
+  Tensor cached;
+};
+
+class ReadsCache : public TypedModule<ReadsCache> {
+ public:
+  ReadsCache() { keeps = register_module("keeps", std::make_shared<Keeps>()); }
+  Tensor forward(const Tensor& x) {
+    Tensor y = keeps->call({x}).to_tensor();
+    return y + keeps->cached;
+  }
+  std::shared_ptr<Keeps> keeps;
+};
+
+/// Holds ReadsData as a child, and swallows errors of a second child to go on.
+class Parent : public TypedModule<Parent> {
+ public:
+  Parent() {
+    reads = register_module("reads", std::make_shared<ReadsData>());
+    number = register_module("number", std::make_shared<ReturnsNumber>());
+  }
+  class ReturnsNumber : public TypedModule<ReturnsNumber> {
+   public:
+    std::int64_t forward(const Tensor&) { return 3; }
+  };
+  Tensor forward(const Tensor& x) {
+    try {
+      (void)number->call({x});
+    } catch (const TraceError&) {
+      // the refused leaf call must leave no node behind
+    }
+    return reads->call({x.relu()}).to_tensor();
+  }
+  std::shared_ptr<ReadsData> reads;
+  std::shared_ptr<ReturnsNumber> number;
+};
+
+}  // namespace
+
+TEST_CASE("a tensor made while a leaf ran for its output shapes cannot be used afterwards") {
+  ReadsCache m;
+  Tracer tracer;
+  tracer.register_leaf<Keeps>();
+  CHECK_THROWS_WITH_AS(tracer.trace(m, {InputSpec(Shape{4})}),
+                       doctest::Contains("a symbolic tensor of another trace was used"), TraceError);
+}
+
+TEST_CASE("a leaf that reads tensor data is recorded with a registered metadata function") {
+  Parent m;
+  Tracer tracer;
+  tracer.register_leaf<ReadsData>();
+  CHECK_THROWS_WITH_AS(tracer.trace(m, {InputSpec(Shape{4})}),
+                       doctest::Contains("the output shapes of the leaf 'reads' (ReadsData) cannot be found by running "
+                                         "its forward symbolically"),
+                       TraceError);
+  tracer.register_leaf<ReadsData>([](const Module&, const ValueList& args) {
+    OutputMeta meta;
+    meta.outputs.push_back(args.at(0).to_tensor().meta());  // same shape as its input
+    return meta;
+  });
+  tracer.register_leaf<Parent::ReturnsNumber>();
+  Graph g = tracer.trace(m, {InputSpec(Shape{4})});
+  // The refused leaf call (it returns a number) left no node behind.
+  CHECK(to_string(g) == R"(graph():
+    %x : float32[4] [num_users=1] = placeholder[target=x]
+    %relu : float32[4] [num_users=1] = call_method[target=relu](args = (%x,), kwargs = {})
+    %reads : float32[4] [num_users=1] = call_module[target=reads](args = (%relu,), kwargs = {})
+    return reads
+)");
+  Tensor x = tensor({1.0F, -2.0F, 3.0F, 0.5F});
+  CHECK(Interpreter(m, g).run({x}).to_tensor().to_vector<float>() == m.call({x}).to_tensor().to_vector<float>());
+}

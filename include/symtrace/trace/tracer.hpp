@@ -23,12 +23,14 @@
 #include "symtrace/core/value.hpp"
 #include "symtrace/graph/graph.hpp"
 #include "symtrace/nn/module_call_hook.hpp"
+#include "symtrace/ops/op.hpp"
 
 #include <source_location>
 #include <string_view>
 #include <typeindex>
 #include <utility>
-#include <unordered_set>
+#include <functional>
+#include <unordered_map>
 #include <vector>
 
 namespace symtrace {
@@ -103,12 +105,19 @@ class Tracer : public ModuleCallHook {
 
   // ---- Leaf registration (per tracer: no hidden global registry) --------------------------
 
-  /// Makes modules of type `M` (exactly) leaves for this tracer.
+  /// Computes a leaf's output metadata from its module and arguments (symbolic tensors carry
+  /// their dtype and shape): one TensorMeta, or a list (`is_list`) for a tuple or vector result.
+  using LeafMetaFn = std::function<OutputMeta(const Module& module, const ValueList& args)>;
+
+  /// Makes modules of type `M` (exactly) leaves for this tracer. A leaf's output metadata
+  /// comes from `meta` when given, else from running its forward on the symbolic arguments
+  /// and rolling that back; a leaf whose forward cannot run symbolically (it reads tensor
+  /// data) needs `meta`.
   template <class M>
-  void register_leaf() {
-    register_leaf(typeid(M));
+  void register_leaf(LeafMetaFn meta = {}) {
+    register_leaf(typeid(M), std::move(meta));
   }
-  void register_leaf(std::type_index type);
+  void register_leaf(std::type_index type, LeafMetaFn meta = {});
   template <class M>
   void unregister_leaf() {
     unregister_leaf(typeid(M));
@@ -129,9 +138,10 @@ class Tracer : public ModuleCallHook {
 
  private:
   Value record_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
-  Value wrap_result(Node& node, const Value& like, std::source_location where);
+  /// Symbolic results naming `node`'s outputs: itself, or one getitem node per list element.
+  Value wrap_result(Node& node, const OutputMeta& meta, std::source_location where);
 
-  std::unordered_set<std::type_index> leaves_;
+  std::unordered_map<std::type_index, LeafMetaFn> leaves_;
   TracingState* state_ = nullptr;
 };
 

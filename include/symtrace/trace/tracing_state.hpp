@@ -44,8 +44,13 @@ class TracingState {
   TracingState& operator=(const TracingState&) = delete;
   ~TracingState();
 
-  /// This trace's process-wide unique id (never 0: 0 marks concrete tensors).
-  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+  /// The id new symbolic tensors get: process-wide unique, never 0 (0 marks concrete
+  /// tensors). A side run (a leaf's forward run for its output metadata, then rolled back)
+  /// has an id of its own, so tensors it made cannot be used once it is over.
+  [[nodiscard]] std::uint64_t id() const noexcept { return ids_.back(); }
+  /// Whether a symbolic tensor of id `id` belongs to this trace now (its own id, or that of
+  /// a side run still going on).
+  [[nodiscard]] bool accepts(std::uint64_t id) const noexcept;
   [[nodiscard]] Tracer& tracer() const noexcept { return tracer_; }
   [[nodiscard]] Graph& graph() const noexcept { return graph_; }
   [[nodiscard]] const Module& root() const noexcept { return root_; }
@@ -64,8 +69,9 @@ class TracingState {
  private:
   friend class FrameScope;
   friend class TraceScope;
+  friend class SideRun;
 
-  std::uint64_t id_;
+  std::vector<std::uint64_t> ids_;  // the trace's id, then those of nested side runs
   Tracer& tracer_;
   Graph& graph_;
   const Module& root_;
@@ -86,6 +92,19 @@ class TraceScope {
  private:
   TracingState* previous_;
   ModuleCallHookScope hook_;
+};
+
+/// A side run of the trace for the scope's lifetime: symbolic tensors made meanwhile get a
+/// fresh id, which is no longer accepted once the scope ends.
+class SideRun {
+ public:
+  explicit SideRun(TracingState& state);
+  ~SideRun();
+  SideRun(const SideRun&) = delete;
+  SideRun& operator=(const SideRun&) = delete;
+
+ private:
+  TracingState& state_;
 };
 
 /// Enters the module `module` at `path` for the scope's lifetime (nodes recorded meanwhile
