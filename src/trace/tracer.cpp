@@ -61,23 +61,23 @@ struct ActiveTrace {
   ActiveTrace& operator=(const ActiveTrace&) = delete;
 };
 
+/// Checks that tensor `t` can become a node argument in `state`.
+void check_tensor(const TracingState& state, const Tensor& t, std::source_location where) {
+  if (!t.defined()) throw_invalid_argument(where, "an undefined Tensor (default-constructed) cannot be traced");
+  if (t.is_symbolic() && !state.accepts(t.symbolic_ref().trace)) {
+    throw_trace_error(where,
+                      "a symbolic tensor of another trace was used: it belongs to a trace that ended, an "
+                      "enclosing trace, another thread's trace, or a leaf module's run for its output "
+                      "shapes; use only tensors made by this forward and the calls it makes");
+  }
+}
+
 /// Checks that `value` can become a node argument in `state` without making anything (see
 /// Note [A refused call leaves the graph unchanged]).
 void check_recordable(const TracingState& state, const Value& value, std::source_location where) {
   if (const Tensor* t = boost::variant2::get_if<Tensor>(&value.value)) {
-    if (!t->defined()) throw_invalid_argument(where, "an undefined Tensor (default-constructed) cannot be traced");
-    if (t->is_symbolic()) {
-      if (!state.accepts(t->symbolic_ref().trace)) {
-        throw_trace_error(where,
-                          "a symbolic tensor of another trace was used: it belongs to a trace that ended, an "
-                          "enclosing trace, another thread's trace, or a leaf module's run for its output "
-                          "shapes; use only tensors made by this forward and the calls it makes");
-      }
-      return;
-    }
-    return;
-  }
-  if (const ValueList* list = boost::variant2::get_if<ValueList>(&value.value)) {
+    check_tensor(state, *t, where);
+  } else if (const ValueList* list = boost::variant2::get_if<ValueList>(&value.value)) {
     for (const Value& v : *list) check_recordable(state, v, where);
   }
 }
@@ -293,7 +293,7 @@ Argument Tracer::create_arg(const Value& value, std::source_location where) {
           [](const std::string& s) { return Argument(s); },
           [](DType d) { return Argument(d); },
           [&](const Tensor& t) -> Argument {
-            check_recordable(st, Value(t), where);
+            check_tensor(st, t, where);  // no Value copy on the per-argument path
             if (t.is_symbolic()) return Argument(NodeId(t.symbolic_ref().node));
             if (const std::string* path = st.tensor_path_of(t.impl_ptr().get())) return getattr(*path, t, where);
             // Any other concrete tensor (made in forward, or held without registration) is
