@@ -65,10 +65,20 @@ Tensor from_bools(std::span<const bool> data, const IntList& shape, Where where)
 }
 }  // namespace detail
 
-Tensor zeros(const IntList& shape, DType dtype, Where where) { return filled(shape, 0, dtype, "zeros", where); }
-Tensor ones(const IntList& shape, DType dtype, Where where) { return filled(shape, 1, dtype, "ones", where); }
-Tensor full(const IntList& shape, Scalar value, std::optional<DType> dtype, Where where) {
-  return filled(shape, value, dtype.value_or(value.dtype()), "full", where);
+Tensor zeros(const SymIntList& shape, DType dtype, Where where) {
+  if (!shape.is_known()) [[unlikely]]
+    return detail::symbolic_full("zeros", shape, 0, dtype, where);
+  return filled(shape.to_int_list(), 0, dtype, "zeros", where);
+}
+Tensor ones(const SymIntList& shape, DType dtype, Where where) {
+  if (!shape.is_known()) [[unlikely]]
+    return detail::symbolic_full("ones", shape, 1, dtype, where);
+  return filled(shape.to_int_list(), 1, dtype, "ones", where);
+}
+Tensor full(const SymIntList& shape, Scalar value, std::optional<DType> dtype, Where where) {
+  if (!shape.is_known()) [[unlikely]]
+    return detail::symbolic_full("full", shape, value, dtype.value_or(value.dtype()), where);
+  return filled(shape.to_int_list(), value, dtype.value_or(value.dtype()), "full", where);
 }
 
 Tensor scalar_tensor(Scalar value, std::optional<DType> dtype, Where where) {

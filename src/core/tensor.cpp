@@ -107,30 +107,6 @@ DType Tensor::dtype() const { return impl().meta.dtype; }
 const Shape& Tensor::shape() const { return impl().meta.shape; }
 const TensorMeta& Tensor::meta() const { return impl().meta; }
 
-std::int64_t Tensor::size(std::int64_t d, Where where) const {
-  const std::int64_t rank = dim();
-  if (d < -rank || d >= rank)
-    throw_invalid_argument(where, "size(): dimension {} is out of range for a tensor of shape {} (expected -{} to {})",
-                           d, shape(), rank, rank - 1);
-  const Dim size = shape()[static_cast<std::size_t>(d < 0 ? d + rank : d)];
-  if (!size.is_known())
-    throw_trace_error(where, "size({}) of a symbolic tensor of shape {} is unknown: give the trace example "
-                             "shapes, or keep sizes symbolic", d, shape());
-  return size.raw();
-}
-
-IntList Tensor::sizes(Where where) const {
-  IntList out;
-  for (std::int64_t i = 0; i < dim(); ++i) out.push_back(size(i, where));
-  return out;
-}
-
-std::int64_t Tensor::numel(Where where) const {
-  auto n = shape().numel();
-  if (!n) throw_trace_error(where, "numel() of a symbolic tensor of shape {} is unknown", shape());
-  return *n;
-}
-
 const detail::Strides& Tensor::strides(Where where) const {
   if (!defined()) throw_invalid_argument(where, "strides() of an undefined Tensor");
   if (is_symbolic()) detail::throw_symbolic_read("strides()", where);

@@ -22,6 +22,11 @@ Value::Value(const Scalar& s) {
 Value::Value(const TensorList& l) : value(ValueList(l.begin(), l.end())) {}
 Value::Value(const IntList& l) : value(ValueList(l.begin(), l.end())) {}
 Value::Value(const std::vector<double>& l) : value(ValueList(l.begin(), l.end())) {}
+Value::Value(const SymInt& s) {
+  if (s.is_known()) value = *s.maybe();
+  else value = s;
+}
+Value::Value(const SymIntList& l) : value(ValueList(l.begin(), l.end())) {}
 
 bool Value::to_bool() const {
   if (const auto* b = boost::variant2::get_if<bool>(&value)) return *b;
@@ -31,7 +36,13 @@ bool Value::to_bool() const {
 std::int64_t Value::to_int() const {
   if (const auto* i = boost::variant2::get_if<std::int64_t>(&value)) return *i;
   if (const auto* b = boost::variant2::get_if<bool>(&value)) return *b ? 1 : 0;
+  if (const auto* s = boost::variant2::get_if<SymInt>(&value)) return s->value(s->where());
   wrong_kind(*this, "int");
+}
+
+SymInt Value::to_sym_int() const {
+  if (const auto* s = boost::variant2::get_if<SymInt>(&value)) return *s;
+  return to_int();
 }
 
 double Value::to_double() const {
@@ -95,6 +106,7 @@ std::string_view Value::type_name() const noexcept {
     case Kind::dtype: return "dtype";
     case Kind::tensor: return "Tensor";
     case Kind::list: return "list";
+    case Kind::symint: return "SymInt";
   }
   return "?";
 }
@@ -112,6 +124,7 @@ std::string to_string(const Value& value) {
         return fmt::format("tensor(dtype={}, shape={})", t.dtype(), t.shape());
       return to_string(t);
     }
+    std::string operator()(const SymInt& s) const { return to_string(s); }
     std::string operator()(const ValueList& l) const {
       std::string out = "[";
       for (std::size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + to_string(l[i]);

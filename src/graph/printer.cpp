@@ -77,6 +77,22 @@ void append_meta(std::string& out, const TensorMeta& meta) {
   out += to_string(meta.shape);
 }
 
+/// A node's value type: the tensor's dtype and shape, or the number type of size arithmetic
+/// (meta_keys::type). Returns false when the node has neither.
+bool append_type(std::string& out, const Node& node) {
+  if (const TensorMeta* meta = node.tensor_meta()) {
+    append_meta(out, *meta);
+    return true;
+  }
+  if (const Argument* type = node.meta(meta_keys::type)) {
+    if (const std::string* text = type->get_if<std::string>()) {
+      out += *text;
+      return true;
+    }
+  }
+  return false;
+}
+
 /// The value of an output node: a list is the tuple of the graph's results.
 void append_return_value(std::string& out, const Node& node) {
   const Argument value = node.args().empty() ? Argument() : node.args().front();
@@ -98,10 +114,7 @@ void append_node(std::string& out, const Node& node) {
   out += '%';
   out += node.name();
   out += " : ";
-  if (const TensorMeta* meta = node.tensor_meta()) {
-    append_meta(out, *meta);
-    out += ' ';
-  }
+  if (append_type(out, node)) out += ' ';
   fmt::format_to(std::back_inserter(out), "[num_users={}] = {}[target={}]", node.num_users(), node.op(),
                  node.target());
   switch (node.op()) {
@@ -160,7 +173,7 @@ std::string to_tabular(const Graph& graph) {
     row[2] = std::string(node.target());
     append_tuple(row[3], graph, node.args(), NodeRefs::bare);
     append_kwargs(row[4], graph, node.kwargs(), NodeRefs::bare);
-    if (const TensorMeta* meta = node.tensor_meta()) append_meta(row[5], *meta);
+    append_type(row[5], node);
     rows.push_back(std::move(row));
   }
 

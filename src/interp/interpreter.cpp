@@ -86,7 +86,8 @@ std::optional<Argument> as_argument(const Value& value) {
     case Value::Kind::floating: return Argument(value.to_double());
     case Value::Kind::string: return Argument(value.to_string_ref());
     case Value::Kind::dtype: return Argument(value.to_dtype());
-    case Value::Kind::tensor: return std::nullopt;
+    case Value::Kind::tensor:
+    case Value::Kind::symint: return std::nullopt;
     case Value::Kind::list: {
       ArgumentList items;
       for (const Value& v : value.to_list()) {

@@ -178,7 +178,7 @@ std::string quoted(std::string_view source, std::string_view what, const std::st
 /// Appends `t`'s elements in row-major order (whatever its strides) to `out`.
 void append_elements(const Tensor& t, std::byte* out) {
   const std::size_t size = element_size(t.dtype());
-  const IntList sizes = t.sizes();
+  const IntList sizes = t.shape().sizes();
   const auto* base = t.impl().storage->data.get();
   detail::for_each_run<1>(sizes, {detail::as_span(t.strides())}, {t.storage_offset()},
                           [&](auto off, std::int64_t n, auto inner) {
@@ -223,9 +223,9 @@ std::vector<std::byte> serialize(const StateDict& state, const SafetensorsMetada
     if (t.is_symbolic())
       fail(source, "cannot save tensor '{}': it is symbolic (it names a node of a trace and "
                    "holds no data); save the model's state outside tracing", key);
-    const std::uint64_t bytes = static_cast<std::uint64_t>(t.numel()) * element_size(t.dtype());
+    const std::uint64_t bytes = static_cast<std::uint64_t>(*t.shape().numel()) * element_size(t.dtype());
     const nlohmann::ordered_json entry = {{"dtype", file_dtype_code(t.dtype())},
-                                          {"shape", t.sizes()},
+                                          {"shape", t.shape().sizes()},
                                           {"data_offsets", {data_bytes, data_bytes + bytes}}};
     if (text.size() > 1) text += ',';
     text += quoted(source, fmt::format("the tensor name '{}'", key), key);
@@ -246,7 +246,7 @@ std::vector<std::byte> serialize(const StateDict& state, const SafetensorsMetada
   std::byte* data = out.data() + 8 + text.size();
   for (const auto& [key, t] : state) {
     append_elements(t, data);
-    data += static_cast<std::size_t>(t.numel()) * element_size(t.dtype());
+    data += static_cast<std::size_t>(*t.shape().numel()) * element_size(t.dtype());
   }
   return out;
 }

@@ -17,7 +17,11 @@
 
 namespace symtrace::detail {
 
-inline Value operand_value(const Operand& o) { return o.is_tensor() ? Value(o.tensor) : Value(o.scalar); }
+inline Value operand_value(const Operand& o) {
+  if (o.is_sym_int()) [[unlikely]]
+    return Value(SymInt::symbolic(o.tensor, o.where));
+  return o.is_tensor() ? Value(o.tensor) : Value(o.scalar);
+}
 
 /// An optional tensor argument: None when `t` is undefined.
 inline Value optional_tensor_value(const Tensor& t) { return t.defined() ? Value(t) : Value(); }

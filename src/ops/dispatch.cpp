@@ -31,6 +31,11 @@ void check_arguments(const OpDef& op, std::span<const Value> args, std::source_l
 // Note [Meta before kernel] holds as a checked invariant: every kernel output must match the
 // metadata its meta function promised.
 void check_outputs(const OpCall& call, const OutputMeta& meta, const Value& result) {
+  if (meta.is_number) {
+    SYMTRACE_ASSERT(meta.outputs.at(0).dtype == DType::bool_ ? result.is_bool() : result.is_int(),
+                    "kernel returned something other than the number its meta function promised");
+    return;
+  }
   auto check = [&](const TensorMeta& expected, const Value& v) {
     const Tensor* t = boost::variant2::get_if<Tensor>(&v.value);
     SYMTRACE_ASSERT(t && t->defined(), "kernel returned something other than a tensor");
@@ -53,6 +58,7 @@ void check_outputs(const OpCall& call, const OutputMeta& meta, const Value& resu
 
 bool contains_symbolic(const Value& value) noexcept {
   if (const Tensor* t = boost::variant2::get_if<Tensor>(&value.value)) return t->is_symbolic();
+  if (value.is_symint()) return true;
   if (const ValueList* l = boost::variant2::get_if<ValueList>(&value.value))
     for (const Value& v : *l)
       if (contains_symbolic(v)) return true;

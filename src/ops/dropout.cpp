@@ -28,10 +28,10 @@ Value dropout_kernel(const OpCall& call, const OutputMeta& meta) {
   const Tensor& x = call.tensor(0);
   const double p = call.real(1);
   // As PyTorch: no draw and the input itself when not training, when p == 0 or when it is empty.
-  if (!call.boolean(2) || p == 0.0 || x.numel() == 0) return x;
+  if (!call.boolean(2) || p == 0.0 || x.shape().numel() == 0) return x;
   Tensor out = detail::empty_like_meta(meta.outputs[0]);
   if (p == 1.0) {
-    std::fill_n(out.data_ptr<float>(), out.numel(), 0.0f);
+    std::fill_n(out.data_ptr<float>(), *out.shape().numel(), 0.0f);
     return out;
   }
   const auto scale = static_cast<float>(1.0 / (1.0 - p));

@@ -29,12 +29,12 @@ Value embedding_kernel(const OpCall& call, const OutputMeta& meta) {
   const Tensor& weight = call.tensor(0);
   const Tensor indices = detail::contiguous_copy(call.tensor(1));
   Tensor out = detail::empty_like_meta(meta.outputs[0]);
-  const std::int64_t num = weight.size(0);
-  const std::int64_t dim = weight.size(1);
+  const std::int64_t num = weight.shape()[0].value();
+  const std::int64_t dim = weight.shape()[1].value();
   const std::int64_t s0 = weight.strides()[0];
   const std::int64_t s1 = weight.strides()[1];
   const float* pw = detail::base_ptr<float>(weight) + weight.storage_offset();
-  const std::int64_t count = indices.numel();
+  const std::int64_t count = *indices.shape().numel();
   const std::int64_t* pi = count > 0 ? indices.data_ptr<std::int64_t>() : nullptr;
   float* po = count > 0 ? out.data_ptr<float>() : nullptr;
   for (std::int64_t i = 0; i < count; ++i) {

@@ -173,14 +173,14 @@ Value linear_kernel(const OpCall& call, const OutputMeta& meta) {
   const Tensor x = detail::contiguous_copy(call.tensor(0));
   const Tensor& weight = call.tensor(1);
   const Tensor* bias = call.optional_tensor(2);
-  const std::int64_t out_features = weight.size(0), in_features = weight.size(1);
+  const std::int64_t out_features = weight.shape()[0].value(), in_features = weight.shape()[1].value();
   // weight^T as a contiguous [in, out] matrix, so gemm's inner loop runs along memory.
   const detail::Strides& ws = weight.strides();
   const Tensor wt = detail::contiguous_copy(
       Tensor::view_of(weight, Shape{in_features, out_features}, detail::Strides{ws[1], ws[0]}, weight.storage_offset()));
   Tensor out = detail::empty_like_meta(meta.outputs[0]);
   std::int64_t rows = 1;
-  for (std::int64_t i = 0; i + 1 < x.dim(); ++i) rows *= x.size(i);
+  for (std::size_t i = 0; i + 1 < x.shape().rank(); ++i) rows *= x.shape()[i].value();
   float* po = out.data_ptr<float>();
   if (bias) {  // start every row from the bias and accumulate the product onto it
     const Tensor b = detail::contiguous_copy(*bias);

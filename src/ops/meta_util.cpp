@@ -58,6 +58,7 @@ bool fits(const Shape& result, const Shape& target) noexcept {
 
 TensorMeta operand_meta(const Value& v) {
   if (v.is_tensor()) return v.to_tensor().meta();
+  if (v.is_symint()) return TensorMeta{DType::int64, Shape{}};  // a size unknown at trace time
   return TensorMeta{v.to_scalar().dtype(), Shape{}};
 }
 
@@ -97,6 +98,19 @@ std::vector<std::int64_t> reduction_dims(const OpCall& call, const IntList& dims
     call.fail("dimension list [{}] repeats a dimension (shape {})", fmt::join(dims, ", "), shape);
   if (shape.ndim() == 0) out.clear();  // dim 0 / -1 of a 0-dim tensor is the tensor itself
   return out;
+}
+
+}  // namespace symtrace::detail
+
+namespace symtrace::detail {
+
+std::string size_list_text(const IntList& sizes) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (i) out += ", ";
+    out += sizes[i] == OpCall::unknown_size ? std::string("?") : std::to_string(sizes[i]);
+  }
+  return out + "]";
 }
 
 }  // namespace symtrace::detail

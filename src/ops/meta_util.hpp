@@ -32,6 +32,8 @@ void require_floating(const OpCall& call, const Tensor& t, std::string_view arg)
 /// Fails unless `t` has exactly `rank` dims (or one of `rank`, `rank2` when rank2 >= 0).
 void require_rank(const OpCall& call, const Tensor& t, std::string_view arg, std::int64_t rank,
                   std::int64_t rank2 = -1);
+/// "[2, ?, -1]": a size list as OpCall::size_list reads it (proxies print as `?`).
+std::string size_list_text(const IntList& sizes);
 /// Wrapped, sorted, duplicate-free reduction dims (all dims when `dims` is empty).
 std::vector<std::int64_t> reduction_dims(const OpCall& call, const IntList& dims, const Shape& shape);
 

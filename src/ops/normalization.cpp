@@ -190,7 +190,7 @@ Value layer_norm_kernel(const OpCall& call, const OutputMeta& meta) {
   Tensor out = detail::empty_like_meta(meta.outputs[0]);
   std::int64_t inner = 1;
   for (std::int64_t s : call.int_list(1)) inner *= s;
-  const std::int64_t total = x.numel();
+  const std::int64_t total = *x.shape().numel();
   if (total == 0) return out;
   const std::int64_t rows = total / inner;
   const double eps = call.real(4);

@@ -26,6 +26,7 @@ OpRegistry::OpRegistry() : impl_(std::make_unique<Impl>()) {
   detail::register_view_ops(*this);
   detail::register_join_ops(*this);
   detail::register_indexing_ops(*this);
+  detail::register_sym_int_ops(*this);
   for (const auto& [name, def] : impl_->ops) sorted_.push_back(&def);
 }
 

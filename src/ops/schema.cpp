@@ -26,7 +26,7 @@ class Parser {
 
   OpSchema parse() {
     OpSchema schema;
-    schema.name = identifier("op name");
+    schema.name = identifier("op name", true);
     expect('(');
     bool kwarg_only = false;
     skip_space();
@@ -56,12 +56,18 @@ class Parser {
     expect('>');
     skip_space();
     if (text_.substr(pos_, 8) == "Tensor[]") {
-      schema.returns_list = true;
+      schema.returns = ReturnType::TensorList;
       pos_ += 8;
     } else if (text_.substr(pos_, 6) == "Tensor") {
       pos_ += 6;
+    } else if (text_.substr(pos_, 3) == "int") {
+      schema.returns = ReturnType::int_;
+      pos_ += 3;
+    } else if (text_.substr(pos_, 4) == "bool") {
+      schema.returns = ReturnType::bool_;
+      pos_ += 4;
     } else {
-      fail("expected the return type Tensor or Tensor[]");
+      fail("expected the return type Tensor, Tensor[], int or bool");
     }
     skip_space();
     if (pos_ != text_.size()) fail("unexpected text after the return type");
@@ -146,10 +152,12 @@ class Parser {
     fail("cannot read the default value '" + std::string(word) + "'");
   }
 
-  std::string identifier(const char* what) {
+  // An op name may be qualified (`operator.mul`); argument names may not.
+  std::string identifier(const char* what, bool qualified = false) {
     skip_space();
     const std::size_t start = pos_;
-    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_' ||
+                                   (qualified && text_[pos_] == '.' && pos_ > start)))
       ++pos_;
     if (start == pos_) fail(std::string("expected ") + what);
     return std::string(text_.substr(start, pos_ - start));
@@ -175,13 +183,13 @@ class Parser {
 bool accepts_one(ArgType type, const Value& v) noexcept {
   switch (type) {
     case ArgType::Tensor: return v.is_tensor() && v.to_tensor().defined();
-    case ArgType::int_: return v.is_int();
+    case ArgType::int_: return v.is_int() || v.is_symint();
     case ArgType::float_: return v.is_double() || v.is_int();
     case ArgType::bool_: return v.is_bool();
     case ArgType::Scalar: return v.is_number();
     case ArgType::str: return v.is_string();
     case ArgType::ScalarType: return v.is_dtype();
-    case ArgType::TensorOrScalar: return v.is_number() || (v.is_tensor() && v.to_tensor().defined());
+    case ArgType::TensorOrScalar: return v.is_number() || v.is_symint() || (v.is_tensor() && v.to_tensor().defined());
   }
   return false;
 }
@@ -238,7 +246,13 @@ std::string to_string(const OpSchema& schema) {
       out += value_source(*a.default_value);
     }
   }
-  return out + (schema.returns_list ? ") -> Tensor[]" : ") -> Tensor");
+  switch (schema.returns) {
+    case ReturnType::Tensor: return out + ") -> Tensor";
+    case ReturnType::TensorList: return out + ") -> Tensor[]";
+    case ReturnType::int_: return out + ") -> int";
+    case ReturnType::bool_: return out + ") -> bool";
+  }
+  return out;
 }
 
 }  // namespace symtrace

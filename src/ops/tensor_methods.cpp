@@ -58,8 +58,8 @@ Tensor Tensor::argmax(std::optional<std::int64_t> dim, bool keepdim, Where w) co
 Tensor Tensor::matmul(const Tensor& other, Where w) const { return invoke(SYMTRACE_OP("matmul"), w, method, *this, other); }
 Tensor Tensor::to(DType dtype, Where w) const { return invoke(SYMTRACE_OP("to"), w, method, *this, dtype); }
 
-Tensor Tensor::reshape(const IntList& shape, Where w) const { return invoke(SYMTRACE_OP("reshape"), w, method, *this, shape); }
-Tensor Tensor::view(const IntList& shape, Where w) const { return invoke(SYMTRACE_OP("view"), w, method, *this, shape); }
+Tensor Tensor::reshape(const SymIntList& shape, Where w) const { return invoke(SYMTRACE_OP("reshape"), w, method, *this, shape); }
+Tensor Tensor::view(const SymIntList& shape, Where w) const { return invoke(SYMTRACE_OP("view"), w, method, *this, shape); }
 Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim, Where w) const {
   return invoke(SYMTRACE_OP("flatten"), w, method, *this, start_dim, end_dim);
 }
@@ -71,7 +71,7 @@ Tensor Tensor::unsqueeze(std::int64_t dim, Where w) const { return invoke(SYMTRA
 Tensor Tensor::squeeze(std::optional<std::int64_t> dim, Where w) const {
   return invoke(SYMTRACE_OP("squeeze"), w, method, *this, dim);
 }
-Tensor Tensor::expand(const IntList& sizes, Where w) const { return invoke(SYMTRACE_OP("expand"), w, method, *this, sizes); }
+Tensor Tensor::expand(const SymIntList& sizes, Where w) const { return invoke(SYMTRACE_OP("expand"), w, method, *this, sizes); }
 Tensor Tensor::contiguous(Where w) const { return invoke(SYMTRACE_OP("contiguous"), w, method, *this); }
 TensorList Tensor::chunk(std::int64_t chunks, std::int64_t dim, Where w) const {
   return invoke_list(SYMTRACE_OP("chunk"), w, method, *this, chunks, dim);

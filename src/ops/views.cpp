@@ -30,43 +30,48 @@ namespace {
 
 using detail::Strides;
 using detail::wrap_dim;
+using detail::size_list_text;
 
 // ---- reshape, view, flatten --------------------------------------------------------------
 
 // `shape` with its -1 (at most one) resolved against the input's element count. With an
-// unknown count the -1 stays unknown and a shape without -1 is taken as given.
+// unknown count, or a proxy size (OpCall::unknown_size) in `shape`, the -1 stays unknown and
+// the sizes are taken as given.
 Shape infer_size(const OpCall& call, const IntList& shape, const Shape& input) {
   std::optional<std::size_t> inferred;
   std::int64_t product = 1;
+  bool symbolic = false;
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == -1) {
+    if (shape[i] == OpCall::unknown_size) {
+      symbolic = true;
+    } else if (shape[i] == -1) {
       if (inferred)
-        call.fail("only one dimension can be inferred, but shape [{}] has -1 at {} and {} (input shape {})",
-                  fmt::join(shape, ", "), *inferred, i, input);
+        call.fail("only one dimension can be inferred, but shape {} has -1 at {} and {} (input shape {})",
+                  size_list_text(shape), *inferred, i, input);
       inferred = i;
     } else if (shape[i] < 0) {
-      call.fail("invalid size {} at dimension {} of shape [{}]; sizes must be >= 0, or -1 to infer one "
-                "(input shape {})", shape[i], i, fmt::join(shape, ", "), input);
+      call.fail("invalid size {} at dimension {} of shape {}; sizes must be >= 0, or -1 to infer one "
+                "(input shape {})", shape[i], i, size_list_text(shape), input);
     } else {
       product *= shape[i];
     }
   }
-  Shape out(shape);  // a -1 becomes an unknown dim
+  Shape out(shape);  // a -1 or a proxy becomes an unknown dim
   const std::optional<std::int64_t> numel = input.numel();
   if (inferred) {
     if (product == 0)
-      call.fail("cannot infer the -1 in shape [{}] for an input of shape {}: the other sizes multiply to 0, "
-                "so any size would do; give every size explicitly", fmt::join(shape, ", "), input);
-    if (!numel) return out;
+      call.fail("cannot infer the -1 in shape {} for an input of shape {}: the other sizes multiply to 0, "
+                "so any size would do; give every size explicitly", size_list_text(shape), input);
+    if (!numel || symbolic) return out;
     if (*numel % product != 0)
-      call.fail("shape [{}] is invalid for an input of shape {} ({} elements): {} is not divisible by {}",
-                fmt::join(shape, ", "), input, *numel, *numel, product);
+      call.fail("shape {} is invalid for an input of shape {} ({} elements): {} is not divisible by {}",
+                size_list_text(shape), input, *numel, *numel, product);
     out[*inferred] = *numel / product;
     return out;
   }
-  if (numel && *numel != product)
-    call.fail("shape [{}] is invalid for an input of shape {}: it holds {} elements, the input {}",
-              fmt::join(shape, ", "), input, product, *numel);
+  if (numel && !symbolic && *numel != product)
+    call.fail("shape {} is invalid for an input of shape {}: it holds {} elements, the input {}",
+              size_list_text(shape), input, product, *numel);
   return out;
 }
 
@@ -125,12 +130,12 @@ Tensor reshape_to(const Tensor& x, const Shape& shape) {
 
 OutputMeta reshape_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
-  return OutputMeta::single(x.dtype(), infer_size(call, call.int_list(1), x.shape()));
+  return OutputMeta::single(x.dtype(), infer_size(call, call.size_list(1), x.shape()));
 }
 
 OutputMeta view_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
-  Shape shape = infer_size(call, call.int_list(1), x.shape());
+  Shape shape = infer_size(call, call.size_list(1), x.shape());
   // Strides are known only for concrete tensors; a symbolic input is assumed viewable.
   if (x.is_concrete() && !compute_stride(x.shape().sizes(), x.strides(), shape.sizes()))
     call.fail("view size is not compatible with input tensor's size and stride: shape {} with strides [{}] "
@@ -280,32 +285,37 @@ Value squeeze_kernel(const OpCall& call, const OutputMeta& meta) {
 OutputMeta expand_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
   const Shape& in = x.shape();
-  const IntList sizes = call.int_list(1);
+  const IntList sizes = call.size_list(1);
   if (sizes.size() < in.rank())
-    call.fail("the number of sizes given ({}, [{}]) must be at least the number of dims of shape {}",
-              sizes.size(), fmt::join(sizes, ", "), in);
+    call.fail("the number of sizes given ({}, {}) must be at least the number of dims of shape {}",
+              sizes.size(), size_list_text(sizes), in);
   const std::size_t lead = sizes.size() - in.rank();
   Shape out;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     const std::int64_t target = sizes[i];
+    const Dim n = i < lead ? Dim(1) : in[i - lead];
+    if (target == OpCall::unknown_size) {
+      // A proxy size: the existing size if it cannot grow, else unknown.
+      out.push_back(n.is_known() && n.raw() != 1 ? n : Dim::unknown());
+      continue;
+    }
     if (target < -1)
-      call.fail("invalid size {} at position {} of [{}]; sizes must be >= 0, or -1 to keep a size (shape {})",
-                target, i, fmt::join(sizes, ", "), in);
+      call.fail("invalid size {} at position {} of {}; sizes must be >= 0, or -1 to keep a size (shape {})",
+                target, i, size_list_text(sizes), in);
     if (i < lead) {
       if (target == -1)
-        call.fail("the size -1 at position {} of [{}] names a new leading dimension, which has no size to keep "
-                  "(shape {}); give its size", i, fmt::join(sizes, ", "), in);
+        call.fail("the size -1 at position {} of {} names a new leading dimension, which has no size to keep "
+                  "(shape {}); give its size", i, size_list_text(sizes), in);
       out.push_back(target);
       continue;
     }
-    const Dim n = in[i - lead];
     if (target == -1) {
       out.push_back(n);
     } else {
       if (n.is_known() && n.raw() != 1 && n.raw() != target)
         call.fail("the expanded size {} must match the existing size {} at non-singleton dimension {}: "
-                  "cannot expand shape {} to [{}]; only size-1 dims can grow", target, n.raw(), i - lead, in,
-                  fmt::join(sizes, ", "));
+                  "cannot expand shape {} to {}; only size-1 dims can grow", target, n.raw(), i - lead, in,
+                  size_list_text(sizes));
       out.push_back(target);
     }
   }
@@ -453,8 +463,8 @@ void detail::register_view_ops(OpRegistry& r) {
 using detail::invoke;
 constexpr CallStyle fn = CallStyle::function;
 
-Tensor reshape(const Tensor& x, const IntList& shape, Where w) { return invoke(SYMTRACE_OP("reshape"), w, fn, x, shape); }
-Tensor view(const Tensor& x, const IntList& shape, Where w) { return invoke(SYMTRACE_OP("view"), w, fn, x, shape); }
+Tensor reshape(const Tensor& x, const SymIntList& shape, Where w) { return invoke(SYMTRACE_OP("reshape"), w, fn, x, shape); }
+Tensor view(const Tensor& x, const SymIntList& shape, Where w) { return invoke(SYMTRACE_OP("view"), w, fn, x, shape); }
 Tensor flatten(const Tensor& x, std::int64_t start_dim, std::int64_t end_dim, Where w) {
   return invoke(SYMTRACE_OP("flatten"), w, fn, x, start_dim, end_dim);
 }
@@ -466,7 +476,7 @@ Tensor unsqueeze(const Tensor& x, std::int64_t dim, Where w) { return invoke(SYM
 Tensor squeeze(const Tensor& x, std::optional<std::int64_t> dim, Where w) {
   return invoke(SYMTRACE_OP("squeeze"), w, fn, x, dim);
 }
-Tensor expand(const Tensor& x, const IntList& sizes, Where w) { return invoke(SYMTRACE_OP("expand"), w, fn, x, sizes); }
+Tensor expand(const Tensor& x, const SymIntList& sizes, Where w) { return invoke(SYMTRACE_OP("expand"), w, fn, x, sizes); }
 Tensor contiguous(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("contiguous"), w, fn, x); }
 Tensor slice(const Tensor& x, std::int64_t dim, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
              std::int64_t step, Where w) {

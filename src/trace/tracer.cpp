@@ -77,6 +77,8 @@ void check_tensor(const TracingState& state, const Tensor& t, std::source_locati
 void check_recordable(const TracingState& state, const Value& value, std::source_location where) {
   if (const Tensor* t = boost::variant2::get_if<Tensor>(&value.value)) {
     check_tensor(state, *t, where);
+  } else if (const SymInt* s = boost::variant2::get_if<SymInt>(&value.value)) {
+    check_tensor(state, s->proxy(), where);
   } else if (const ValueList* list = boost::variant2::get_if<ValueList>(&value.value)) {
     for (const Value& v : *list) check_recordable(state, v, where);
   }
@@ -264,6 +266,13 @@ Value Tracer::record_leaf(Module& module, const std::string& path, const ValueLi
 }
 
 Value Tracer::wrap_result(Node& node, const OutputMeta& meta, std::source_location where) {
+  // A number (size arithmetic) travels as a proxy SymInt; a comparison's proxy has dtype bool
+  // and is made a SymBool by the operator that recorded it.
+  if (meta.is_number) {
+    const TensorMeta& number = meta.outputs.at(0);
+    node.set_meta(meta_keys::type, std::string(number.dtype == DType::bool_ ? "bool" : "int"));
+    return SymInt::symbolic(Tensor::symbolic(number, SymbolicRef{state().id(), node.id().value}), where);
+  }
   if (!meta.is_list) return proxy(node, meta.outputs.at(0));
   ValueList items;
   items.reserve(meta.outputs.size());
@@ -301,6 +310,10 @@ Argument Tracer::create_arg(const Value& value, std::source_location where) {
             Node& node = create_node(OpKind::get_attr, st.graph().add_constant(t), {}, {}, where);
             node.set_tensor_meta(t.meta());
             return Argument(node);
+          },
+          [&](const SymInt& s) -> Argument {
+            check_tensor(st, s.proxy(), where);
+            return Argument(NodeId(s.proxy().symbolic_ref().node));
           },
           [&](const ValueList& list) {
             ArgumentList items;

@@ -48,7 +48,7 @@ Tensor RepeatedConvImpl::forward(const Tensor& x) {
 Tensor OpaqueMedianCenterImpl::forward(const Tensor& x) { return subtract_median(x); }
 
 Tensor PositiveChannelMaskImpl::forward(const Tensor& x) {
-  const std::int64_t channels = x.size(1);
+  const SymInt channels = x.size(1);
   const std::int64_t k = (x.mean({0, 2, 3}) > 0).sum().item<std::int64_t>();  // a size read from data
   const Tensor mask = cat({ones({k}), zeros({channels - k})}).reshape({1, channels, 1, 1});
   return x * mask;

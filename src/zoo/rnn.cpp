@@ -25,6 +25,7 @@ ElmanRNNImpl::ElmanRNNImpl(const RNNConfig& config, std::source_location where)
   head = register_module("head", nn::Linear(config.hidden, config.vocab));
 }
 
+const int ElmanRNNImpl::length_loop_line = __LINE__ + 4;  // the `for` below
 Tensor ElmanRNNImpl::forward(const Tensor& tokens) {
   const Tensor x = embed(tokens);  // B, T, embed
   Tensor h = zeros({x.size(0), config.hidden});

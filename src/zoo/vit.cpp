@@ -24,7 +24,7 @@ AttentionImpl::AttentionImpl(std::int64_t dim, std::int64_t heads, std::source_l
 }
 
 Tensor AttentionImpl::forward(const Tensor& x) {
-  const std::int64_t B = x.size(0), N = x.size(1), C = x.size(2);
+  const SymInt B = x.size(0), N = x.size(1), C = x.size(2);
   const Tensor packed = qkv(x).reshape({B, N, 3, heads, head_dim}).permute({2, 0, 3, 1, 4});
   const Tensor q = packed.select(0, 0), k = packed.select(0, 1), v = packed.select(0, 2);
   Tensor attn = matmul(q, k.transpose(-2, -1)) * scale;

@@ -20,7 +20,7 @@ TEST_CASE("a schema parses types, lists, optionals, defaults and keyword-only ar
   CHECK(s.args[5].type == ArgType::float_);
   CHECK(s.args[5].is_list);
   CHECK(s.args[5].is_optional);
-  CHECK_FALSE(s.returns_list);
+  CHECK_FALSE(s.returns_list());
   CHECK(s.find_arg("eps") == 3u);
   CHECK_FALSE(s.find_arg("nope").has_value());
 }
@@ -37,6 +37,14 @@ TEST_CASE("every registered schema prints back to text that parses to the same s
         "chunk(Tensor self, int chunks, int dim=0) -> Tensor[]");
   CHECK(to_string(parse_schema("f(Tensor|Scalar a, *, bool b=True) -> Tensor")) ==
         "f(Tensor|Scalar a, *, bool b=True) -> Tensor");
+  // Size arithmetic: qualified names (fx's `operator.mul`) and number results.
+  const OpSchema mul = parse_schema("operator.mul(int a, int b) -> int");
+  CHECK(mul.name == "operator.mul");
+  CHECK(mul.returns == ReturnType::int_);
+  CHECK(mul.returns_number());
+  CHECK(to_string(mul) == "operator.mul(int a, int b) -> int");
+  CHECK(parse_schema("operator.lt(int a, int b) -> bool").returns == ReturnType::bool_);
+  CHECK(parse_schema("f(Tensor x) -> Tensor[]").returns_list());
   const OpSchema floats = parse_schema("f(float x=1.0, float[] s=[2.0, 0.5]) -> Tensor");
   CHECK(to_string(floats) == "f(float x=1.0, float[] s=[2.0, 0.5]) -> Tensor");
   CHECK(parse_schema(to_string(floats)).args[0].default_value->is_double());
@@ -46,8 +54,13 @@ TEST_CASE("schema syntax errors name the schema and the column") {
   CHECK_THROWS_WITH_AS(parse_schema("f(Tensr x) -> Tensor"),
                        "invalid op schema 'f(Tensr x) -> Tensor': unknown argument type at column 3",
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(parse_schema("f(Tensor x) -> int"),
-                       doctest::Contains("expected the return type Tensor or Tensor[]"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_schema("f(Tensor x) -> float"),
+                       doctest::Contains("expected the return type Tensor, Tensor[], int or bool"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_schema("f(Tensor x.y) -> Tensor"), doctest::Contains("expected ')' at column 11"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(parse_schema(".f(Tensor x) -> Tensor"), doctest::Contains("expected op name at column 1"),
+                       std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_schema("f(int a=1, int b) -> Tensor"),
                        doctest::Contains("argument 'b' without a default follows one with a default"),
                        std::invalid_argument);

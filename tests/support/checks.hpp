@@ -76,6 +76,13 @@ inline double max_abs_diff(const Tensor& a, const Tensor& b) {
   return m;
 }
 
+/// Largest |traced - eager| relative to the largest |eager| (DESIGN's traced == eager check).
+inline double max_rel_error(const Tensor& traced, const Tensor& eager) {
+  double scale = 1e-12;
+  for (double v : eager.to_vector<double>()) scale = std::max(scale, std::abs(v));
+  return max_abs_diff(traced, eager) / scale;
+}
+
 /// An integer in [lo, hi].
 inline std::int64_t uniform_int(Generator& gen, std::int64_t lo, std::int64_t hi) {
   return lo + static_cast<std::int64_t>(gen.bits() % static_cast<std::uint64_t>(hi - lo + 1));

@@ -25,7 +25,7 @@ inline bool same_state(const Module& a, const Module& b) {
     if (x.dtype() != y.dtype() || x.shape() != y.shape()) return false;
     if (x.dtype() != DType::float32 || !x.is_contiguous() || !y.is_contiguous()) {
       if (x.to_vector<double>() != y.to_vector<double>()) return false;
-    } else if (!std::equal(x.data_ptr<float>(), x.data_ptr<float>() + x.numel(), y.data_ptr<float>())) {
+    } else if (!std::equal(x.data_ptr<float>(), x.data_ptr<float>() + *x.shape().numel(), y.data_ptr<float>())) {
       return false;
     }
   }

@@ -11,18 +11,21 @@
 #include <optional>
 #include <source_location>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace symtrace {
 
 using Where = std::source_location;
 
-/// A tensor of `shape` filled with 0.
-[[nodiscard]] Tensor zeros(const IntList& shape, DType dtype = DType::float32, Where where = Where::current());
-/// A tensor of `shape` filled with 1.
-[[nodiscard]] Tensor ones(const IntList& shape, DType dtype = DType::float32, Where where = Where::current());
-/// A tensor of `shape` filled with `value` (dtype defaults to the value's: bool, int64, float32).
-[[nodiscard]] Tensor full(const IntList& shape, Scalar value, std::optional<DType> dtype = std::nullopt,
+/// A tensor of `shape` filled with 0. A shape holding a proxy SymInt (`zeros({x.size(0), 16})`
+/// traced with an unknown batch) gives a symbolic tensor: the trace records a `zeros` node.
+[[nodiscard]] Tensor zeros(const SymIntList& shape, DType dtype = DType::float32, Where where = Where::current());
+/// A tensor of `shape` filled with 1 (symbolic as `zeros` is).
+[[nodiscard]] Tensor ones(const SymIntList& shape, DType dtype = DType::float32, Where where = Where::current());
+/// A tensor of `shape` filled with `value` (dtype defaults to the value's: bool, int64, float32;
+/// symbolic as `zeros` is).
+[[nodiscard]] Tensor full(const SymIntList& shape, Scalar value, std::optional<DType> dtype = std::nullopt,
                           Where where = Where::current());
 /// 0, 1, ..., end-1 (int64 for integer bounds, float32 otherwise).
 [[nodiscard]] Tensor arange(Scalar end, std::optional<DType> dtype = std::nullopt, Where where = Where::current());
@@ -37,6 +40,9 @@ using Where = std::source_location;
 [[nodiscard]] Tensor rand(const IntList& shape, Generator& gen, Where where = Where::current());
 
 namespace detail {
+/// The `zeros`/`ones`/`full` op `name` called with a shape holding proxy SymInts: the active
+/// trace records it (defined by the ops layer).
+Tensor symbolic_full(std::string_view name, const SymIntList& shape, Scalar value, DType dtype, Where where);
 Tensor from_floats(std::span<const float> data, const IntList& shape, Where where);
 Tensor from_ints(std::span<const std::int64_t> data, const IntList& shape, Where where);
 Tensor from_bools(std::span<const bool> data, const IntList& shape, Where where);

@@ -32,6 +32,8 @@ namespace symtrace {
 class Tensor;
 using TensorList = std::vector<Tensor>;
 using IntList = std::vector<std::int64_t>;
+class SymInt;      // core/sym_int.hpp, included at the end of this file
+class SymIntList;
 
 /// The identity of a symbolic tensor: the trace that made it and its node there.
 /// `trace == 0` means "not symbolic".
@@ -99,15 +101,16 @@ class Tensor {
   [[nodiscard]] DType dtype() const;
   [[nodiscard]] const Shape& shape() const;
   [[nodiscard]] const TensorMeta& meta() const;
-  /// Number of dimensions.
+  /// Number of dimensions (always known: symbolic tensors have a known rank).
   [[nodiscard]] std::int64_t dim() const { return shape().ndim(); }
-  /// The size of dim `d` (negative `d` counts from the end). Throws TraceError when that dim
-  /// of a symbolic tensor is unknown, std::invalid_argument when `d` is out of range.
-  [[nodiscard]] std::int64_t size(std::int64_t d, Where where = Where::current()) const;
-  /// All sizes; throws TraceError when a dim is unknown.
-  [[nodiscard]] IntList sizes(Where where = Where::current()) const;
-  /// Number of elements; throws TraceError when it is unknown.
-  [[nodiscard]] std::int64_t numel(Where where = Where::current()) const;
+  /// The size of dim `d` (negative `d` counts from the end): a plain SymInt when known; for an
+  /// unknown dim of a symbolic tensor, a proxy naming a recorded `size` node. Throws
+  /// std::invalid_argument when `d` is out of range.
+  [[nodiscard]] SymInt size(std::int64_t d, Where where = Where::current()) const;
+  /// All sizes, as `size(d)` gives them.
+  [[nodiscard]] SymIntList sizes(Where where = Where::current()) const;
+  /// Number of elements: plain when known, else a proxy naming a recorded `numel` node.
+  [[nodiscard]] SymInt numel(Where where = Where::current()) const;
 
   // Concrete-only accessors (TraceError on a symbolic tensor, invalid_argument when undefined).
   [[nodiscard]] const detail::Strides& strides(Where where = Where::current()) const;
@@ -164,8 +167,8 @@ class Tensor {
   Tensor matmul(const Tensor& other, Where where = Where::current()) const;
   Tensor to(DType dtype, Where where = Where::current()) const;
 
-  Tensor reshape(const IntList& shape, Where where = Where::current()) const;
-  Tensor view(const IntList& shape, Where where = Where::current()) const;
+  Tensor reshape(const SymIntList& shape, Where where = Where::current()) const;
+  Tensor view(const SymIntList& shape, Where where = Where::current()) const;
   Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1,
                  Where where = Where::current()) const;
   Tensor permute(const IntList& dims, Where where = Where::current()) const;
@@ -174,7 +177,7 @@ class Tensor {
   /// Removes size-1 dims (only `dim` when given).
   Tensor squeeze(std::optional<std::int64_t> dim = std::nullopt,
                  Where where = Where::current()) const;
-  Tensor expand(const IntList& sizes, Where where = Where::current()) const;
+  Tensor expand(const SymIntList& sizes, Where where = Where::current()) const;
   Tensor contiguous(Where where = Where::current()) const;
   TensorList chunk(std::int64_t chunks, std::int64_t dim = 0, Where where = Where::current()) const;
   TensorList split(std::int64_t split_size, std::int64_t dim = 0,
@@ -209,12 +212,17 @@ struct Operand {
       : tensor(t), where(where), from_tensor(true) {}
   Operand(const Scalar& s, std::source_location where = std::source_location::current())  // NOLINT
       : scalar(s), where(where) {}
+  /// A size (`x / x.size(-1)`): a known one is a number; a proxy is recorded as an argument.
+  Operand(const SymInt& s, std::source_location where = std::source_location::current());  // NOLINT
   /// True when made from a Tensor (even an undefined one, which ops then reject).
   [[nodiscard]] bool is_tensor() const noexcept { return from_tensor; }
-  Tensor tensor;   ///< set when the operand is a tensor
+  /// True when made from a proxy SymInt (`tensor` is then its proxy).
+  [[nodiscard]] bool is_sym_int() const noexcept { return from_sym_int; }
+  Tensor tensor;   ///< set when the operand is a tensor (or the proxy of a SymInt)
   Scalar scalar;   ///< the number otherwise
   std::source_location where;
   bool from_tensor = false;
+  bool from_sym_int = false;
 };
 
 struct ScalarOperand {
@@ -255,3 +263,5 @@ template <>
 struct fmt::formatter<symtrace::Tensor> : fmt::formatter<std::string_view> {
   auto format(const symtrace::Tensor& t, format_context& ctx) const -> format_context::iterator;
 };
+
+#include "symtrace/core/sym_int.hpp"  // IWYU pragma: export (size() returns SymInt)

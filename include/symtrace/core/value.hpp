@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// `Value`: what flows through a module's `forward` and an op's argument list: none, bool,
-/// int64, double, string, dtype, Tensor, or a list of values. It is the boxed form the
+/// int64, double, string, dtype, Tensor, a list of values, or a proxy SymInt (a size unknown at
+/// trace time; known SymInts are stored as int64). It is the boxed form the
 /// type-erased module entry point, the op registry and (later) the interpreter exchange.
 
 #include "symtrace/core/dtype.hpp"
@@ -26,9 +27,9 @@ using ValueList = std::vector<Value>;
 struct Value {
   using None = boost::variant2::monostate;
   using Variant = boost::variant2::variant<None, bool, std::int64_t, double, std::string, DType,
-                                           Tensor, ValueList>;
+                                           Tensor, ValueList, SymInt>;
   /// Alternative indices, for switch statements.
-  enum class Kind : std::uint8_t { none, boolean, integer, floating, string, dtype, tensor, list };
+  enum class Kind : std::uint8_t { none, boolean, integer, floating, string, dtype, tensor, list, symint };
 
   Value() noexcept = default;
   Value(std::nullopt_t) noexcept {}  // NOLINT
@@ -43,6 +44,10 @@ struct Value {
   Value(const TensorList& l);        // NOLINT
   Value(const IntList& l);           // NOLINT
   Value(const std::vector<double>& l);  // NOLINT
+  /// A known SymInt becomes an int64, a proxy stays a SymInt.
+  Value(const SymInt& s);            // NOLINT
+  /// A list of ints and proxy SymInts.
+  Value(const SymIntList& l);        // NOLINT
   template <class T>
   Value(const std::optional<T>& o) {  // NOLINT
     if (o) *this = Value(*o);
@@ -59,10 +64,15 @@ struct Value {
   [[nodiscard]] bool is_dtype() const noexcept { return kind() == Kind::dtype; }
   [[nodiscard]] bool is_tensor() const noexcept { return kind() == Kind::tensor; }
   [[nodiscard]] bool is_list() const noexcept { return kind() == Kind::list; }
+  /// A proxy SymInt (a size unknown at trace time).
+  [[nodiscard]] bool is_symint() const noexcept { return kind() == Kind::symint; }
 
   // Checked accessors: each throws std::invalid_argument naming the expected and actual kind.
   [[nodiscard]] bool to_bool() const;
+  /// An int (also from a bool); a proxy SymInt throws TraceError (its value is unknown).
   [[nodiscard]] std::int64_t to_int() const;
+  /// An int or a proxy SymInt.
+  [[nodiscard]] SymInt to_sym_int() const;
   /// A double, also from an int.
   [[nodiscard]] double to_double() const;
   [[nodiscard]] Scalar to_scalar() const;
@@ -74,7 +84,7 @@ struct Value {
   [[nodiscard]] std::vector<double> to_double_list() const;
   [[nodiscard]] TensorList to_tensor_list() const;
 
-  /// "None", "bool", "int", "float", "str", "dtype", "Tensor", "list".
+  /// "None", "bool", "int", "float", "str", "dtype", "Tensor", "list", "SymInt".
   [[nodiscard]] std::string_view type_name() const noexcept;
 
   Variant value;

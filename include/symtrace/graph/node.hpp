@@ -45,6 +45,9 @@ using MetaEntries = std::vector<std::pair<std::string, Argument>>;
 namespace meta_keys {
 /// Set on a `call_module` node whose module could not be traced; the value is the reason.
 inline constexpr std::string_view failure = "failure";
+/// Set on a node whose value is not a tensor (size arithmetic: `int`, `bool`); the value is the
+/// type's name, printed where a tensor node prints its dtype and shape (`%size : int [...]`).
+inline constexpr std::string_view type = "type";
 }  // namespace meta_keys
 
 /// One operation in a graph. Not copyable; created and destroyed by its `Graph`.

@@ -14,6 +14,7 @@
 #include "symtrace/core/detail/small_vector.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <source_location>
 #include <span>
 #include <string_view>
@@ -46,10 +47,20 @@ constexpr bool has_flag(OpFlags set, OpFlags flag) noexcept {
 struct OutputMeta {
   boost::container::small_vector<TensorMeta, 1> outputs;
   bool is_list = false;  ///< the op returns Tensor[] (outputs may then hold any number)
+  /// The op returns a number (`-> int` or `-> bool`), described by `outputs[0]`: a 0-dim int64
+  /// or bool. Traced, it becomes a proxy SymInt or SymBool.
+  bool is_number = false;
   /// A single-tensor result.
   static OutputMeta single(DType dtype, Shape shape) {
     OutputMeta m;
     m.outputs.push_back(TensorMeta{dtype, std::move(shape)});
+    return m;
+  }
+  /// A number result: `DType::int64` for `-> int`, `DType::bool_` for `-> bool`.
+  static OutputMeta number(DType dtype) {
+    OutputMeta m;
+    m.outputs.push_back(TensorMeta{dtype, Shape{}});
+    m.is_number = true;
     return m;
   }
 };
@@ -90,6 +101,15 @@ struct OpCall {
     return args[i].is_none() ? std::nullopt : std::optional(args[i].to_int());
   }
   [[nodiscard]] IntList int_list(std::size_t i) const { return args[i].to_int_list(); }
+  /// What a size in `size_list` is when it is a proxy SymInt (unknown at trace time).
+  static constexpr std::int64_t unknown_size = std::numeric_limits<std::int64_t>::min();
+  /// An int[] of sizes that may hold proxy SymInts (`reshape({b, -1})` traced with an unknown
+  /// batch): each proxy reads as `unknown_size`.
+  [[nodiscard]] IntList size_list(std::size_t i) const {
+    IntList out;
+    for (const Value& v : args[i].to_list()) out.push_back(v.is_symint() ? unknown_size : v.to_int());
+    return out;
+  }
   [[nodiscard]] double real(std::size_t i) const { return args[i].to_double(); }
   [[nodiscard]] bool boolean(std::size_t i) const { return args[i].to_bool(); }
   [[nodiscard]] Scalar scalar(std::size_t i) const { return args[i].to_scalar(); }

@@ -4,7 +4,10 @@
 /// registration: `add(Tensor self, Tensor|Scalar other) -> Tensor`,
 /// `sum(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor`. Types: Tensor, int, float,
 /// bool, Scalar, str, ScalarType, the union `Tensor|Scalar`; a `[]` suffix makes a list and `?`
-/// makes it optional (None allowed). Arguments after a lone `*` are keyword-only.
+/// makes it optional (None allowed). Arguments after a lone `*` are keyword-only. Ops return
+/// `Tensor`, `Tensor[]`, or a number (`int`, `bool`: size arithmetic such as `size(Tensor self,
+/// int dim) -> int` and `operator.lt(int a, int b) -> bool`). An `int` argument also takes a
+/// proxy SymInt.
 
 #include "symtrace/core/value.hpp"
 
@@ -30,11 +33,19 @@ struct ArgSpec {
   std::optional<Value> default_value;  ///< set when the argument may be omitted
 };
 
+/// What an op returns.
+enum class ReturnType : std::uint8_t { Tensor, TensorList, int_, bool_ };
+
 /// A parsed op signature.
 struct OpSchema {
   std::string name;
   std::vector<ArgSpec> args;
-  bool returns_list = false;  ///< `-> Tensor[]` rather than `-> Tensor`
+  ReturnType returns = ReturnType::Tensor;
+  [[nodiscard]] bool returns_list() const noexcept { return returns == ReturnType::TensorList; }
+  /// True for `-> int` and `-> bool`.
+  [[nodiscard]] bool returns_number() const noexcept {
+    return returns == ReturnType::int_ || returns == ReturnType::bool_;
+  }
 
   /// Index of the argument called `arg`, or nullopt.
   [[nodiscard]] std::optional<std::size_t> find_arg(std::string_view arg) const noexcept;

@@ -28,14 +28,14 @@ namespace symtrace {
 
 using Where = std::source_location;
 
-Tensor reshape(const Tensor& x, const IntList& shape, Where where = Where::current());
-Tensor view(const Tensor& x, const IntList& shape, Where where = Where::current());
+Tensor reshape(const Tensor& x, const SymIntList& shape, Where where = Where::current());
+Tensor view(const Tensor& x, const SymIntList& shape, Where where = Where::current());
 Tensor flatten(const Tensor& x, std::int64_t start_dim = 0, std::int64_t end_dim = -1, Where where = Where::current());
 Tensor permute(const Tensor& x, const IntList& dims, Where where = Where::current());
 Tensor transpose(const Tensor& x, std::int64_t dim0, std::int64_t dim1, Where where = Where::current());
 Tensor unsqueeze(const Tensor& x, std::int64_t dim, Where where = Where::current());
 Tensor squeeze(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt, Where where = Where::current());
-Tensor expand(const Tensor& x, const IntList& sizes, Where where = Where::current());
+Tensor expand(const Tensor& x, const SymIntList& sizes, Where where = Where::current());
 Tensor contiguous(const Tensor& x, Where where = Where::current());
 Tensor slice(const Tensor& x, std::int64_t dim, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
              std::int64_t step = 1, Where where = Where::current());

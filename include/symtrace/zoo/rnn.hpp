@@ -4,7 +4,9 @@
 /// anchors): an embedding, an Elman cell h = tanh(ih(x_t) + hh(h)) unrolled by a C++ `for`
 /// loop over the time steps, and a linear head on the last hidden state. The loop bound is
 /// `tokens.size(1)`: it comes from the input's shape, not its data, so a tracer that knows the
-/// shape can unroll it (one `cell` call per step).
+/// shape can unroll it (one `cell` call per step). With an unknown batch it still traces: the
+/// initial state is `zeros({x.size(0), hidden})`, sized by a proxy. With an unknown length it
+/// cannot (a TraceError at the loop, `length_loop_line` of rnn.cpp).
 ///
 /// ```
 /// auto model = symtrace::zoo::rnn();  // 217'832 parameters
@@ -49,6 +51,8 @@ class ElmanRNNImpl : public TypedModule<ElmanRNNImpl> {
   explicit ElmanRNNImpl(const RNNConfig& config = {}, std::source_location where = std::source_location::current());
   /// tokens: int64 [B, T] -> logits [B, vocab]; runs the cell T times, from h = 0.
   virtual Tensor forward(const Tensor& tokens);
+  /// The line of rnn.cpp whose loop bound is the input's length.
+  static const int length_loop_line;
 
   RNNConfig config;
   nn::Embedding embed{nullptr};

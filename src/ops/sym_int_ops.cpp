@@ -1,0 +1,218 @@
+// Size arithmetic (DESIGN decision 2): Tensor::size/sizes/numel, the SymInt operators, and the
+// ops a trace records for proxies: fx's `size` and `numel` methods, its `operator.add`, ...
+// functions, and `zeros`/`ones`/`full` with a shape holding a proxy.
+//
+// Known sizes never reach the dispatcher: `x.size(0)` of a known dim and `n * 2` of known
+// operands are plain integer code, so tracing with example shapes records no size nodes.
+#include "symtrace/core/sym_int.hpp"
+
+#include "symtrace/core/error.hpp"
+#include "symtrace/core/factories.hpp"
+
+#include "ops/call_util.hpp"
+#include "ops/families.hpp"
+#include "ops/meta_util.hpp"
+
+#include <array>
+
+namespace symtrace {
+
+namespace {
+
+// Python's `//` and `%`: the quotient rounds toward negative infinity, the remainder has the
+// divisor's sign. `b` is nonzero.
+std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
+  std::int64_t q = a / b;
+  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+std::int64_t floor_mod(std::int64_t a, std::int64_t b) noexcept {
+  std::int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+// ---- Ops ---------------------------------------------------------------------------------
+
+OutputMeta size_meta(const OpCall& call) {
+  const Tensor& x = call.tensor(0);
+  (void)detail::wrap_dim(call, call.integer(1), x.dim(), x.shape());
+  return OutputMeta::number(DType::int64);
+}
+Value size_kernel(const OpCall& call, const OutputMeta&) {
+  const Tensor& x = call.tensor(0);
+  const std::int64_t d = detail::wrap_dim(call, call.integer(1), x.dim(), x.shape());
+  return x.shape()[static_cast<std::size_t>(d)].value();
+}
+
+OutputMeta numel_meta(const OpCall&) { return OutputMeta::number(DType::int64); }
+Value numel_kernel(const OpCall& call, const OutputMeta&) { return *call.tensor(0).shape().numel(); }
+
+OutputMeta int_meta(const OpCall&) { return OutputMeta::number(DType::int64); }
+OutputMeta bool_meta(const OpCall&) { return OutputMeta::number(DType::bool_); }
+// Division: a known zero divisor fails in the trace as it would when run.
+OutputMeta division_meta(const OpCall& call) {
+  if (call.arg(1).is_int() && call.integer(1) == 0) call.fail("integer division or modulo by zero");
+  return OutputMeta::number(DType::int64);
+}
+
+template <class F>
+KernelFn int_kernel() {
+  return [](const OpCall& call, const OutputMeta&) -> Value { return F{}(call.integer(0), call.integer(1)); };
+}
+struct Add { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return a + b; } };
+struct Sub { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return a - b; } };
+struct Mul { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return a * b; } };
+struct FloorDiv { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return floor_div(a, b); } };
+struct FloorMod { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return floor_mod(a, b); } };
+struct Eq { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a == b; } };
+struct Ne { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a != b; } };
+struct Lt { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a < b; } };
+struct Le { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a <= b; } };
+struct Gt { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a > b; } };
+struct Ge { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a >= b; } };
+
+// zeros / ones / full with sizes that may be proxies.
+Shape factory_shape(const OpCall& call) {
+  const IntList sizes = call.size_list(0);
+  Shape shape;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == OpCall::unknown_size) {
+      shape.push_back(Dim::unknown());
+    } else if (sizes[i] < 0) {
+      call.fail("size {} at dim {} of shape {} is negative", sizes[i], i, detail::size_list_text(sizes));
+    } else {
+      shape.push_back(sizes[i]);
+    }
+  }
+  return shape;
+}
+OutputMeta filled_meta(const OpCall& call) {
+  return OutputMeta::single(call.dtype(call.args.size() - 1), factory_shape(call));
+}
+Value filled_kernel(const OpCall& call, const OutputMeta& meta) {
+  const Scalar value = call.op.name() == "full" ? call.scalar(1) : Scalar(call.op.name() == "ones" ? 1 : 0);
+  return full(meta.outputs[0].shape.sizes(), value, meta.outputs[0].dtype, call.where);
+}
+
+// ---- Dispatch of the symbolic path ----------------------------------------------------------
+
+/// Records `op` on operands at least one of which is a proxy; the result's proxy tensor.
+Tensor record(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b) {
+  const std::array<Value, 2> args{Value(a.value), Value(b.value)};
+  const Value result = dispatch(op, args, b.where, CallStyle::function);
+  const SymInt* proxy = boost::variant2::get_if<SymInt>(&result.value);
+  SYMTRACE_ASSERT(proxy != nullptr, "a traced size operation did not return a proxy");
+  return proxy->proxy();
+}
+
+template <class F>
+SymInt arithmetic(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b) {
+  if (a.value.is_known() && b.value.is_known()) [[likely]]
+    return F{}(*a.value.maybe(), *b.value.maybe());
+  return SymInt::symbolic(record(op, a, b), b.where);
+}
+
+template <class F>
+SymInt division(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b, const char* what) {
+  if (b.value.maybe() == 0) throw_invalid_argument(b.where, "SymInt {}: integer division or modulo by zero", what);
+  return arithmetic<F>(op, a, b);
+}
+
+template <class F>
+SymBool comparison(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b) {
+  if (a.value.is_known() && b.value.is_known()) [[likely]]
+    return F{}(*a.value.maybe(), *b.value.maybe());
+  return SymBool::symbolic(record(op, a, b), b.where);
+}
+
+}  // namespace
+
+void detail::register_sym_int_ops(OpRegistry& r) {
+  r.add("size(Tensor self, int dim) -> int", size_meta, size_kernel);
+  r.add("numel(Tensor self) -> int", numel_meta, numel_kernel);
+  r.add("operator.add(int a, int b) -> int", int_meta, int_kernel<Add>());
+  r.add("operator.sub(int a, int b) -> int", int_meta, int_kernel<Sub>());
+  r.add("operator.mul(int a, int b) -> int", int_meta, int_kernel<Mul>());
+  r.add("operator.floordiv(int a, int b) -> int", division_meta, int_kernel<FloorDiv>());
+  r.add("operator.mod(int a, int b) -> int", division_meta, int_kernel<FloorMod>());
+  r.add("operator.eq(int a, int b) -> bool", bool_meta, int_kernel<Eq>());
+  r.add("operator.ne(int a, int b) -> bool", bool_meta, int_kernel<Ne>());
+  r.add("operator.lt(int a, int b) -> bool", bool_meta, int_kernel<Lt>());
+  r.add("operator.le(int a, int b) -> bool", bool_meta, int_kernel<Le>());
+  r.add("operator.gt(int a, int b) -> bool", bool_meta, int_kernel<Gt>());
+  r.add("operator.ge(int a, int b) -> bool", bool_meta, int_kernel<Ge>());
+  r.add("zeros(int[] size, ScalarType dtype) -> Tensor", filled_meta, filled_kernel);
+  r.add("ones(int[] size, ScalarType dtype) -> Tensor", filled_meta, filled_kernel);
+  r.add("full(int[] size, Scalar fill_value, ScalarType dtype) -> Tensor", filled_meta, filled_kernel);
+}
+
+// ---- Tensor's size queries ----------------------------------------------------------------
+
+SymInt Tensor::size(std::int64_t d, Where where) const {
+  const std::int64_t rank = dim();
+  if (d < -rank || d >= rank)
+    throw_invalid_argument(where, "size(): dimension {} is out of range for a tensor of shape {} (expected -{} to {})",
+                           d, shape(), rank, rank - 1);
+  const Dim size = shape()[static_cast<std::size_t>(d < 0 ? d + rank : d)];
+  if (size.is_known()) [[likely]]
+    return size.raw();
+  const std::array<Value, 2> args{Value(*this), Value(d)};
+  Value result = dispatch(SYMTRACE_OP("size"), args, where, CallStyle::method);
+  return result.to_sym_int();
+}
+
+SymIntList Tensor::sizes(Where where) const {
+  std::vector<SymInt> out;
+  out.reserve(static_cast<std::size_t>(dim()));
+  for (std::int64_t i = 0; i < dim(); ++i) out.push_back(size(i, where));
+  return out;
+}
+
+SymInt Tensor::numel(Where where) const {
+  if (const std::optional<std::int64_t> n = shape().numel()) [[likely]]
+    return *n;
+  const std::array<Value, 1> args{Value(*this)};
+  return dispatch(SYMTRACE_OP("numel"), args, where, CallStyle::method).to_sym_int();
+}
+
+// ---- SymInt operators -------------------------------------------------------------------------
+
+SymInt operator+(const SymIntOperand& a, const SymIntOperand& b) { return arithmetic<Add>(SYMTRACE_OP("operator.add"), a, b); }
+SymInt operator-(const SymIntOperand& a, const SymIntOperand& b) { return arithmetic<Sub>(SYMTRACE_OP("operator.sub"), a, b); }
+SymInt operator*(const SymIntOperand& a, const SymIntOperand& b) { return arithmetic<Mul>(SYMTRACE_OP("operator.mul"), a, b); }
+SymInt operator/(const SymIntOperand& a, const SymIntOperand& b) {
+  return division<FloorDiv>(SYMTRACE_OP("operator.floordiv"), a, b, "division");
+}
+SymInt operator%(const SymIntOperand& a, const SymIntOperand& b) {
+  return division<FloorMod>(SYMTRACE_OP("operator.mod"), a, b, "modulo");
+}
+SymBool operator==(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Eq>(SYMTRACE_OP("operator.eq"), a, b); }
+SymBool operator!=(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Ne>(SYMTRACE_OP("operator.ne"), a, b); }
+SymBool operator<(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Lt>(SYMTRACE_OP("operator.lt"), a, b); }
+SymBool operator<=(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Le>(SYMTRACE_OP("operator.le"), a, b); }
+SymBool operator>(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Gt>(SYMTRACE_OP("operator.gt"), a, b); }
+SymBool operator>=(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Ge>(SYMTRACE_OP("operator.ge"), a, b); }
+
+Operand::Operand(const SymInt& s, std::source_location where) : where(where) {
+  if (s.is_known()) {
+    scalar = *s.maybe();
+  } else {
+    tensor = s.proxy();
+    from_sym_int = true;
+  }
+}
+
+// ---- Factories with proxy sizes -------------------------------------------------------------
+
+Tensor detail::symbolic_full(std::string_view name, const SymIntList& shape, Scalar value, DType dtype, Where where) {
+  if (name == "full") {
+    const std::array<Value, 3> args{Value(shape), Value(value), Value(dtype)};
+    return detail::take_tensor(dispatch(SYMTRACE_OP("full"), args, where, CallStyle::function));
+  }
+  const std::array<Value, 2> args{Value(shape), Value(dtype)};
+  const OpDef& op = name == "ones" ? SYMTRACE_OP("ones") : SYMTRACE_OP("zeros");
+  return detail::take_tensor(dispatch(op, args, where, CallStyle::function));
+}
+
+}  // namespace symtrace
