@@ -10,6 +10,7 @@
 #include "symtrace/core/shape.hpp"
 #include "symtrace/core/tensor.hpp"
 #include "symtrace/core/value.hpp"
+#include "symtrace/ops/callable.hpp"
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/ops/linalg.hpp"
 #include "symtrace/ops/nn_functional.hpp"

@@ -3,5 +3,6 @@
 /// The `trace` layer: symbolic tracing of modules into graphs (Tracer, symbolic_trace,
 /// TracingState).
 
+#include "symtrace/trace/cond.hpp"
 #include "symtrace/trace/tracer.hpp"
 #include "symtrace/trace/tracing_state.hpp"

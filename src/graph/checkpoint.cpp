@@ -13,8 +13,8 @@ namespace symtrace::detail {
 
 std::uint64_t GraphImpl::open_checkpoint() {
   std::uint64_t serial = next_serial_++;
-  checkpoints_.push_back(CheckpointRecord{serial, log_.size(), num_slots(), constants.size(), arena_.mark(),
-                                          point_mode_, point_anchor_});
+  checkpoints_.push_back(CheckpointRecord{serial, log_.size(), num_slots(), constants.size(), subgraphs.size(),
+                                          arena_.mark(), point_mode_, point_anchor_});
   return serial;
 }
 
@@ -42,6 +42,7 @@ void GraphImpl::rollback(std::uint64_t serial) noexcept {
   }
   arena_.release(record.arena);
   constants.erase(constants.begin() + static_cast<std::ptrdiff_t>(record.num_constants), constants.end());
+  subgraphs.erase(subgraphs.begin() + static_cast<std::ptrdiff_t>(record.num_subgraphs), subgraphs.end());
   point_mode_ = record.point_mode;
   point_anchor_ = record.point_anchor;
   checkpoints_.erase(it, checkpoints_.end());

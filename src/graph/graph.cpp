@@ -153,6 +153,31 @@ const Tensor* Graph::find_constant(std::string_view name) const noexcept {
   return index < impl_->constants.size() ? &impl_->constants[index] : nullptr;
 }
 
+std::string Graph::add_subgraph(std::string_view base, Graph subgraph) {
+  auto& subgraphs = impl().subgraphs;
+  // Subgraphs are few (one pair per cond): counting those of the same base is cheap.
+  std::size_t index = 0;
+  for (const auto& [name, graph] : subgraphs) {
+    if (name.size() > base.size() && name.starts_with(base) && name[base.size()] == '_') ++index;
+  }
+  std::string name = fmt::format("{}_{}", base, index);
+  subgraphs.emplace_back(name, std::make_shared<const Graph>(std::move(subgraph)));
+  return name;
+}
+
+const Graph* Graph::find_subgraph(std::string_view name) const noexcept {
+  if (!impl_) return nullptr;
+  for (const auto& [n, graph] : impl_->subgraphs) {
+    if (n == name) return graph.get();
+  }
+  return nullptr;
+}
+
+const std::vector<std::pair<std::string, std::shared_ptr<const Graph>>>& Graph::subgraphs() const noexcept {
+  static const std::vector<std::pair<std::string, std::shared_ptr<const Graph>>> none;
+  return impl_ ? impl_->subgraphs : none;
+}
+
 void Graph::add_guard(std::string input, Argument value) {
   impl().guards.push_back(Guard{std::move(input), std::move(value)});
 }

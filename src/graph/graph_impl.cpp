@@ -114,7 +114,7 @@ std::vector<NodeId> node_refs(const Arguments& args, const KeywordArguments& kwa
 GraphImpl::GraphImpl(Graph* owner_graph) : owner(owner_graph) {}
 
 GraphImpl::GraphImpl(const GraphImpl& other, Graph* owner_graph)
-    : owner(owner_graph), constants(other.constants), guards(other.guards), names_(other.names_, arena_), scopes_(other.scopes_) {
+    : owner(owner_graph), constants(other.constants), guards(other.guards), subgraphs(other.subgraphs), names_(other.names_, arena_), scopes_(other.scopes_) {
   UsePoolScope pool(use_pool_);
   try {
     copy_nodes(other);

@@ -186,6 +186,8 @@ class GraphImpl {
   std::size_t live_count = 0;
   std::vector<Tensor> constants;  // Graph::add_constant; append-only, truncated by rollback
   std::vector<Graph::Guard> guards;  // Graph::add_guard
+  // Graph::add_subgraph; append-only (shared by copies: subgraphs are immutable), truncated by rollback
+  std::vector<std::pair<std::string, std::shared_ptr<const Graph>>> subgraphs;
   const GraphStorage& storage() const noexcept { return storage_; }
 
  private:
@@ -216,6 +218,7 @@ class GraphImpl {
     std::size_t log_size;
     std::size_t num_slots;
     std::size_t num_constants;
+    std::size_t num_subgraphs;
     TextArena::Mark arena;
     std::uint8_t point_mode;
     NodeId point_anchor;

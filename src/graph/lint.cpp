@@ -178,6 +178,14 @@ void GraphImpl::lint() const {
       }
     }
   }
+  // Subgraphs (cond branches) are graphs of their own, held to the same rules.
+  for (const auto& [sub_name, sub] : subgraphs) {
+    try {
+      sub->lint();
+    } catch (const LintError& e) {
+      fail("in subgraph '{}': {}", sub_name, std::string_view(e.what()).substr(std::string_view("graph lint: ").size()));
+    }
+  }
 }
 
 }  // namespace symtrace::detail

@@ -39,7 +39,8 @@ GraphModule::GraphModule(const std::shared_ptr<Module>& root, Graph graph, std::
   for (const Node& node : graph_.nodes()) {
     if (node.op() == OpKind::call_module) {
       (void)get_submodule(node.target(), where);
-    } else if (node.op() == OpKind::get_attr && graph_.find_constant(node.target()) == nullptr) {
+    } else if (node.op() == OpKind::get_attr && graph_.find_constant(node.target()) == nullptr &&
+               graph_.find_subgraph(node.target()) == nullptr) {
       (void)get_tensor(node.target(), where);
     }
   }

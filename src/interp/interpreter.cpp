@@ -4,6 +4,7 @@
 #include "symtrace/graph/printer.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/ops/dispatch.hpp"
+#include "symtrace/trace/cond.hpp"
 
 #include <fmt/format.h>
 
@@ -42,6 +43,17 @@ struct Environment {
   }
 };
 
+/// A cond node: runs the subgraph its predicate picks on the operands.
+Value run_cond(Module& module, const Graph& graph, const ValueList& args) {
+  if (args.size() != 4 || !args[0].is_tensor() || !args[1].is_string() || !args[2].is_string() || !args[3].is_list()) {
+    throw std::invalid_argument("cond takes a predicate, two subgraphs and a list of operands");
+  }
+  const std::string& name = args[0].to_tensor().to_bool() ? args[1].to_string_ref() : args[2].to_string_ref();
+  const Graph* branch = graph.find_subgraph(name);
+  if (branch == nullptr) throw std::invalid_argument(fmt::format("cond: the graph has no subgraph '{}'", name));
+  return Interpreter(module, *branch).run(args[3].to_list());
+}
+
 Value run_node(Module& module, const Graph& graph, const Node& node, const Environment& env,
                const ValueList& inputs, std::size_t& next_input) {
   ValueList args;
@@ -54,6 +66,7 @@ Value run_node(Module& module, const Graph& graph, const Node& node, const Envir
       return inputs[next_input++];
     case OpKind::get_attr:
       if (const Tensor* constant = graph.find_constant(node.target())) return *constant;
+      if (graph.find_subgraph(node.target()) != nullptr) return std::string(node.target());  // read by cond
       return module.get_tensor(node.target());
     case OpKind::call_function:
     case OpKind::call_method:
@@ -68,6 +81,7 @@ Value run_node(Module& module, const Graph& graph, const Node& node, const Envir
         }
         return list[static_cast<std::size_t>(i)];
       }
+      if (node.target() == cond_target) return run_cond(module, graph, args);
       return call(node.target(), std::move(args), std::move(kwargs), node.where());
     case OpKind::call_module:
       return module.get_submodule(node.target()).call(args, node.where());

@@ -36,6 +36,25 @@ void check_outputs(const OpCall& call, const OutputMeta& meta, const Value& resu
                     "kernel returned something other than the number its meta function promised");
     return;
   }
+  // A callable is user code: a disagreement with its meta function is the user's to fix.
+  if (call.op.callable) [[unlikely]] {
+    auto check_callable = [&](const TensorMeta& expected, const Value& v) {
+      const Tensor* t = boost::variant2::get_if<Tensor>(&v.value);
+      if (t == nullptr || !t->defined())
+        call.fail("the callable returned {} where its schema says Tensor", v.type_name());
+      if (t->meta() != expected)
+        call.fail("the callable returned {} but its meta function said {}; make the meta function describe "
+                  "what the function returns", t->meta(), expected);
+    };
+    if (!meta.is_list) return check_callable(meta.outputs.at(0), result);
+    const ValueList* list = boost::variant2::get_if<ValueList>(&result.value);
+    if (list == nullptr || list->size() != meta.outputs.size())
+      call.fail("the callable returned {} but its meta function said a list of {} tensors",
+                list ? fmt::format("a list of {}", list->size()) : std::string(result.type_name()),
+                meta.outputs.size());
+    for (std::size_t i = 0; i < list->size(); ++i) check_callable(meta.outputs[i], (*list)[i]);
+    return;
+  }
   auto check = [&](const TensorMeta& expected, const Value& v) {
     const Tensor* t = boost::variant2::get_if<Tensor>(&v.value);
     SYMTRACE_ASSERT(t && t->defined(), "kernel returned something other than a tensor");

@@ -6,12 +6,17 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
+#include <shared_mutex>
 #include <stdexcept>
 
 namespace symtrace {
 
 struct OpRegistry::Impl {
   std::map<std::string, OpDef, std::less<>> ops;  // node-based: OpDef addresses are stable
+  // Callables, added at run time: read under a shared lock, after the built-in ops.
+  mutable std::shared_mutex runtime_mutex;
+  mutable std::map<std::string, OpDef, std::less<>> runtime_ops;
 };
 
 OpRegistry::OpRegistry() : impl_(std::make_unique<Impl>()) {
@@ -38,7 +43,7 @@ const OpRegistry& OpRegistry::instance() {
 }
 
 void OpRegistry::add(std::string_view schema, MetaFn meta, KernelFn kernel, OpFlags flags) {
-  OpDef def{parse_schema(schema), meta, kernel, flags};
+  OpDef def{parse_schema(schema), meta, kernel, flags, nullptr};
   if (!meta || !kernel)
     throw std::invalid_argument(fmt::format("op '{}' needs a meta function and a kernel", def.name()));
   const std::string name = def.name();
@@ -47,8 +52,24 @@ void OpRegistry::add(std::string_view schema, MetaFn meta, KernelFn kernel, OpFl
 }
 
 const OpDef* OpRegistry::find(std::string_view name) const noexcept {
-  const auto it = impl_->ops.find(name);
-  return it == impl_->ops.end() ? nullptr : &it->second;
+  if (const auto it = impl_->ops.find(name); it != impl_->ops.end()) [[likely]]
+    return &it->second;
+  std::shared_lock lock(impl_->runtime_mutex);
+  const auto it = impl_->runtime_ops.find(name);
+  return it == impl_->runtime_ops.end() ? nullptr : &it->second;
+}
+
+const OpDef& OpRegistry::add_runtime(OpDef def, std::source_location where) const {
+  const std::string name = def.name();
+  if (impl_->ops.contains(name))
+    throw_invalid_argument(where, "cannot register '{}': a built-in op has that name; choose another (e.g. "
+                                  "qualify it: 'mylib.{}')", name, name);
+  std::unique_lock lock(impl_->runtime_mutex);
+  const auto [it, inserted] = impl_->runtime_ops.emplace(name, std::move(def));
+  if (!inserted)
+    throw_invalid_argument(where, "cannot register '{}': a callable of that name is already registered "
+                                  "(register each callable once, e.g. at namespace scope)", name);
+  return it->second;
 }
 
 namespace {

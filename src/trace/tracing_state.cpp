@@ -16,7 +16,7 @@ thread_local TracingState* current_state = nullptr;
 }  // namespace
 
 TracingState::TracingState(Tracer& tracer, Graph& graph, const Module& root)
-    : ids_{next_trace_id.fetch_add(1, std::memory_order_relaxed)}, tracer_(tracer), graph_(graph), root_(root) {
+    : ids_{next_trace_id.fetch_add(1, std::memory_order_relaxed)}, tracer_(tracer), graph_(&graph), root_(root) {
   for (const NamedModule& m : root.named_modules()) module_paths_.emplace(m.module, m.path);
   for (const NamedTensor& t : root.named_parameters()) tensor_paths_.emplace(t.tensor.impl_ptr().get(), t.name);
   for (const NamedTensor& t : root.named_buffers()) tensor_paths_.emplace(t.tensor.impl_ptr().get(), t.name);
@@ -49,6 +49,17 @@ SideRun::SideRun(TracingState& state) : state_(state) {
 }
 
 SideRun::~SideRun() { state_.ids_.pop_back(); }
+
+SubgraphRun::SubgraphRun(TracingState& state, Graph& subgraph)
+    : state_(state), graph_(state.graph_), ids_{next_trace_id.fetch_add(1, std::memory_order_relaxed)} {
+  std::swap(state_.ids_, ids_);  // noexcept: the fresh id list was made above
+  state_.graph_ = &subgraph;
+}
+
+SubgraphRun::~SubgraphRun() {
+  state_.graph_ = graph_;
+  std::swap(state_.ids_, ids_);
+}
 
 TraceScope::TraceScope(TracingState& state) : previous_(current_state), hook_(&state.tracer()) {
   current_state = &state;

@@ -150,6 +150,16 @@ class Graph {
   /// The number of constants.
   [[nodiscard]] std::size_t num_constants() const noexcept;
 
+  /// Stores `subgraph` (a branch of `cond`, traced separately) and returns its name,
+  /// `base` with a counter (`true_graph_0`), which a `get_attr` node reads. Subgraphs are
+  /// immutable once added; copies of the graph share them; rollback removes those added since
+  /// the checkpoint.
+  std::string add_subgraph(std::string_view base, Graph subgraph);
+  /// The subgraph called `name`, or nullptr.
+  [[nodiscard]] const Graph* find_subgraph(std::string_view name) const noexcept;
+  /// The subgraphs with their names, in the order they were added.
+  [[nodiscard]] const std::vector<std::pair<std::string, std::shared_ptr<const Graph>>>& subgraphs() const noexcept;
+
   /// A value an input was specialised on when the graph was traced (fx's concrete_args):
   /// running the graph with another value for that input is refused.
   struct Guard {

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <source_location>
 #include <span>
 #include <string_view>
@@ -71,12 +72,19 @@ using MetaFn = OutputMeta (*)(const OpCall& call);
 /// Computes the outputs of an all-concrete call, given what the meta function returned.
 using KernelFn = Value (*)(const OpCall& call, const OutputMeta& meta);
 
+namespace detail {
+struct CallableFns;  // ops/callable.cpp
+}
+
 /// One op of the registry.
 struct OpDef {
   OpSchema schema;
   MetaFn meta = nullptr;
   KernelFn kernel = nullptr;
   OpFlags flags = OpFlags::none;
+  /// Set for a callable (register_callable): the user's functions, which `meta` and `kernel`
+  /// forward to.
+  std::shared_ptr<const detail::CallableFns> callable;
   [[nodiscard]] const std::string& name() const noexcept { return schema.name; }
   [[nodiscard]] bool has(OpFlags flag) const noexcept { return has_flag(flags, flag); }
 };

@@ -24,6 +24,7 @@
 #include "symtrace/graph/graph.hpp"
 #include "symtrace/nn/module_call_hook.hpp"
 #include "symtrace/ops/op.hpp"
+#include "symtrace/trace/cond.hpp"
 
 #include <source_location>
 #include <string_view>
@@ -102,6 +103,12 @@ class Tracer : public ModuleCallHook {
   /// Records the call of an op with at least one symbolic argument and returns its symbolic
   /// result (the op dispatcher calls this).
   virtual Value record_op(const OpCall& call);
+
+  /// Records `cond` with a symbolic predicate (cond calls this): each branch is traced into a
+  /// subgraph of the graph, then one `higher_order.cond` node and a `getitem` per result are
+  /// recorded. Nothing is recorded when a branch fails or the branches disagree.
+  Value record_cond(const Tensor& pred, const CondBranch& then_fn, const CondBranch& else_fn,
+                    const TensorList& operands, std::source_location where);
 
   // ---- Leaf registration (per tracer: no hidden global registry) --------------------------
 

@@ -52,7 +52,8 @@ class TracingState {
   /// a side run still going on).
   [[nodiscard]] bool accepts(std::uint64_t id) const noexcept;
   [[nodiscard]] Tracer& tracer() const noexcept { return tracer_; }
-  [[nodiscard]] Graph& graph() const noexcept { return graph_; }
+  /// The graph nodes go into now (a cond branch's subgraph while one is traced).
+  [[nodiscard]] Graph& graph() const noexcept { return *graph_; }
   [[nodiscard]] const Module& root() const noexcept { return root_; }
 
   /// The module being traced through now (the root at first).
@@ -70,10 +71,11 @@ class TracingState {
   friend class FrameScope;
   friend class TraceScope;
   friend class SideRun;
+  friend class SubgraphRun;
 
   std::vector<std::uint64_t> ids_;  // the trace's id, then those of nested side runs
   Tracer& tracer_;
-  Graph& graph_;
+  Graph* graph_;
   const Module& root_;
   std::vector<Frame> frames_;
   std::unordered_map<const Module*, std::string> module_paths_;
@@ -105,6 +107,23 @@ class SideRun {
 
  private:
   TracingState& state_;
+};
+
+/// Records into `subgraph` for the scope's lifetime (a branch of `cond`): nodes go there, and
+/// symbolic tensors get a fresh id under which only the subgraph's own tensors are accepted
+/// (a tensor of the enclosing graph names a node of another graph). The destructor restores
+/// the graph and the ids.
+class SubgraphRun {
+ public:
+  SubgraphRun(TracingState& state, Graph& subgraph);
+  ~SubgraphRun();
+  SubgraphRun(const SubgraphRun&) = delete;
+  SubgraphRun& operator=(const SubgraphRun&) = delete;
+
+ private:
+  TracingState& state_;
+  Graph* graph_;
+  std::vector<std::uint64_t> ids_;
 };
 
 /// Enters the module `module` at `path` for the scope's lifetime (nodes recorded meanwhile
