@@ -1,10 +1,18 @@
 #pragma once
-// Test support for whole models: finiteness, bit-identical state, a boxed call.
+// Test support for whole models: finiteness, bit-identical state, a boxed call, and the
+// trace / lint / interpret-equals-eager checks each zoo family runs on its models.
+
+#include "support/checks.hpp"
 
 #include <symtrace/symtrace.hpp>
 
+#include <doctest/doctest.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <string>
+#include <string_view>
 
 namespace symtrace::testing {
 
@@ -34,5 +42,42 @@ inline bool same_state(const Module& a, const Module& b) {
 
 /// The model called through its type-erased entry point on one tensor.
 inline Tensor run(Module& model, const Tensor& x) { return model.call({x}).to_tensor(); }
+
+/// `model` traced on one input spec with the default tracer; the graph must lint.
+inline Graph trace_and_lint(Module& model, const InputSpec& spec) {
+  Graph g = symbolic_trace(model, {spec});
+  CHECK_NOTHROW(g.lint());
+  return g;
+}
+
+/// Runs `g` (traced from `model`) on `x` with the interpreter and checks the result against
+/// `eager` (model's own output on `x`, computed once by the caller): same shape, and a
+/// largest error relative to the largest |eager| of at most 1e-5.
+inline void check_graph_runs_equal_to_eager(Module& model, const Graph& g, const Tensor& x, const Tensor& eager) {
+  const Tensor traced = Interpreter(model, g).run({x}).to_tensor();
+  REQUIRE(traced.shape() == eager.shape());
+  const double error = max_rel_error(traced, eager);
+  CAPTURE(error);
+  CHECK(error <= 1e-5);
+}
+
+/// "float32[?, 1000]": the dtype and shape of the value the graph returns (the output node's
+/// argument), or "none" when it has no tensor metadata.
+inline std::string result_meta(const Graph& g) {
+  const Node* output = g.output_node();
+  REQUIRE(output != nullptr);
+  if (const TensorMeta* own = output->tensor_meta()) return to_string(*own);
+  const std::vector<Node*> inputs = output->input_nodes();
+  REQUIRE(inputs.size() == 1);
+  const TensorMeta* meta = inputs.front()->tensor_meta();
+  return meta != nullptr ? to_string(*meta) : std::string("none");
+}
+
+/// The number of nodes of kind `op` whose target is `target`.
+inline std::size_t count_nodes(const Graph& g, OpKind op, std::string_view target) {
+  std::size_t n = 0;
+  for (const Node& node : g.nodes()) n += node.op() == op && node.target() == target;
+  return n;
+}
 
 }  // namespace symtrace::testing

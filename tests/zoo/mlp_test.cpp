@@ -116,3 +116,48 @@ TEST_CASE("a DeepMLP with a negative block count or fail_every of 0 is rejected"
   CHECK_THROWS_WITH_AS(zoo::deep_mlp(10, 0), doctest::Contains("DeepMLP(n_blocks=10, dim=64, fail_every=0)"),
                        std::invalid_argument);
 }
+
+namespace {
+
+// Traced with the example input, the graph is one placeholder, 4 nodes per block (fc, norm,
+// act, the residual add) and the output. Traced with a rank-2 input of unknown sizes, the
+// same nodes (no size is read) give [?, 64] (the first fc fixes the width, and the residual
+// add broadcasts against it), and the graph runs on a batch of 3.
+void check_deep_mlp_traces(std::string_view name, std::size_t blocks, std::uint64_t seed) {
+  manual_seed(seed);
+  const auto model = zoo::create(name);
+  model->eval();
+  const zoo::ModelInfo& info = zoo::info(name);
+  Generator gen(seed + 1);
+  const Tensor x = zoo::example_inputs(info, gen).at(0);  // 1x64
+  const Tensor batch3 = randn({3, 64}, gen);
+
+  const Graph shaped = testing::trace_and_lint(*model, x);
+  CHECK(shaped.size() == 1 + 4 * blocks + 1);
+  CHECK(testing::count_nodes(shaped, OpKind::call_function, "add") == blocks);
+  CHECK(testing::result_meta(shaped) == "float32[1, 64]");
+  const Graph unknown = testing::trace_and_lint(*model, InputSpec(Shape::unknown(2), info.inputs[0].dtype));
+  CHECK(unknown.size() == shaped.size());
+  CHECK(unknown.find_node("size") == nullptr);
+  CHECK(testing::result_meta(unknown) == "float32[?, 64]");
+
+  const Tensor eager = testing::run(*model, x);
+  testing::check_graph_runs_equal_to_eager(*model, shaped, x, eager);
+  testing::check_graph_runs_equal_to_eager(*model, unknown, x, eager);
+  testing::check_graph_runs_equal_to_eager(*model, unknown, batch3, testing::run(*model, batch3));
+  CHECK_THROWS_AS(Interpreter(*model, shaped).run({batch3}), std::invalid_argument);  // it knew 1x64
+}
+
+}  // namespace
+
+TEST_CASE("deep_mlp_100 traces with and without example shapes, lints, and its graph runs equal to eager") {
+  check_deep_mlp_traces("deep_mlp_100", 100, 30);
+}
+
+TEST_CASE("deep_mlp_1000 traces with and without example shapes, lints, and its graph runs equal to eager") {
+  check_deep_mlp_traces("deep_mlp_1000", 1000, 32);
+}
+
+TEST_CASE("deep_mlp_10000 traces with and without example shapes, lints, and its graph runs equal to eager") {
+  check_deep_mlp_traces("deep_mlp_10000", 10000, 34);
+}

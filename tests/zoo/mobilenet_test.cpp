@@ -154,3 +154,32 @@ TEST_CASE("MobileNetV2's configuration sets the class count and width, and rejec
   CHECK_THROWS_WITH_AS(zoo::MobileNetV2Impl({.num_classes = 10, .width_mult = -1.0}),
                        doctest::Contains("MobileNetV2: width_mult is -1; it must be positive"), std::invalid_argument);
 }
+
+// Traced with the example image, the graph knows every size; traced with a rank-4 input of
+// unknown sizes, it has the same nodes (adaptive pooling and flatten need no size read) and
+// runs on another batch and image size.
+TEST_CASE("mobilenet_v2 traces with and without example shapes, lints, and its graph runs equal to eager") {
+  manual_seed(30);
+  const auto model = zoo::create("mobilenet_v2");
+  model->eval();
+  const zoo::ModelInfo& info = zoo::info("mobilenet_v2");
+  Generator gen(31);
+  const Tensor x = zoo::example_inputs(info, gen).at(0);  // 1x3x224x224
+  const Tensor small = randn({2, 3, 64, 64}, gen);
+
+  const Graph shaped = testing::trace_and_lint(*model, x);
+  // placeholder; features.0 (3); features.1 (ConvBNReLU + conv + bn: 5); 16 expanding blocks
+  // x 8 and 10 residual adds; features.18 (3); pool, flatten, dropout, linear; output.
+  CHECK(shaped.size() == 1 + 3 + 5 + 16 * 8 + 10 + 3 + 4 + 1);
+  CHECK(shaped.size() == 155);
+  CHECK(testing::count_nodes(shaped, OpKind::call_function, "add") == 10);
+  CHECK(testing::result_meta(shaped) == "float32[1, 1000]");
+  const Graph unknown = testing::trace_and_lint(*model, InputSpec(Shape::unknown(4), info.inputs[0].dtype));
+  CHECK(unknown.size() == shaped.size());
+  CHECK(unknown.find_node("size") == nullptr);
+  CHECK(testing::result_meta(unknown) == "float32[?, 1000]");
+
+  testing::check_graph_runs_equal_to_eager(*model, shaped, x, run(*model, x));
+  testing::check_graph_runs_equal_to_eager(*model, unknown, small, run(*model, small));
+  CHECK_THROWS_AS(Interpreter(*model, shaped).run({small}), std::invalid_argument);  // it knew 1x3x224x224
+}

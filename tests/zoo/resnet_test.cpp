@@ -240,3 +240,55 @@ TEST_CASE("a bad ResNet configuration throws naming the problem and the caller's
                          doctest::Contains("ResNet: num_classes is 0; it must be positive"), std::invalid_argument);
   }
 }
+
+// Traced with the example image, the graph knows every size; traced with a rank-4 input of
+// unknown sizes, it has the same nodes (every size reaches the layers as a module argument, so
+// none is read into a `size` node) and runs on another batch and image size.
+TEST_CASE("resnet18 traces with and without example shapes, lints, and its graph runs equal to eager") {
+  manual_seed(30);
+  const auto model = zoo::create("resnet18");
+  model->eval();
+  const zoo::ModelInfo& info = zoo::info("resnet18");
+  Generator gen(31);
+  const Tensor x = zoo::example_inputs(info, gen).at(0);  // 1x3x224x224
+  const Tensor small = randn({2, 3, 64, 64}, gen);
+
+  const Graph shaped = testing::trace_and_lint(*model, x);
+  // placeholder, stem (conv1, bn1, relu, maxpool), 8 basic blocks x 7, 3 downsamples x 2,
+  // avgpool, flatten, fc, output.
+  CHECK(shaped.size() == 1 + 4 + 8 * 7 + 3 * 2 + 3 + 1);
+  CHECK(testing::result_meta(shaped) == "float32[1, 1000]");
+  const Graph unknown = testing::trace_and_lint(*model, InputSpec(Shape::unknown(4), info.inputs[0].dtype));
+  CHECK(unknown.size() == shaped.size());
+  CHECK(unknown.find_node("size") == nullptr);
+  CHECK(testing::result_meta(unknown) == "float32[?, 1000]");
+
+  testing::check_graph_runs_equal_to_eager(*model, shaped, x, run(*model, x));
+  testing::check_graph_runs_equal_to_eager(*model, unknown, small, run(*model, small));
+  CHECK_THROWS_AS(Interpreter(*model, shaped).run({small}), std::invalid_argument);  // it knew 1x3x224x224
+}
+
+TEST_CASE("resnet50 traces with and without example shapes, lints, and its graph runs equal to eager") {
+  manual_seed(32);
+  const auto model = zoo::create("resnet50");
+  model->eval();
+  const zoo::ModelInfo& info = zoo::info("resnet50");
+  Generator gen(33);
+  const Tensor x = zoo::example_inputs(info, gen).at(0);  // 1x3x224x224
+  const Tensor small = randn({2, 3, 64, 64}, gen);
+
+  const Graph shaped = testing::trace_and_lint(*model, x);
+  // placeholder, stem (conv1, bn1, relu, maxpool), 16 bottlenecks x 10, 4 downsamples x 2,
+  // avgpool, flatten, fc, output.
+  CHECK(shaped.size() == 1 + 4 + 16 * 10 + 4 * 2 + 3 + 1);
+  CHECK(shaped.size() == 177);
+  CHECK(testing::result_meta(shaped) == "float32[1, 1000]");
+  const Graph unknown = testing::trace_and_lint(*model, InputSpec(Shape::unknown(4), info.inputs[0].dtype));
+  CHECK(unknown.size() == shaped.size());
+  CHECK(unknown.find_node("size") == nullptr);
+  CHECK(testing::result_meta(unknown) == "float32[?, 1000]");
+
+  testing::check_graph_runs_equal_to_eager(*model, shaped, x, run(*model, x));
+  testing::check_graph_runs_equal_to_eager(*model, unknown, small, run(*model, small));
+  CHECK_THROWS_AS(Interpreter(*model, shaped).run({small}), std::invalid_argument);  // it knew 1x3x224x224
+}

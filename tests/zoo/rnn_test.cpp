@@ -3,8 +3,10 @@
 // computation, reproducibility.
 
 #include "support/checks.hpp"
+#include "support/zoo_checks.hpp"
 
 #include <symtrace/zoo/rnn.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include <cmath>
 #include <map>
@@ -116,4 +118,47 @@ TEST_CASE("an RNN with a non-positive size is rejected") {
   CHECK_THROWS_WITH_AS(zoo::ElmanRNN(zoo::RNNConfig{.hidden = 0}),
                        doctest::Contains("ElmanRNN(vocab=1000, embed=64, hidden=0): sizes must be positive"),
                        std::invalid_argument);
+}
+
+// "Without example shapes" is as far as the RNN allows: an unknown batch traces (the initial
+// state is zeros sized by a `size` node instead of a graph constant), an unknown length does
+// not (the time loop compares the step with the unknown length).
+TEST_CASE("rnn traces with and without example shapes, lints, and its graph runs equal to eager") {
+  manual_seed(30);
+  const auto model = zoo::create("rnn");
+  model->eval();
+  const zoo::ModelInfo& info = zoo::info("rnn");
+  Generator gen(31);
+  const Tensor tokens = zoo::example_inputs(info, gen).at(0);  // int64 1x16
+  zoo::ModelInfo batch3_info = info;
+  batch3_info.inputs.at(0).shape = {3, 16};
+  const Tensor batch3 = zoo::example_inputs(batch3_info, gen).at(0);
+
+  const Graph shaped = testing::trace_and_lint(*model, tokens);
+  // placeholder, embed, the initial state (a constant), 16 steps x (select, ih, hh, add,
+  // tanh), head, output.
+  CHECK(shaped.size() == 1 + 1 + 1 + 16 * 5 + 1 + 1);
+  CHECK(testing::count_nodes(shaped, OpKind::call_module, "cell.ih") == 16);
+  CHECK(shaped.num_constants() == 1);
+  CHECK(shaped.find_node("size") == nullptr);
+  CHECK(testing::result_meta(shaped) == "float32[1, 1000]");
+
+  const Graph unknown_batch = testing::trace_and_lint(*model, InputSpec(Shape{Dim::unknown(), 16}, DType::int64));
+  CHECK(unknown_batch.size() == shaped.size() + 1);  // size, and zeros instead of the constant
+  CHECK(unknown_batch.num_constants() == 0);
+  CHECK(testing::count_nodes(unknown_batch, OpKind::call_method, "size") == 1);
+  CHECK(testing::count_nodes(unknown_batch, OpKind::call_function, "zeros") == 1);
+  CHECK(testing::result_meta(unknown_batch) == "float32[?, 1000]");
+
+  CHECK_THROWS_WITH_AS(
+      symbolic_trace(*model, {InputSpec(Shape{1, Dim::unknown()}, DType::int64)}),
+      doctest::Contains(fmt::format("rnn.cpp:{}: a comparison of sizes unknown at trace time",
+                                    zoo::ElmanRNNImpl::length_loop_line).c_str()),
+      TraceError);
+
+  const Tensor eager = testing::run(*model, tokens);
+  testing::check_graph_runs_equal_to_eager(*model, shaped, tokens, eager);
+  testing::check_graph_runs_equal_to_eager(*model, unknown_batch, tokens, eager);
+  testing::check_graph_runs_equal_to_eager(*model, unknown_batch, batch3, testing::run(*model, batch3));
+  CHECK_THROWS_AS(Interpreter(*model, shaped).run({batch3}), std::invalid_argument);  // it knew batch 1
 }

@@ -133,3 +133,31 @@ TEST_CASE("zoo::create(\"unet_small\") gives a UNet in eval mode taking a 1x3x64
                        doctest::Contains("UNet: in_channels 3, num_classes 0 and base_width 16 must all be positive"),
                        std::invalid_argument);
 }
+
+// Traced with the example image, the graph knows every size; traced with a rank-4 input of
+// unknown sizes, it has the same nodes and runs on another batch and a non-square image
+// (any side divisible by 8).
+TEST_CASE("unet_small traces with and without example shapes, lints, and its graph runs equal to eager") {
+  manual_seed(30);
+  const auto model = zoo::create("unet_small");
+  model->eval();
+  const zoo::ModelInfo& info = zoo::info("unet_small");
+  Generator gen(31);
+  const Tensor x = zoo::example_inputs(info, gen).at(0);  // 1x3x64x64
+  const Tensor other = randn({2, 3, 32, 48}, gen);
+
+  const Graph shaped = testing::trace_and_lint(*model, x);
+  // placeholder; inc (a DoubleConv: 6); 3 Downs (maxpool + DoubleConv: 7); 3 Ups (upsample,
+  // reduce, cat + DoubleConv: 9); outc; output.
+  CHECK(shaped.size() == 1 + 6 + 3 * 7 + 3 * 9 + 1 + 1);
+  CHECK(testing::count_nodes(shaped, OpKind::call_function, "cat") == 3);
+  CHECK(testing::result_meta(shaped) == "float32[1, 2, 64, 64]");
+  const Graph unknown = testing::trace_and_lint(*model, InputSpec(Shape::unknown(4), info.inputs[0].dtype));
+  CHECK(unknown.size() == shaped.size());
+  CHECK(unknown.find_node("size") == nullptr);
+  CHECK(testing::result_meta(unknown) == "float32[?, 2, ?, ?]");
+
+  testing::check_graph_runs_equal_to_eager(*model, shaped, x, run(*model, x));
+  testing::check_graph_runs_equal_to_eager(*model, unknown, other, run(*model, other));
+  CHECK_THROWS_AS(Interpreter(*model, shaped).run({other}), std::invalid_argument);  // it knew 1x3x64x64
+}

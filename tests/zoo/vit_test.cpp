@@ -3,8 +3,10 @@
 // size, reproducibility, and the zoo entries of the sequence family.
 
 #include "support/checks.hpp"
+#include "support/zoo_checks.hpp"
 
 #include <symtrace/zoo/vit.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include <cmath>
 
@@ -135,4 +137,69 @@ TEST_CASE("the sequence family's zoo entries come in order with their example in
     CHECK(zoo::info(clean).untraceable.empty());
     CHECK(zoo::info(clean).inputs.size() == 1);
   }
+}
+
+namespace {
+
+// Traced with the example image, every size is a number and no `size` node is recorded; the
+// class token's expand to the known batch has no symbolic argument, so it runs at trace time
+// and the graph reads its result as the constant `_tensor_constant0` (a view of cls_token).
+// Traced with a rank-4 input of unknown sizes, the expand reads the batch (x.size(0)) and is
+// recorded; adding pos_embed makes the token count known again, so each attention reads only
+// B (N and C are known): 1 + 12 `size` nodes. The image stays 224x224, the size the position
+// embeddings were made for; `other_batch` (when not 0) also runs the unknown-shape graph on
+// that many images, which costs a ViT-B/16 about 8 s per image, so only vit_tiny does it.
+void check_vit_traces(std::string_view name, std::uint64_t seed, std::int64_t dim, std::int64_t other_batch) {
+  manual_seed(seed);
+  const auto model = zoo::create(name);
+  model->eval();
+  const zoo::ModelInfo& info = zoo::info(name);
+  Generator gen(seed + 1);
+  const Tensor x = zoo::example_inputs(info, gen).at(0);  // 1x3x224x224
+
+  const Graph shaped = testing::trace_and_lint(*model, x);
+  // placeholder; patch_embed, flatten, transpose; the class token constant, cat; pos_embed,
+  // add; 12 blocks x (ln1, 14 attention nodes, add, ln2, fc1, act, fc2, add); norm, select,
+  // head; output.
+  constexpr std::size_t attention = 14;  // qkv, reshape, permute, 3 selects, transpose, matmul,
+                                         // mul, softmax, matmul, transpose, reshape, proj
+  CHECK(shaped.size() == 1 + 3 + 2 + 2 + 12 * (1 + attention + 1 + 1 + 3 + 1) + 3 + 1);
+  CHECK(shaped.find_node("size") == nullptr);
+  CHECK(testing::count_nodes(shaped, OpKind::call_method, "size") == 0);
+  CHECK(shaped.num_constants() == 1);
+  CHECK(shaped.find_node("_tensor_constant0") != nullptr);
+  CHECK(shaped.find_node("expand") == nullptr);
+  CHECK(testing::result_meta(shaped) == "float32[1, 1000]");
+
+  const Graph unknown = testing::trace_and_lint(*model, InputSpec(Shape::unknown(4), info.inputs[0].dtype));
+  REQUIRE(unknown.find_node("size") != nullptr);
+  CHECK(testing::count_nodes(unknown, OpKind::call_method, "size") == 1 + 12);
+  CHECK(unknown.num_constants() == 0);
+  CHECK(testing::count_nodes(unknown, OpKind::get_attr, "cls_token") == 1);
+  CHECK(testing::count_nodes(unknown, OpKind::call_method, "expand") == 1);
+  CHECK(unknown.size() == shaped.size() + 1 + (1 + 12));  // cls_token and expand for the constant; sizes
+  const Node* embedded = unknown.find_node("add");
+  REQUIRE(embedded != nullptr);
+  REQUIRE(embedded->tensor_meta() != nullptr);
+  CHECK(to_string(*embedded->tensor_meta()) == fmt::format("float32[?, 197, {}]", dim));
+  CHECK(testing::result_meta(unknown) == "float32[?, 1000]");
+
+  const Tensor eager = testing::run(*model, x);
+  testing::check_graph_runs_equal_to_eager(*model, shaped, x, eager);
+  testing::check_graph_runs_equal_to_eager(*model, unknown, x, eager);
+  if (other_batch != 0) {
+    const Tensor batch = randn({other_batch, 3, 224, 224}, gen);
+    testing::check_graph_runs_equal_to_eager(*model, unknown, batch, testing::run(*model, batch));
+    CHECK_THROWS_AS(Interpreter(*model, shaped).run({batch}), std::invalid_argument);  // it knew batch 1
+  }
+}
+
+}  // namespace
+
+TEST_CASE("vit_b16 traces with and without example shapes, lints, and its graph runs equal to eager") {
+  check_vit_traces("vit_b16", 30, 768, 0);
+}
+
+TEST_CASE("vit_tiny traces with and without example shapes, lints, and its graph runs equal to eager") {
+  check_vit_traces("vit_tiny", 32, 192, 2);
 }
