@@ -11,6 +11,19 @@ namespace symtrace {
 namespace {
 
 std::atomic<SymbolicHandler> g_symbolic_handler{nullptr};
+std::atomic<TracedTensorQuery> g_traced_tensor_query{nullptr};
+
+/// True when a concrete argument (or list element) is a tensor the active trace must see.
+bool reads_traced_tensor(std::span<const Value> args, TracedTensorQuery query) {
+  for (const Value& v : args) {
+    if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value)) {
+      if (query(*t)) return true;
+    } else if (const ValueList* list = boost::variant2::get_if<ValueList>(&v.value)) {
+      if (reads_traced_tensor(*list, query)) return true;
+    }
+  }
+  return false;
+}
 
 void check_arguments(const OpDef& op, std::span<const Value> args, std::source_location where) {
   const auto& specs = op.schema.args;
@@ -88,6 +101,10 @@ SymbolicHandler set_symbolic_handler(SymbolicHandler handler) noexcept {
   return g_symbolic_handler.exchange(handler);
 }
 
+TracedTensorQuery set_traced_tensor_query(TracedTensorQuery query) noexcept {
+  return g_traced_tensor_query.exchange(query);
+}
+
 Value dispatch(const OpDef& op, std::span<const Value> args, std::source_location where, CallStyle style) {
   check_arguments(op, args, where);
   const OpCall call{op, args, where, style};
@@ -97,6 +114,12 @@ Value dispatch(const OpDef& op, std::span<const Value> args, std::source_locatio
     if (SymbolicHandler handler = g_symbolic_handler.load(std::memory_order_acquire)) return handler(call);
     throw_trace_error(where, "{}() got a symbolic tensor but no trace is active: a symbolic tensor "
                              "cannot be used after its trace has ended", op.name());
+  }
+  if (detail::t_active_traces != 0) [[unlikely]] {
+    // An op on parameters only (`cls_token.expand(...)`) is part of the model: record it.
+    const TracedTensorQuery query = g_traced_tensor_query.load(std::memory_order_acquire);
+    const SymbolicHandler handler = g_symbolic_handler.load(std::memory_order_acquire);
+    if (query && handler && reads_traced_tensor(args, query)) return handler(call);
   }
   const OutputMeta meta = op.meta(call);
   Value result = op.kernel(call, meta);

@@ -43,10 +43,17 @@ bool locate_trace(detail::TraceLocation& location) {
   return true;
 }
 
+/// A parameter or buffer of the model the innermost trace of this thread traces.
+bool is_traced_tensor(const Tensor& tensor) {
+  const TracingState* state = TracingState::current();
+  return state != nullptr && tensor.is_concrete() && state->tensor_path_of(tensor.impl_ptr().get()) != nullptr;
+}
+
 void install_symbolic_handler() {
   static std::once_flag once;
   std::call_once(once, [] {
     set_symbolic_handler(&record_symbolic_call);
+    set_traced_tensor_query(&is_traced_tensor);
     detail::set_trace_locator(&locate_trace);
   });
 }

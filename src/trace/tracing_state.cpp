@@ -2,6 +2,7 @@
 
 #include "symtrace/core/tensor.hpp"
 #include "symtrace/nn/module.hpp"
+#include "symtrace/ops/dispatch.hpp"
 #include "symtrace/trace/tracer.hpp"
 
 #include <atomic>
@@ -63,9 +64,13 @@ SubgraphRun::~SubgraphRun() {
 
 TraceScope::TraceScope(TracingState& state) : previous_(current_state), hook_(&state.tracer()) {
   current_state = &state;
+  ++detail::t_active_traces;
 }
 
-TraceScope::~TraceScope() { current_state = previous_; }
+TraceScope::~TraceScope() {
+  current_state = previous_;
+  --detail::t_active_traces;
+}
 
 FrameScope::FrameScope(TracingState& state, const Module& module, std::string_view path) : state_(state) {
   state_.frames_.push_back(TracingState::Frame{&module, path});

@@ -1,5 +1,7 @@
 // Tracer: graphs recorded from forward code, the fx leaf rule, leaf registration, parameters
 // as get_attr nodes, and what happens to symbolic tensors outside their trace.
+#include "support/checks.hpp"
+
 #include "symtrace/symtrace.hpp"
 #include "symtrace/zoo/failures.hpp"
 #include "symtrace/zoo/mlp.hpp"
@@ -426,4 +428,36 @@ TEST_CASE("a leaf that reads tensor data is recorded with a registered metadata 
 )");
   Tensor x = tensor({1.0F, -2.0F, 3.0F, 0.5F});
   CHECK(Interpreter(m, g).run({x}).to_tensor().to_vector<float>() == m.call({x}).to_tensor().to_vector<float>());
+}
+
+namespace {
+
+/// Uses its weight through ops that see no input: fx records them on a get_attr node.
+class ParameterOps : public TypedModule<ParameterOps> {
+ public:
+  ParameterOps() { weight = register_parameter("weight", randn({3, 2})); }
+  Tensor forward(const Tensor& x) { return matmul(x, weight.transpose(0, 1) * 2.0); }
+  Tensor weight;
+};
+
+}  // namespace
+
+TEST_CASE("ops on parameters alone are recorded, not folded into constants") {
+  ParameterOps model;
+  Graph g = symbolic_trace(model, {InputSpec(Shape{4, 2})});
+  CHECK(to_string(g) == R"(graph():
+    %x : float32[4, 2] [num_users=1] = placeholder[target=x]
+    %weight : float32[3, 2] [num_users=1] = get_attr[target=weight]
+    %transpose : float32[2, 3] [num_users=1] = call_method[target=transpose](args = (%weight, 0, 1), kwargs = {})
+    %mul : float32[2, 3] [num_users=1] = call_function[target=mul](args = (%transpose, 2.0), kwargs = {})
+    %matmul : float32[4, 3] [num_users=1] = call_function[target=matmul](args = (%x, %mul), kwargs = {})
+    return matmul
+)");
+  CHECK(g.num_constants() == 0);
+  // Outside a trace the same ops compute, and the graph follows a changed weight.
+  const Tensor x = randn({4, 2});
+  model.weight.fill_(0.5);
+  const Tensor eager = model.call({x}).to_tensor();
+  CHECK(eager.is_concrete());
+  CHECK(testing::max_rel_error(Interpreter(model, g).run({x}).to_tensor(), eager) == 0.0);
 }

@@ -42,6 +42,19 @@ using SymbolicHandler = Value (*)(const OpCall& call);
 /// a symbolic argument raises TraceError (its trace has ended).
 SymbolicHandler set_symbolic_handler(SymbolicHandler handler) noexcept;
 
+/// During a trace on this thread: whether `tensor` (concrete) is one the trace must see, a
+/// parameter or buffer of the traced model. A call whose arguments are all concrete but read
+/// such a tensor is recorded too, as fx records `self.weight.t()` (installed by the trace layer).
+using TracedTensorQuery = bool (*)(const Tensor& tensor);
+/// Installs the query; returns the previous one.
+TracedTensorQuery set_traced_tensor_query(TracedTensorQuery query) noexcept;
+
+namespace detail {
+/// The number of traces active on this thread (kept by the trace layer's TraceScope): while
+/// it is nonzero, all-concrete calls are checked against the TracedTensorQuery.
+inline thread_local int t_active_traces = 0;
+}  // namespace detail
+
 /// True when `value` is, or is a list containing, a symbolic tensor.
 [[nodiscard]] bool contains_symbolic(const Value& value) noexcept;
 
