@@ -257,6 +257,8 @@ TEST_CASE("each untraceable zoo model fails with a TraceError naming the module,
   };
   for (const Expected& e : {Expected{"resnet50_fail1", "layer3.0", "FailingBottleneck",
                                      zoo::FailingBottleneckImpl::data_branch_line, "resnet.cpp"},
+                            Expected{"resnet50_fail4", "layer1.0", "FailingBottleneck",
+                                     zoo::FailingBottleneckImpl::data_branch_line, "resnet.cpp"},
                             Expected{"resnet50_fail16", "layer1.0", "FailingBottleneck",
                                      zoo::FailingBottleneckImpl::data_branch_line, "resnet.cpp"},
                             Expected{"deep_mlp_1000_fail16", "blocks.0", "FailingMLPBlock",
@@ -460,4 +462,36 @@ TEST_CASE("ops on parameters alone are recorded, not folded into constants") {
   const Tensor eager = model.call({x}).to_tensor();
   CHECK(eager.is_concrete());
   CHECK(testing::max_rel_error(Interpreter(model, g).run({x}).to_tensor(), eager) == 0.0);
+}
+
+namespace {
+
+/// In-place ops on an intermediate, written as a user would.
+class InPlace : public TypedModule<InPlace> {
+ public:
+  Tensor forward(const Tensor& x) {
+    Tensor h = x * 2.0;
+    h.add_(x);
+    h.relu_();
+    return h;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("in-place ops are recorded as call_method nodes that keep their trailing underscore") {
+  InPlace model;
+  Graph g = symbolic_trace(model, {InputSpec(Shape{3})});
+  // As in fx, `h` keeps naming %mul: the in-place nodes mutate it, the graph returns it, and
+  // running the graph in order gives the eager result (passes may make it functional).
+  CHECK(to_string(g) == R"(graph():
+    %x : float32[3] [num_users=2] = placeholder[target=x]
+    %mul : float32[3] [num_users=3] = call_function[target=mul](args = (%x, 2.0), kwargs = {})
+    %add_ : float32[3] [num_users=0] = call_method[target=add_](args = (%mul, %x), kwargs = {})
+    %relu_ : float32[3] [num_users=0] = call_method[target=relu_](args = (%mul,), kwargs = {})
+    return mul
+)");
+  const Tensor x = tensor({-3.f, 1.f, 2.f});
+  CHECK(Interpreter(model, g).run({x}).to_tensor().to_vector<float>() == std::vector<float>{0, 3, 6});
+  CHECK(model.call({x}).to_tensor().to_vector<float>() == std::vector<float>{0, 3, 6});
 }
