@@ -247,29 +247,42 @@ Value Tracer::record_leaf(Module& module, const std::string& path, const ValueLi
   if (registered != leaves_.end() && registered->second) {
     meta = registered->second(module, args);
   } else {
-    // Run the forward on the side, in a side run of its own (tensors it leaves behind cannot
-    // be used later), and roll back the nodes it made.
+    // Run the forward in a side run of its own: ops compute metadata and record nothing, and
+    // tensors it leaves behind cannot be used later.
     Value result;
-    {
-      Graph::Checkpoint checkpoint = st.graph().checkpoint();
-      try {
-        SideRun side(st);
-        FrameScope frame(st, module, path);
-        result = module.forward_values(args);
-      } catch (const TraceError& e) {
-        throw_trace_error(where,
-                          "the output shapes of the leaf '{}' ({}) cannot be found by running its forward "
-                          "symbolically: give register_leaf a LeafMetaFn for {}; the run failed with: {}",
-                          path, module.type_name(), module.type_name(), e.what());
-      }
-      checkpoint.rollback();
+    try {
+      SideRun side(st);
+      FrameScope frame(st, module, path);
+      result = module.forward_values(args);
+    } catch (const TraceError& e) {
+      throw_trace_error(where,
+                        "the output shapes of the leaf '{}' ({}) cannot be found by running its forward "
+                        "symbolically: give register_leaf a LeafMetaFn for {}; the run failed with: {}",
+                        path, module.type_name(), module.type_name(), e.what());
     }
     meta = meta_of_result(result, path, module, where);
   }
+  if (st.meta_only()) return meta_result(meta, where);  // a leaf inside another leaf's side run
   Arguments node_args;
   node_args.reserve(args.size());
   for (const Value& a : args) node_args.push_back(create_arg(a, where));
-  Node& node = create_node(OpKind::call_module, path, std::move(node_args), {}, where);
+  return create_proxy(OpKind::call_module, path, std::move(node_args), {}, meta, where);
+}
+
+Value Tracer::meta_result(const OutputMeta& meta, std::source_location where) const {
+  // Node 0 is never read: nothing is recorded in a side run, and its tensors die with it.
+  const SymbolicRef ref{state().id(), 0};
+  if (meta.is_number) return SymInt::symbolic(Tensor::symbolic(meta.outputs.at(0), ref), where);
+  if (!meta.is_list) return Tensor::symbolic(meta.outputs.at(0), ref);
+  ValueList items;
+  items.reserve(meta.outputs.size());
+  for (const TensorMeta& m : meta.outputs) items.emplace_back(Tensor::symbolic(m, ref));
+  return items;
+}
+
+Value Tracer::create_proxy(OpKind op, std::string_view target, Arguments args, KeywordArguments kwargs,
+                           const OutputMeta& meta, std::source_location where) {
+  Node& node = create_node(op, target, std::move(args), std::move(kwargs), where);
   return wrap_result(node, meta, where);
 }
 
@@ -343,12 +356,12 @@ Value Tracer::record_op(const OpCall& call) {
   TracingState& st = state();
   for (const Value& a : call.args) check_recordable(st, a, call.where);
   OutputMeta meta = call.op.meta(call);
+  if (st.meta_only()) return meta_result(meta, call.where);
   Arguments args;
   args.reserve(call.args.size());
   for (const Value& a : call.args) args.push_back(create_arg(a, call.where));
   OpKind kind = call.style == CallStyle::method ? OpKind::call_method : OpKind::call_function;
-  Node& node = create_node(kind, call.op.name(), std::move(args), {}, call.where);
-  return wrap_result(node, meta, call.where);
+  return create_proxy(kind, call.op.name(), std::move(args), {}, meta, call.where);
 }
 
 namespace {
@@ -408,8 +421,15 @@ Value Tracer::record_cond(const Tensor& pred, const CondBranch& then_fn, const C
   };
   Graph then_graph, else_graph;
   bool then_single = false, else_single = false;
-  const OutputMeta then_meta = trace_branch(then_fn, "then_fn", then_graph, then_single);
-  const OutputMeta else_meta = trace_branch(else_fn, "else_fn", else_graph, else_single);
+  OutputMeta then_meta, else_meta;
+  if (st.meta_only()) {
+    // In a leaf's side run only the metadata matters: run both branches, record nothing.
+    then_meta = branch_meta(then_fn(operands), then_single, "then_fn", where);
+    else_meta = branch_meta(else_fn(operands), else_single, "else_fn", where);
+  } else {
+    then_meta = trace_branch(then_fn, "then_fn", then_graph, then_single);
+    else_meta = trace_branch(else_fn, "else_fn", else_graph, else_single);
+  }
 
   // The result: what both branches agree on; sizes that differ are unknown.
   bool agree = then_single == else_single && then_meta.outputs.size() == else_meta.outputs.size();
@@ -430,6 +450,10 @@ Value Tracer::record_cond(const Tensor& pred, const CondBranch& then_fn, const C
                       "cond(): the branches return different things: then_fn returns {}, else_fn returns {}; both "
                       "must return the same number of tensors with the same dtypes and ranks",
                       describe(then_meta, then_single), describe(else_meta, else_single));
+  }
+  if (st.meta_only()) {
+    Value results = meta_result(meta, where);
+    return then_single ? results.to_list().at(0) : results;
   }
 
   Graph& graph = st.graph();

@@ -495,3 +495,58 @@ TEST_CASE("in-place ops are recorded as call_method nodes that keep their traili
   CHECK(Interpreter(model, g).run({x}).to_tensor().to_vector<float>() == std::vector<float>{0, 3, 6});
   CHECK(model.call({x}).to_tensor().to_vector<float>() == std::vector<float>{0, 3, 6});
 }
+
+namespace {
+
+/// Overrides fx's hooks: a leaf by path, a tag on every node, counts of proxies and get_attrs.
+class HookTracer : public Tracer {
+ public:
+  bool is_leaf_module(const Module& module, std::string_view qualified_name) const override {
+    return qualified_name == "block" || Tracer::is_leaf_module(module, qualified_name);
+  }
+  Node& create_node(OpKind op, std::string_view target, Arguments args, KeywordArguments kwargs,
+                    std::source_location where) override {
+    Node& node = Tracer::create_node(op, target, std::move(args), std::move(kwargs), where);
+    node.set_meta("tracer", std::string("hooked"));
+    ++nodes;
+    return node;
+  }
+  Value create_proxy(OpKind op, std::string_view target, Arguments args, KeywordArguments kwargs,
+                     const OutputMeta& meta, std::source_location where) override {
+    ++proxies;
+    return Tracer::create_proxy(op, target, std::move(args), std::move(kwargs), meta, where);
+  }
+  Argument getattr(std::string_view qualified_name, const Tensor& tensor, std::source_location where) override {
+    attributes.emplace_back(qualified_name);
+    return Tracer::getattr(qualified_name, tensor, where);
+  }
+  int nodes = 0;
+  int proxies = 0;
+  std::vector<std::string> attributes;
+};
+
+}  // namespace
+
+TEST_CASE("a Tracer subclass changes what is a leaf and sees every node, proxy and parameter read") {
+  Net net;
+  HookTracer tracer;
+  Graph g = tracer.trace(net, {InputSpec(Shape{2, 4})});
+  CHECK(to_string(g) == R"(graph():
+    %features : float32[2, 4] [num_users=1] = placeholder[target=features]
+    %block : float32[2, 4] [num_users=1] = call_module[target=block](args = (%features,), kwargs = {})
+    %head : float32[2, 2] [num_users=1] = call_module[target=head](args = (%block,), kwargs = {})
+    %relu : float32[2, 2] [num_users=1] = call_method[target=relu](args = (%head,), kwargs = {})
+    return relu
+)");
+  CHECK(tracer.nodes == 4);    // the output node is made by the graph
+  CHECK(tracer.proxies == 3);  // block, head, relu
+  CHECK(tracer.attributes.empty());  // the block's scale is read inside the leaf
+  for (const Node& node : g.nodes()) {
+    if (node.op() != OpKind::output) CHECK(node.meta("tracer") != nullptr);
+  }
+  // Traced through, the block's parameter read goes through getattr.
+  HookTracer plain;
+  plain.register_leaf<Net>();  // the root is traced into even when it is a leaf type
+  (void)plain.trace(*std::make_shared<Block>(), {InputSpec(Shape{2, 4})});
+  CHECK(plain.attributes == std::vector<std::string>{"scale"});
+}

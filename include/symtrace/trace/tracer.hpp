@@ -90,6 +90,12 @@ class Tracer : public ModuleCallHook {
   virtual Node& create_node(OpKind op, std::string_view target, Arguments args, KeywordArguments kwargs,
                             std::source_location where);
 
+  /// Records one node (through `create_node`) and returns the symbolic value standing for its
+  /// result, described by `meta`: a Tensor, a list of tensors (one `getitem` node each), or a
+  /// proxy SymInt for a number (fx's `create_proxy`). Op calls and leaf calls come here.
+  virtual Value create_proxy(OpKind op, std::string_view target, Arguments args, KeywordArguments kwargs,
+                             const OutputMeta& meta, std::source_location where);
+
   /// Turns a value of the traced code into a node argument: symbolic tensors become their
   /// node, parameters and buffers of the root's hierarchy a `get_attr` node (through
   /// `getattr`), any other concrete tensor a graph constant read by a `get_attr` node
@@ -147,6 +153,8 @@ class Tracer : public ModuleCallHook {
   Value record_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
   /// Symbolic results naming `node`'s outputs: itself, or one getitem node per list element.
   Value wrap_result(Node& node, const OutputMeta& meta, std::source_location where);
+  /// Symbolic results described by `meta` that name no node: what a side run computes.
+  Value meta_result(const OutputMeta& meta, std::source_location where) const;
 
   std::unordered_map<std::type_index, LeafMetaFn> leaves_;
   TracingState* state_ = nullptr;

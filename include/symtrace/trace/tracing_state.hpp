@@ -51,6 +51,9 @@ class TracingState {
   /// Whether a symbolic tensor of id `id` belongs to this trace now (its own id, or that of
   /// a side run still going on).
   [[nodiscard]] bool accepts(std::uint64_t id) const noexcept;
+  /// True during a side run: ops, leaves and conds compute their output metadata and record
+  /// nothing (a leaf's forward run for its output shapes).
+  [[nodiscard]] bool meta_only() const noexcept { return ids_.size() > 1; }
   [[nodiscard]] Tracer& tracer() const noexcept { return tracer_; }
   /// The graph nodes go into now (a cond branch's subgraph while one is traced).
   [[nodiscard]] Graph& graph() const noexcept { return *graph_; }
@@ -96,8 +99,9 @@ class TraceScope {
   ModuleCallHookScope hook_;
 };
 
-/// A side run of the trace for the scope's lifetime: symbolic tensors made meanwhile get a
-/// fresh id, which is no longer accepted once the scope ends.
+/// A side run of the trace for the scope's lifetime (a leaf's forward run for its output
+/// metadata): nothing is recorded meanwhile (`meta_only()`), and symbolic tensors made meanwhile
+/// get a fresh id, which is no longer accepted once the scope ends.
 class SideRun {
  public:
   explicit SideRun(TracingState& state);
@@ -109,7 +113,8 @@ class SideRun {
   TracingState& state_;
 };
 
-/// Records into `subgraph` for the scope's lifetime (a branch of `cond`): nodes go there, and
+/// Records into `subgraph` for the scope's lifetime (a branch of `cond`, never inside a side
+/// run): nodes go there, and
 /// symbolic tensors get a fresh id under which only the subgraph's own tensors are accepted
 /// (a tensor of the enclosing graph names a node of another graph). The destructor restores
 /// the graph and the ids.
