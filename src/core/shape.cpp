@@ -14,16 +14,18 @@ std::int64_t Dim::value() const {
 }
 
 bool Shape::is_fully_known() const noexcept {
-  return std::all_of(dims_.begin(), dims_.end(), [](Dim d) { return d.is_known(); });
+  return rank_known_ && std::all_of(dims_.begin(), dims_.end(), [](Dim d) { return d.is_known(); });
 }
 
 std::optional<std::int64_t> Shape::numel() const noexcept {
+  if (!rank_known_) return std::nullopt;
   Dim n = 1;
   for (Dim d : dims_) n = n * d;
   return n.maybe();
 }
 
 std::vector<std::int64_t> Shape::sizes() const {
+  SYMTRACE_ASSERT(rank_known_, "sizes() of a shape of unknown rank");
   std::vector<std::int64_t> out;
   out.reserve(dims_.size());
   for (Dim d : dims_) out.push_back(d.value());
@@ -33,6 +35,7 @@ std::vector<std::int64_t> Shape::sizes() const {
 std::string to_string(Dim dim) { return dim.is_known() ? std::to_string(dim.raw()) : "?"; }
 
 std::string to_string(const Shape& shape) {
+  if (!shape.is_rank_known()) return "[...]";
   std::string out = "[";
   for (std::size_t i = 0; i < shape.rank(); ++i) {
     if (i != 0) out += ", ";

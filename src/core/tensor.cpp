@@ -107,6 +107,13 @@ DType Tensor::dtype() const { return impl().meta.dtype; }
 const Shape& Tensor::shape() const { return impl().meta.shape; }
 const TensorMeta& Tensor::meta() const { return impl().meta; }
 
+void Tensor::unknown_rank(Where where, const char* what) {
+  throw_trace_error(where,
+                    "{} of a tensor whose shape is unknown (the output of a module that could not be traced, "
+                    "whose rank nothing tells): code that depends on it cannot be traced; give that module's "
+                    "type a shape function (register_leaf with a LeafMetaFn)", what);
+}
+
 const detail::Strides& Tensor::strides(Where where) const {
   if (!defined()) throw_invalid_argument(where, "strides() of an undefined Tensor");
   if (is_symbolic()) detail::throw_symbolic_read("strides()", where);

@@ -34,6 +34,7 @@ void append_snake_case(std::string& out, std::string_view text) {
 /// (`operator.mul` gives `mul`).
 std::string_view default_name(OpKind op, std::string_view target, std::string& buffer) {
   if (op == OpKind::output) return "output";
+  if (target.empty()) return op == OpKind::call_module ? "root" : "_unnamed";  // the root module's path is ""
   if (op == OpKind::call_function) {
     if (const std::size_t dot = target.rfind('.'); dot != std::string_view::npos && dot + 1 < target.size())
       target = target.substr(dot + 1);

@@ -150,7 +150,11 @@ void detail::register_sym_int_ops(OpRegistry& r) {
 // ---- Tensor's size queries ----------------------------------------------------------------
 
 SymInt Tensor::size(std::int64_t d, Where where) const {
-  const std::int64_t rank = dim();
+  if (!shape().is_rank_known()) [[unlikely]] {  // the trace records it; the run gives the size
+    const std::array<Value, 2> args{Value(*this), Value(d)};
+    return dispatch(SYMTRACE_OP("size"), args, where, CallStyle::method).to_sym_int();
+  }
+  const std::int64_t rank = dim(where);
   if (d < -rank || d >= rank)
     throw_invalid_argument(where, "size(): dimension {} is out of range for a tensor of shape {} (expected -{} to {})",
                            d, shape(), rank, rank - 1);

@@ -16,6 +16,8 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
+#include <span>
 
 namespace symtrace {
 
@@ -56,6 +58,18 @@ void install_symbolic_handler() {
     set_traced_tensor_query(&is_traced_tensor);
     detail::set_trace_locator(&locate_trace);
   });
+}
+
+/// True when an argument is (or a list holds) a tensor of unknown rank.
+bool has_unknown_rank(std::span<const Value> args) {
+  for (const Value& v : args) {
+    if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value)) {
+      if (!t->shape().is_rank_known()) return true;
+    } else if (const ValueList* list = boost::variant2::get_if<ValueList>(&v.value)) {
+      if (has_unknown_rank(*list)) return true;
+    }
+  }
+  return false;
 }
 
 /// Restores a tracer's active state when a trace ends, also by an exception.
@@ -186,11 +200,20 @@ Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, const Co
         args.emplace_back(proxy(placeholder, TensorMeta{spec.dtype, spec.shape}));
       }
     }
-    Value result = root.forward_values(args);
+    Value result = trace_root(root, args, where);
     check_recordable(state, result, where);
     graph.output(create_arg(result, where), where);
   }
   return graph;
+}
+
+Value Tracer::trace_root(Module& root, const ValueList& args, std::source_location) {
+  return root.forward_values(args);
+}
+
+const Tracer::LeafMetaFn* Tracer::leaf_meta_fn(const Module& module) const {
+  auto it = leaves_.find(typeid(module));
+  return it != leaves_.end() && it->second ? &it->second : nullptr;
 }
 
 bool Tracer::is_leaf_module(const Module& module, std::string_view) const {
@@ -239,6 +262,33 @@ OutputMeta meta_of_result(const Value& result, const std::string& path, const Mo
 
 }  // namespace
 
+OutputMeta Tracer::unknown_result(const Module& module, const ValueList& args, const std::string& path,
+                                  std::source_location where) {
+  DType dtype = DType::float32;
+  for (const Value& a : args) {
+    if (a.is_tensor()) {
+      dtype = a.to_tensor().dtype();
+      break;
+    }
+  }
+  const ForwardSignature* signature = module.forward_signature();
+  const ParamType result = signature ? signature->result : ParamType::tensor;
+  if (result == ParamType::tensor || result == ParamType::any) {
+    return OutputMeta::single(dtype, Shape::unknown_rank());
+  }
+  if (result == ParamType::tuple) {
+    OutputMeta meta;
+    meta.is_list = true;
+    for (std::size_t i = 0; i < signature->result_arity; ++i) meta.outputs.push_back(TensorMeta{dtype, Shape::unknown_rank()});
+    return meta;
+  }
+  throw_trace_error(where,
+                    "the module '{}' ({}) cannot stand in its caller's graph as a leaf of unknown shape: it "
+                    "returns {}, whose length is unknown; give its type a LeafMetaFn (register_leaf)",
+                    path, module.type_name(), signature ? signature->result_type_name : "?");
+}
+
+
 Value Tracer::record_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where) {
   TracingState& st = state();
   for (const Value& a : args) check_recordable(st, a, where);
@@ -246,6 +296,8 @@ Value Tracer::record_leaf(Module& module, const std::string& path, const ValueLi
   auto registered = leaves_.find(typeid(module));
   if (registered != leaves_.end() && registered->second) {
     meta = registered->second(module, args);
+  } else if (has_unknown_rank(args)) {
+    meta = unknown_result(module, args, path, where);  // Note [Unknown in, unknown out]
   } else {
     // Run the forward in a side run of its own: ops compute metadata and record nothing, and
     // tensors it leaves behind cannot be used later.
@@ -352,10 +404,36 @@ Argument Tracer::getattr(std::string_view qualified_name, const Tensor& tensor, 
   return Argument(node);
 }
 
+namespace {
+
+/// Note [Unknown in, unknown out]: an op given a tensor of unknown rank (the output of a module
+/// that could not be traced) cannot run its meta function; its tensor result has an unknown
+/// rank too, with the dtype the op names or else that of its first tensor argument.
+OutputMeta unknown_rank_meta(const OpCall& call) {
+  const OpSchema& schema = call.op.schema;
+  if (schema.returns_number()) return OutputMeta::number(schema.returns == ReturnType::bool_ ? DType::bool_ : DType::int64);
+  if (schema.returns_list()) {
+    throw_trace_error(call.where,
+                      "{}(): the number of its outputs depends on the shape of a tensor whose shape is unknown (the "
+                      "output of a module that could not be traced); give that module's type a shape function "
+                      "(register_leaf with a LeafMetaFn)", call.op.name());
+  }
+  std::optional<DType> dtype;
+  for (const Value& v : call.args) {
+    if (v.is_dtype()) return OutputMeta::single(v.to_dtype(), Shape::unknown_rank());
+    if (dtype) continue;
+    if (v.is_tensor()) dtype = v.to_tensor().dtype();
+    else if (v.is_list() && !v.to_list().empty() && v.to_list().front().is_tensor()) dtype = v.to_list().front().to_tensor().dtype();
+  }
+  return OutputMeta::single(dtype.value_or(DType::float32), Shape::unknown_rank());
+}
+
+}  // namespace
+
 Value Tracer::record_op(const OpCall& call) {
   TracingState& st = state();
   for (const Value& a : call.args) check_recordable(st, a, call.where);
-  OutputMeta meta = call.op.meta(call);
+  OutputMeta meta = has_unknown_rank(call.args) ? unknown_rank_meta(call) : call.op.meta(call);
   if (st.meta_only()) return meta_result(meta, call.where);
   Arguments args;
   args.reserve(call.args.size());
@@ -438,7 +516,12 @@ Value Tracer::record_cond(const Tensor& pred, const CondBranch& then_fn, const C
   for (std::size_t i = 0; agree && i < then_meta.outputs.size(); ++i) {
     const TensorMeta& a = then_meta.outputs[i];
     const TensorMeta& b = else_meta.outputs[i];
-    agree = a.dtype == b.dtype && a.shape.rank() == b.shape.rank();
+    agree = a.dtype == b.dtype && (a.shape.rank() == b.shape.rank() || !a.shape.is_rank_known() ||
+                                   !b.shape.is_rank_known());
+    if (agree && (!a.shape.is_rank_known() || !b.shape.is_rank_known())) {
+      meta.outputs.push_back(TensorMeta{a.dtype, Shape::unknown_rank()});
+      continue;
+    }
     TensorMeta merged = a;
     for (std::size_t d = 0; agree && d < a.shape.rank(); ++d) {
       if (a.shape[d] != b.shape[d]) merged.shape[d] = Dim::unknown();

@@ -2,7 +2,8 @@
 /// \file
 /// `Dim` and `Shape`: tensor sizes whose dims may each be known or unknown. Concrete tensors
 /// have fully known shapes; symbolic tensors may carry unknown dims (printed `?`), which meta
-/// functions propagate.
+/// functions propagate. A symbolic tensor may even have an unknown rank (printed `[...]`): the
+/// output of a module whose forward could not be traced, when nothing tells its shape.
 
 #include "symtrace/core/detail/small_vector.hpp"
 #include <fmt/core.h>
@@ -69,7 +70,16 @@ class Shape {
     s.dims_.resize(rank);
     return s;
   }
+  /// A shape of unknown rank (nothing is known of it).
+  [[nodiscard]] static Shape unknown_rank() {
+    Shape s;
+    s.rank_known_ = false;
+    return s;
+  }
 
+  /// False for a shape of unknown rank, whose rank() is 0 and has no dims: check this first
+  /// where it matters.
+  [[nodiscard]] bool is_rank_known() const noexcept { return rank_known_; }
   [[nodiscard]] std::size_t rank() const noexcept { return dims_.size(); }
   [[nodiscard]] std::int64_t ndim() const noexcept { return static_cast<std::int64_t>(dims_.size()); }
   [[nodiscard]] Dim operator[](std::size_t i) const noexcept { return dims_[i]; }
@@ -90,13 +100,16 @@ class Shape {
   void erase(std::size_t pos) { dims_.erase(dims_.begin() + static_cast<std::ptrdiff_t>(pos)); }
   void resize(std::size_t rank) { dims_.resize(rank); }
 
-  friend bool operator==(const Shape& a, const Shape& b) noexcept { return a.dims_ == b.dims_; }
+  friend bool operator==(const Shape& a, const Shape& b) noexcept {
+    return a.rank_known_ == b.rank_known_ && a.dims_ == b.dims_;
+  }
 
  private:
   Storage dims_;
+  bool rank_known_ = true;
 };
 
-/// "[2, ?, 4]".
+/// "[2, ?, 4]"; "[...]" for an unknown rank.
 [[nodiscard]] std::string to_string(const Shape& shape);
 [[nodiscard]] std::string to_string(Dim dim);
 

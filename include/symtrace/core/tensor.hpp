@@ -101,8 +101,14 @@ class Tensor {
   [[nodiscard]] DType dtype() const;
   [[nodiscard]] const Shape& shape() const;
   [[nodiscard]] const TensorMeta& meta() const;
-  /// Number of dimensions (always known: symbolic tensors have a known rank).
-  [[nodiscard]] std::int64_t dim() const { return shape().ndim(); }
+  /// Number of dimensions. Throws TraceError for a symbolic tensor of unknown rank (the output
+  /// of a module that could not be traced).
+  [[nodiscard]] std::int64_t dim(Where where = Where::current()) const {
+    const Shape& s = shape();
+    if (!s.is_rank_known()) [[unlikely]]
+      unknown_rank(where, "dim()");
+    return s.ndim();
+  }
   /// The size of dim `d` (negative `d` counts from the end): a plain SymInt when known; for an
   /// unknown dim of a symbolic tensor, a proxy naming a recorded `size` node. Throws
   /// std::invalid_argument when `d` is out of range.
@@ -201,6 +207,8 @@ class Tensor {
 
  private:
   explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) noexcept : impl_(std::move(impl)) {}
+  /// Throws the TraceError for asking `what` of a tensor of unknown rank.
+  [[noreturn]] static void unknown_rank(Where where, const char* what);
   std::shared_ptr<detail::TensorImpl> impl_;
 };
 

@@ -144,6 +144,16 @@ class Tracer : public ModuleCallHook {
   [[nodiscard]] bool is_registered_leaf(const Module& module) const;
 
  protected:
+  /// Runs the root's forward on the trace's inputs (placeholders made, output not yet). The
+  /// robust tracer overrides it to catch a failing root.
+  virtual Value trace_root(Module& root, const ValueList& args, std::source_location where);
+  /// What a leaf's result is when nothing tells its shape (Note [Unknown in, unknown out] in
+  /// tracer.cpp): per the forward's declared result, one tensor or a tuple of tensors of unknown
+  /// rank with the dtype of the first tensor argument; TraceError for a list of unknown length.
+  [[nodiscard]] static OutputMeta unknown_result(const Module& module, const ValueList& args, const std::string& path,
+                                                 std::source_location where);
+  /// The metadata function `register_leaf` gave for `module`'s type, or nullptr.
+  [[nodiscard]] const LeafMetaFn* leaf_meta_fn(const Module& module) const;
   /// The trace this tracer is running (InternalError when it is not tracing).
   [[nodiscard]] TracingState& state() const;
   /// A symbolic tensor naming `node`, with `meta` (also recorded on the node).

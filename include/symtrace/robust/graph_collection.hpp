@@ -1,0 +1,87 @@
+#pragma once
+/// \file
+/// `GraphCollection` and `recursive_trace` (DESIGN decision 7; the semantics of ModelOpt's
+/// `recursive_trace`): the model is traced robustly; then, breadth first, every child of every
+/// module that failed is traced as a root of its own, so a model is covered as far as it can
+/// be. Only the model gets `concrete_args`. A child traced as a root gets the input metadata
+/// seen at its call site when it was called before its parent failed (else inputs of unknown
+/// shape).
+///
+///     symtrace::GraphCollection c = symtrace::recursive_trace(model, {x});
+///     for (const auto& entry : c) fmt::print("{}: {} nodes\n", entry.path, entry.graph.size());
+///     for (const ModuleFailure& f : c.failures()) fmt::print("{}\n", to_string(f));
+
+#include "symtrace/robust/robust_tracer.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace symtrace {
+
+/// The graphs of a model and of the children of its failed modules, with the tracing results.
+class GraphCollection {
+ public:
+  /// One traced module: its path in the model ("" for the model), the module, its graph.
+  struct Entry {
+    std::string path;
+    Module* module = nullptr;
+    Graph graph;
+  };
+  using const_iterator = std::vector<Entry>::const_iterator;
+
+  GraphCollection();
+  ~GraphCollection();
+  GraphCollection(GraphCollection&&) noexcept;
+  GraphCollection& operator=(GraphCollection&&) noexcept;
+
+  /// Traces `model` and, breadth first, the children of failed modules (see the file comment);
+  /// replaces what the collection held. Throws std::invalid_argument when `inputs` or
+  /// `concrete_args` do not fit the model's forward.
+  void recursive_trace(Module& model, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},
+                       std::source_location where = std::source_location::current());
+
+  /// The traced modules in the order they were traced (the model first).
+  [[nodiscard]] const_iterator begin() const noexcept { return entries_.begin(); }
+  [[nodiscard]] const_iterator end() const noexcept { return entries_.end(); }
+  [[nodiscard]] std::size_t size() const noexcept { return entries_.size(); }
+  /// The graph of `module`, or nullptr when it was not traced as a root.
+  [[nodiscard]] const Graph* find(const Module& module) const noexcept;
+  /// The graph of the module at `path` ("" for the model), or nullptr.
+  [[nodiscard]] const Graph* find(std::string_view path) const noexcept;
+  /// The graph of `module`; throws std::out_of_range when it was not traced as a root.
+  [[nodiscard]] const Graph& at(const Module& module) const;
+
+  [[nodiscard]] bool is_failed(const Module& module) const noexcept { return tracer_->is_failed(module); }
+  /// ModelOpt's failure message ("<kind>: <message>"), or nullopt.
+  [[nodiscard]] std::optional<std::string> failure_msg(const Module& module) const { return tracer_->failure_msg(module); }
+  /// Whether `module` was never called in any of the traces.
+  [[nodiscard]] bool is_unvisited(const Module& module) const noexcept { return tracer_->is_unvisited(module); }
+  /// The failure of `module`, with its path in the model, or nullptr.
+  [[nodiscard]] const ModuleFailure* failure(const Module& module) const noexcept;
+  /// Every failure in the order it happened, with paths in the model.
+  [[nodiscard]] const std::vector<ModuleFailure>& failures() const noexcept { return failures_; }
+  /// The path of `module` in the model ("" for the model), or nullptr for a foreign module.
+  [[nodiscard]] const std::string* path_of(const Module& module) const noexcept;
+  /// The tracer that made the graphs (one for the whole collection).
+  [[nodiscard]] const RobustTracer& tracer() const noexcept { return *tracer_; }
+
+ private:
+  std::vector<Entry> entries_;
+  std::unordered_map<const Module*, std::size_t> index_;
+  std::unordered_map<const Module*, std::string> paths_;
+  std::vector<ModuleFailure> failures_;
+  std::unordered_map<const Module*, std::size_t> failure_index_;
+  std::unique_ptr<RobustTracer> tracer_;
+};
+
+/// Makes a GraphCollection of `model`: `GraphCollection c; c.recursive_trace(model, inputs, concrete_args)`.
+[[nodiscard]] GraphCollection recursive_trace(Module& model, const std::vector<InputSpec>& inputs,
+                                              const ConcreteArgs& concrete_args = {},
+                                              std::source_location where = std::source_location::current());
+
+}  // namespace symtrace

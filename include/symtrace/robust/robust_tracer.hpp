@@ -1,0 +1,99 @@
+#pragma once
+/// \file
+/// `RobustTracer`: a Tracer that never fails on an untraceable submodule (DESIGN decision 6;
+/// the API of ModelOpt's `modelopt.torch.trace.RobustTracer`). Every module call it traces
+/// through takes a graph checkpoint; when the module's forward throws (any exception), the
+/// nodes, names and tracer state made since are rolled back, the module becomes a
+/// `call_module` leaf with the call's real arguments, and the trace goes on. One pass: the
+/// graph is the one a plain trace would give had the failed modules been registered leaves.
+///
+///     symtrace::RobustTracer tracer;
+///     symtrace::Graph g = tracer.trace(model, {x});      // never throws for a failing submodule
+///     for (const auto& [module, failure] : tracer.failures()) ...   // what failed, where, why
+///
+/// A failed module's output metadata comes from the LeafMetaFn registered for its type, else it
+/// is unknown (a shape of unknown rank, the dtype of its first tensor argument): downstream ops
+/// then have unknown shapes too (Note [Unknown in, unknown out] in src/trace/tracer.cpp).
+
+#include "symtrace/trace/tracer.hpp"
+
+#include <fmt/core.h>
+
+#include <optional>
+#include <source_location>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace symtrace {
+
+/// Why a module could not be traced: a structured failure record.
+struct ModuleFailure {
+  std::string module;   ///< qualified path under the traced root ("" for the root itself)
+  std::string type;     ///< the module's type name
+  std::string kind;     ///< the exception's type: "TraceError", "OpError", "std::runtime_error", ...
+  std::string message;  ///< what() of the exception
+  std::source_location where;  ///< the user's file:line (line 0 when the exception carried none)
+  std::string op;       ///< the op that refused its input (OpError), else empty
+};
+
+/// "resnet.cpp:80: TraceError: a symbolic tensor was read as data ...".
+[[nodiscard]] std::string to_string(const ModuleFailure& failure);
+
+/// A Tracer that turns failing submodules into leaves; see the file comment.
+class RobustTracer : public Tracer {
+ public:
+  RobustTracer() = default;
+
+  /// Traces `root` as Tracer::trace does, but never fails because of the model's code: a
+  /// failing submodule becomes a leaf; a failing root (or one that cannot be called as a
+  /// whole, e.g. a ModuleList) gives a graph of placeholders, one `call_module` node for the
+  /// root and the output, and the root is failed. A root that is a leaf is not traced into.
+  /// Bad inputs (a spec count or concrete_args that do not match the root's forward) still
+  /// throw std::invalid_argument. Failures and visits accumulate over traces with this tracer.
+  Graph trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},
+              std::source_location where = std::source_location::current());
+
+  /// Built-in layers, registered types and failed modules are leaves.
+  [[nodiscard]] bool is_leaf_module(const Module& module, std::string_view qualified_name) const override;
+  /// Traces into `module` under a checkpoint; a failure rolls back and records a leaf.
+  Value call_module(Module& module, const ValueList& args, std::source_location where) override;
+
+  /// Whether `module` failed in a trace of this tracer.
+  [[nodiscard]] bool is_failed(const Module& module) const noexcept { return failed_.contains(&module); }
+  /// The failure record of `module`, or nullptr.
+  [[nodiscard]] const ModuleFailure* failure(const Module& module) const noexcept;
+  /// ModelOpt's message: "<kind>: <message>", or nullopt when `module` did not fail.
+  [[nodiscard]] std::optional<std::string> failure_msg(const Module& module) const;
+  /// Whether `module` was never called in a trace of this tracer.
+  [[nodiscard]] bool is_unvisited(const Module& module) const noexcept { return !visited_.contains(&module); }
+  /// Marks `module` visited, and failed with `failure` when given (ModelOpt's hook).
+  void record_call_module(const Module& module, const ModuleFailure* failure = nullptr);
+  /// The failures in the order they happened.
+  [[nodiscard]] const std::vector<std::pair<const Module*, ModuleFailure>>& failures() const noexcept {
+    return failure_order_;
+  }
+  /// The graph of a root that is failed without being traced (it has no forward, or inputs a
+  /// trace cannot give it): a placeholder per declared input, one `call_module` node for the
+  /// root, and the output. Records `failure` for the root.
+  Graph failed_root_graph(Module& root, ModuleFailure failure, std::source_location where);
+  /// The input specs of `module`'s first call seen by a trace of this tracer (its tensor
+  /// arguments' dtypes and shapes), or nullptr when it was not called with tensors only.
+  [[nodiscard]] const std::vector<InputSpec>* observed_inputs(const Module& module) const noexcept;
+
+ protected:
+  Value trace_root(Module& root, const ValueList& args, std::source_location where) override;
+
+ private:
+  /// Records `module` as a failed leaf called with `args` (its metadata as the file comment says).
+  Value record_failed_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
+  void fail(const Module& module, ModuleFailure failure);
+
+  std::unordered_map<const Module*, std::size_t> failed_;  // index into failure_order_
+  std::vector<std::pair<const Module*, ModuleFailure>> failure_order_;
+  std::unordered_set<const Module*> visited_;
+  std::unordered_map<const Module*, std::vector<InputSpec>> observed_;
+};
+
+}  // namespace symtrace

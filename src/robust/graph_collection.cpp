@@ -1,0 +1,120 @@
+// recursive_trace: ModelOpt's breadth-first recursion over the children of failed modules,
+// with one RobustTracer for the whole collection (failures found while tracing one module make
+// that module a leaf in every later trace).
+#include "symtrace/robust/graph_collection.hpp"
+
+#include "symtrace/core/error.hpp"
+#include "symtrace/nn/module.hpp"
+
+#include <fmt/format.h>
+
+#include <deque>
+#include <stdexcept>
+#include <unordered_set>
+
+namespace symtrace {
+
+namespace {
+
+/// Inputs for a module traced as a root that was never called with tensors: tensors of
+/// unknown shape (float32) for its declared inputs.
+std::vector<InputSpec> unknown_inputs(const Module& module) {
+  std::vector<InputSpec> specs;
+  const ForwardSignature* signature = module.forward_signature();
+  if (signature == nullptr) return specs;
+  for (std::size_t i = 0; i < signature->num_required; ++i) specs.emplace_back(Shape::unknown_rank());
+  return specs;
+}
+
+}  // namespace
+
+GraphCollection::GraphCollection() : tracer_(std::make_unique<RobustTracer>()) {}
+GraphCollection::~GraphCollection() = default;
+GraphCollection::GraphCollection(GraphCollection&&) noexcept = default;
+GraphCollection& GraphCollection::operator=(GraphCollection&&) noexcept = default;
+
+void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec>& inputs,
+                                      const ConcreteArgs& concrete_args, std::source_location where) {
+  entries_.clear();
+  index_.clear();
+  paths_.clear();
+  failures_.clear();
+  failure_index_.clear();
+  tracer_ = std::make_unique<RobustTracer>();
+  for (const NamedModule& m : model.named_modules()) paths_.emplace(m.module, m.path);
+
+  std::deque<Module*> queue{&model};
+  std::unordered_set<const Module*> queued{&model};
+  while (!queue.empty()) {
+    Module* module = queue.front();
+    queue.pop_front();
+    Graph graph;
+    if (module == &model) {
+      graph = tracer_->trace(model, inputs, concrete_args, where);  // bad inputs are the caller's to fix
+    } else {
+      const std::vector<InputSpec>* seen = tracer_->observed_inputs(*module);
+      try {
+        graph = tracer_->trace(*module, seen ? *seen : unknown_inputs(*module), {}, where);
+      } catch (const std::invalid_argument& e) {
+        // A forward that takes more than tensors cannot be traced without concrete_args.
+        graph = tracer_->failed_root_graph(*module, ModuleFailure{"", module->type_name(), "std::invalid_argument", e.what(), where, {}}, where);
+      }
+    }
+    index_.emplace(module, entries_.size());
+    entries_.push_back(Entry{*path_of(*module), module, std::move(graph)});
+
+    // New failures, with their paths in the model.
+    for (std::size_t i = failures_.size(); i < tracer_->failures().size(); ++i) {
+      const auto& [failed, record] = tracer_->failures()[i];
+      ModuleFailure f = record;
+      if (const std::string* path = path_of(*failed)) f.module = *path;
+      failure_index_.emplace(failed, failures_.size());
+      failures_.push_back(std::move(f));
+    }
+    // Every child of every failed module in this module's subtree is queued once.
+    for (const NamedModule& sub : module->named_modules()) {
+      if (!tracer_->is_failed(*sub.module)) continue;
+      for (const std::shared_ptr<Module>& child : sub.module->children()) {
+        if (queued.insert(child.get()).second) queue.push_back(child.get());
+      }
+    }
+  }
+}
+
+const Graph* GraphCollection::find(const Module& module) const noexcept {
+  auto it = index_.find(&module);
+  return it == index_.end() ? nullptr : &entries_[it->second].graph;
+}
+
+const Graph* GraphCollection::find(std::string_view path) const noexcept {
+  for (const Entry& e : entries_) {
+    if (e.path == path) return &e.graph;
+  }
+  return nullptr;
+}
+
+const Graph& GraphCollection::at(const Module& module) const {
+  if (const Graph* g = find(module)) return *g;
+  const std::string* path = path_of(module);
+  throw std::out_of_range(fmt::format("GraphCollection::at: {} was not traced as a root{}", module.type_name(),
+                                      path ? fmt::format(" (its path is '{}')", *path) : std::string(" (not in the model)")));
+}
+
+const ModuleFailure* GraphCollection::failure(const Module& module) const noexcept {
+  auto it = failure_index_.find(&module);
+  return it == failure_index_.end() ? nullptr : &failures_[it->second];
+}
+
+const std::string* GraphCollection::path_of(const Module& module) const noexcept {
+  auto it = paths_.find(&module);
+  return it == paths_.end() ? nullptr : &it->second;
+}
+
+GraphCollection recursive_trace(Module& model, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                                std::source_location where) {
+  GraphCollection collection;
+  collection.recursive_trace(model, inputs, concrete_args, where);
+  return collection;
+}
+
+}  // namespace symtrace

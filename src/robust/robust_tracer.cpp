@@ -1,0 +1,154 @@
+// RobustTracer: failures localised to the innermost traced-through module, in one pass.
+//
+// Note [Failure rollback]: a traced-through module call runs under a graph checkpoint. When
+// its forward throws, the checkpoint rolls back every node and name made since the call (the
+// graph is then exactly as before the call), RAII scopes have already restored the tracer's
+// state (module frames, side-run ids, subgraph runs), and the module is recorded as a leaf
+// taking the call's arguments, which were made before the checkpoint. A failure inside a
+// nested module was already turned into a leaf there, so an exception reaching a call comes
+// from that module's own code (or a leaf call it made): it is the innermost traced-through
+// module that failed.
+#include "symtrace/robust/robust_tracer.hpp"
+
+#include "symtrace/core/error.hpp"
+#include "symtrace/nn/module.hpp"
+#include "symtrace/trace/tracing_state.hpp"
+
+#include <boost/core/demangle.hpp>
+#include <fmt/format.h>
+
+#include <exception>
+#include <typeinfo>
+
+namespace symtrace {
+
+namespace {
+
+/// The exception being handled, as a failure of `module` at `path` called at `call_site`.
+ModuleFailure describe_current_exception(const Module& module, const std::string& path, std::source_location call_site) {
+  ModuleFailure f{path, module.type_name(), {}, {}, call_site, {}};
+  try {
+    throw;
+  } catch (const TraceError& e) {
+    f.kind = "TraceError";
+    f.message = e.what();
+    f.where = e.where();
+  } catch (const OpError& e) {
+    f.kind = "OpError";
+    f.message = e.what();
+    f.where = e.where();
+    f.op = e.op();
+  } catch (const std::exception& e) {
+    f.kind = boost::core::demangle(typeid(e).name());
+    f.message = e.what();
+  } catch (...) {
+    f.kind = "unknown exception";
+    f.message = "an exception of a type that is not derived from std::exception";
+  }
+  return f;
+}
+
+}  // namespace
+
+std::string to_string(const ModuleFailure& failure) {
+  if (failure.where.line() == 0) return fmt::format("{}: {}", failure.kind, failure.message);
+  return fmt::format("{}:{}: {}: {}", failure.where.file_name(), failure.where.line(), failure.kind, failure.message);
+}
+
+Graph RobustTracer::trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                          std::source_location where) {
+  if (root.forward_signature() == nullptr) {
+    return failed_root_graph(root,
+                             ModuleFailure{"", root.type_name(), "std::invalid_argument",
+                                           fmt::format("{} cannot be called as a whole: it has no forward", root.type_name()),
+                                           where, {}},
+                             where);
+  }
+  return Tracer::trace(root, inputs, concrete_args, where);
+}
+
+Value RobustTracer::trace_root(Module& root, const ValueList& args, std::source_location where) {
+  return call_module(root, args, where);  // a leaf root is not traced into; a failing one is caught
+}
+
+bool RobustTracer::is_leaf_module(const Module& module, std::string_view qualified_name) const {
+  return is_failed(module) || Tracer::is_leaf_module(module, qualified_name);
+}
+
+Value RobustTracer::call_module(Module& module, const ValueList& args, std::source_location where) {
+  TracingState& st = state();
+  const std::string* path = st.path_of(module);
+  if (st.meta_only()) return Tracer::call_module(module, args, where);  // inside a leaf's side run
+  if (!observed_.contains(&module)) {
+    std::vector<InputSpec> specs;
+    for (const Value& a : args) {
+      if (!a.is_tensor() || !a.to_tensor().defined()) break;
+      specs.emplace_back(a.to_tensor());
+    }
+    if (specs.size() == args.size()) observed_.emplace(&module, std::move(specs));
+  }
+  if (path == nullptr || is_leaf_module(module, *path)) {
+    Value result = Tracer::call_module(module, args, where);
+    record_call_module(module);
+    return result;
+  }
+  {
+    Graph::Checkpoint checkpoint = st.graph().checkpoint();
+    try {
+      Value result = Tracer::call_module(module, args, where);
+      checkpoint.commit();
+      record_call_module(module);
+      return result;
+    } catch (...) {
+      checkpoint.rollback();  // Note [Failure rollback]
+      ModuleFailure failure = describe_current_exception(module, *path, where);
+      record_call_module(module, &failure);
+    }
+  }
+  return record_failed_leaf(module, *path, args, where);
+}
+
+Value RobustTracer::record_failed_leaf(Module& module, const std::string& path, const ValueList& args,
+                                       std::source_location where) {
+  const LeafMetaFn* meta_fn = leaf_meta_fn(module);
+  const OutputMeta meta = meta_fn ? (*meta_fn)(module, args) : unknown_result(module, args, path, where);
+  Arguments node_args;
+  node_args.reserve(args.size());
+  for (const Value& a : args) node_args.push_back(create_arg(a, where));
+  return create_proxy(OpKind::call_module, path, std::move(node_args), {}, meta, where);
+}
+
+Graph RobustTracer::failed_root_graph(Module& root, ModuleFailure failure, std::source_location where) {
+  Graph graph;
+  Arguments args;
+  for (const std::string& name : root.input_names()) args.emplace_back(graph.placeholder(name, where));
+  Node& node = graph.create_node(OpKind::call_module, "", std::move(args), {}, {}, where);
+  graph.output(Argument(node), where);
+  record_call_module(root, &failure);
+  return graph;
+}
+
+void RobustTracer::record_call_module(const Module& module, const ModuleFailure* failure) {
+  visited_.insert(&module);
+  if (failure == nullptr) return;
+  auto [it, inserted] = failed_.emplace(&module, failure_order_.size());
+  if (inserted) failure_order_.emplace_back(&module, *failure);
+}
+
+const ModuleFailure* RobustTracer::failure(const Module& module) const noexcept {
+  auto it = failed_.find(&module);
+  return it == failed_.end() ? nullptr : &failure_order_[it->second].second;
+}
+
+std::optional<std::string> RobustTracer::failure_msg(const Module& module) const {
+  const ModuleFailure* f = failure(module);
+  if (f == nullptr) return std::nullopt;
+  return fmt::format("{}: {}", f->kind, f->message);
+}
+
+const std::vector<InputSpec>* RobustTracer::observed_inputs(const Module& module) const noexcept {
+  auto it = observed_.find(&module);
+  return it == observed_.end() ? nullptr : &it->second;
+}
+
+}  // namespace symtrace

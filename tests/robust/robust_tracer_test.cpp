@@ -1,0 +1,147 @@
+// RobustTracer and recursive_trace on the zoo's failing models: failures localised to the
+// injected modules, one-pass rollback equal to registering the failed modules as leaves,
+// ModelOpt's graph counts, failure records with file:line, and the captured graph equal to eager.
+#include "support/checks.hpp"
+
+#include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/failures.hpp"
+#include "symtrace/zoo/mlp.hpp"
+#include "symtrace/zoo/resnet.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+using namespace symtrace;
+using testing::max_rel_error;
+
+namespace {
+
+std::vector<std::string> failed_paths(const GraphCollection& c) {
+  std::vector<std::string> out;
+  for (const ModuleFailure& f : c.failures()) out.push_back(f.module);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string> sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+InputSpec example_spec(const std::string& name) {
+  const zoo::ExampleInput& input = zoo::info(name).inputs.at(0);
+  return InputSpec(Shape(input.shape), input.dtype);
+}
+
+}  // namespace
+
+TEST_CASE("recursive_trace finds exactly the injected failures, with ModelOpt's graph counts and file:line") {
+  struct Expected {
+    const char* model;
+    std::size_t graphs;  // ModelOpt's: 9, 33, 117 and 49 (../shared/anchors/README.md)
+    const char* file;
+    int line;
+  };
+  for (const Expected& e : {Expected{"resnet50_fail1", 9, "resnet.cpp", zoo::FailingBottleneckImpl::data_branch_line},
+                            Expected{"resnet50_fail4", 33, "resnet.cpp", zoo::FailingBottleneckImpl::data_branch_line},
+                            Expected{"resnet50_fail16", 117, "resnet.cpp", zoo::FailingBottleneckImpl::data_branch_line},
+                            Expected{"deep_mlp_1000_fail16", 49, "mlp.cpp", zoo::FailingMLPBlockImpl::data_branch_line}}) {
+    CAPTURE(e.model);
+    auto model = zoo::create(e.model);
+    model->eval();
+    const GraphCollection c = recursive_trace(*model, {example_spec(e.model)});
+    CHECK(failed_paths(c) == sorted(zoo::info(e.model).untraceable));
+    CHECK(c.size() == e.graphs);
+    for (const ModuleFailure& f : c.failures()) {
+      CAPTURE(f.module);
+      CHECK(f.kind == "TraceError");
+      CHECK(std::string_view(f.where.file_name()).ends_with(e.file));
+      CHECK(f.where.line() == static_cast<std::uint_least32_t>(e.line));
+      CHECK(f.message.find("a symbolic tensor was read as data (to_bool())") != std::string::npos);
+    }
+    for (const GraphCollection::Entry& entry : c) CHECK_NOTHROW(entry.graph.lint());
+    // The model's graph has one call_module leaf per failed block, taking the real arguments.
+    const Graph& root = *c.find("");
+    for (const std::string& path : zoo::info(e.model).untraceable) {
+      const Node* leaf = root.find_node(fmt::format("{}", [&] { std::string n = path; std::replace(n.begin(), n.end(), '.', '_'); return n; }()));
+      REQUIRE(leaf != nullptr);
+      CHECK(leaf->op() == OpKind::call_module);
+      CHECK(leaf->target() == path);
+      CHECK(leaf->args().size() == 1);
+    }
+  }
+}
+
+TEST_CASE("a robust trace equals a plain trace with the failed modules registered as leaves") {
+  for (const char* name : {"resnet50_fail4", "deep_mlp_1000_fail16"}) {
+    CAPTURE(name);
+    auto model = zoo::create(name);
+    RobustTracer robust;
+    const Graph g = robust.trace(*model, {example_spec(name)});
+    Tracer plain;
+    // What the robust tracer knows of a failed module's result: unknown shape, the input dtype.
+    Tracer::LeafMetaFn unknown = [](const Module&, const ValueList& args) {
+      return OutputMeta::single(args.at(0).to_tensor().dtype(), Shape::unknown_rank());
+    };
+    plain.register_leaf<zoo::FailingBottleneckImpl>(unknown);
+    plain.register_leaf<zoo::FailingMLPBlockImpl>(unknown);
+    CHECK(to_string(g) == to_string(plain.trace(*model, {example_spec(name)})));
+    CHECK_NOTHROW(g.lint());
+  }
+}
+
+TEST_CASE("the graph a robust trace captures runs equal to eager, failed modules running eagerly") {
+  for (const char* name : {"resnet50_fail16", "deep_mlp_1000_fail16", "mixed_failures"}) {
+    CAPTURE(name);
+    auto model = zoo::create(name);
+    model->eval();
+    Shape shape = example_spec(name).shape;
+    if (shape.rank() == 4) shape[2] = shape[3] = 32;  // small images keep it fast
+    const GraphCollection c = recursive_trace(*model, {InputSpec(shape)});
+    Generator gen(7);
+    const Tensor x = randn(shape.sizes(), gen);
+    const Tensor eager = model->call({x}).to_tensor();
+    CHECK(max_rel_error(Interpreter(*model, *c.find("")).run({x}).to_tensor(), eager) <= 1e-5);
+  }
+}
+
+TEST_CASE("mixed_failures: each untraceable pattern fails in its own module; the rest is traced or unvisited") {
+  auto model = zoo::create("mixed_failures");
+  const GraphCollection c = recursive_trace(*model, {example_spec("mixed_failures")});
+  CHECK(failed_paths(c) == std::vector<std::string>{"gate", "opaque", "repeat", "topk"});
+  const auto& m = dynamic_cast<const zoo::MixedFailuresImpl&>(*model);
+  CHECK(c.is_failed(*m.gate));
+  CHECK(c.failure_msg(*m.gate)->starts_with("TraceError: "));
+  CHECK(c.failure(*m.opaque)->where.line() != 0);
+  CHECK(c.is_unvisited(*m.unused));
+  CHECK_FALSE(c.is_unvisited(*m.stem));
+  CHECK_FALSE(c.is_failed(*m.stem));
+  // The children of each failed module are traced as roots of their own. GatedConv branches
+  // before calling either conv, so they were never called: their inputs have unknown shapes.
+  for (const GraphCollection::Entry& entry : c) CHECK_NOTHROW(entry.graph.lint());
+  const Graph* conv = c.find("gate.conv_a");
+  REQUIRE(conv != nullptr);
+  CHECK(to_string(*conv->find_node("x")->tensor_meta()) == "float32[...]");
+  CHECK(conv->size() == 3);  // placeholder, the conv as one call_module (a root leaf), output
+}
+
+TEST_CASE("a child traced as a root gets the input shapes seen at its call before its parent failed") {
+  auto model = zoo::create("resnet50_fail1");
+  const GraphCollection c = recursive_trace(*model, {example_spec("resnet50_fail1")});
+  const Graph* conv3 = c.find("layer3.0.conv3");
+  REQUIRE(conv3 != nullptr);
+  CHECK(to_string(*conv3) == R"(graph():
+    %x : float32[1, 256, 14, 14] [num_users=1] = placeholder[target=x]
+    %root : float32[1, 1024, 14, 14] [num_users=1] = call_module[target=](args = (%x,), kwargs = {})
+    return root
+)");
+  // Downstream of the failed block, shapes are unknown: nothing tells the block's output.
+  const Graph& root = *c.find("");
+  CHECK(to_string(*root.find_node("layer3_0")->tensor_meta()) == "float32[...]");
+  CHECK(to_string(*root.find_node("fc")->tensor_meta()) == "float32[...]");
+  CHECK(to_string(*root.find_node("layer2_3_relu_2")->tensor_meta()) == "float32[1, 512, 28, 28]");
+}
