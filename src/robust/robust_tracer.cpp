@@ -68,7 +68,21 @@ Graph RobustTracer::trace(Module& root, const std::vector<InputSpec>& inputs, co
 }
 
 Value RobustTracer::trace_root(Module& root, const ValueList& args, std::source_location where) {
-  return call_module(root, args, where);  // a leaf root is not traced into; a failing one is caught
+  // A traced-through root catches its own failure in call_module; a leaf root's failure (its
+  // metadata run threw) has no caller to fall back to, so it is caught here.
+  {
+    Graph::Checkpoint checkpoint = state().graph().checkpoint();
+    try {
+      Value result = call_module(root, args, where);
+      checkpoint.commit();
+      return result;
+    } catch (...) {
+      checkpoint.rollback();
+      ModuleFailure failure = describe_current_exception(root, "", where);
+      record_call_module(root, &failure);
+    }
+  }
+  return record_failed_leaf(root, "", args, where);
 }
 
 bool RobustTracer::is_leaf_module(const Module& module, std::string_view qualified_name) const {
@@ -86,6 +100,11 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
       specs.emplace_back(a.to_tensor());
     }
     if (specs.size() == args.size()) observed_.emplace(&module, std::move(specs));
+  }
+  if (path != nullptr && is_failed(module)) {
+    // Failed before: a leaf whose forward is not run again (it would throw again).
+    record_call_module(module);
+    return record_failed_leaf(module, *path, args, where);
   }
   if (path == nullptr || is_leaf_module(module, *path)) {
     Value result = Tracer::call_module(module, args, where);

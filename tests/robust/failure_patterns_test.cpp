@@ -1,0 +1,213 @@
+// RobustTracer on the failure patterns beyond the zoo: a failing root, a failure nested in a
+// child of a failed module, a shared module failing at one call site only, exceptions of
+// other types, an uncallable root, a leaf root; and fault injection at every op.
+#include "support/checks.hpp"
+
+#include "symtrace/symtrace.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <string>
+
+using namespace symtrace;
+using testing::max_rel_error;
+
+namespace {
+
+/// Reads data in its own forward: the root itself fails.
+class RootReads : public TypedModule<RootReads> {
+ public:
+  RootReads() { fc = register_module("fc", nn::Linear(4, 4)); }
+  Tensor forward(const Tensor& x) {
+    const Tensor h = fc(x);
+    return h.sum().item<float>() > 0 ? h : -h;
+  }
+  nn::Linear fc{nullptr};
+};
+
+/// Throws a plain std::runtime_error, as a library call might.
+class Throws : public TypedModule<Throws> {
+ public:
+  static constexpr int throw_line = __LINE__ + 1;
+  Tensor forward(const Tensor& x) { throw std::runtime_error(fmt::format("library refused a {}", to_string(x.meta()))); }
+};
+
+/// Fails itself, and holds a child that fails on its own too.
+class Inner : public TypedModule<Inner> {
+ public:
+  Inner() {
+    fc = register_module("fc", nn::Linear(4, 4));
+    bad = register_module("bad", std::make_shared<Throws>());
+  }
+  Tensor forward(const Tensor& x) {
+    const Tensor h = bad->call({fc(x)}).to_tensor();  // fails: bad becomes a leaf here
+    return h.to_bool() ? h : x;                         // then this fails too
+  }
+  nn::Linear fc{nullptr};
+  std::shared_ptr<Throws> bad;
+};
+
+/// Traceable on a matrix; on anything else it reads data.
+class Picky : public TypedModule<Picky> {
+ public:
+  Tensor forward(const Tensor& x) {
+    if (x.dim() == 2) return x.relu();
+    return x * (x.sum().item<float>() > 0 ? 1.0 : -1.0);
+  }
+};
+
+class Shared : public TypedModule<Shared> {
+ public:
+  Shared() { picky = register_module("picky", std::make_shared<Picky>()); }
+  Tensor forward(const Tensor& x) {
+    const Tensor a = picky->call({x}).to_tensor();               // fine: a matrix
+    const Tensor b = picky->call({x.unsqueeze(0)}).to_tensor();  // cannot be traced
+    return a + b.squeeze(0);
+  }
+  std::shared_ptr<Picky> picky;
+};
+
+class Outer : public TypedModule<Outer> {
+ public:
+  Outer() {
+    inner = register_module("inner", std::make_shared<Inner>());
+    head = register_module("head", nn::Linear(4, 2));
+  }
+  Tensor forward(const Tensor& x) { return head(inner->call({x}).to_tensor()); }
+  std::shared_ptr<Inner> inner;
+  nn::Linear head{nullptr};
+};
+
+/// Makes the k-th recorded op throw (fault injection).
+class FaultyTracer : public RobustTracer {
+ public:
+  explicit FaultyTracer(int fail_at) : fail_at_(fail_at) {}
+  Value record_op(const OpCall& call) override {
+    if (++count_ == fail_at_) throw std::runtime_error(fmt::format("injected fault in {}()", call.op.name()));
+    return RobustTracer::record_op(call);
+  }
+  int count() const { return count_; }
+
+ private:
+  int fail_at_;
+  int count_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a root whose own forward fails gives a graph with one call_module for the root") {
+  RootReads model;
+  RobustTracer tracer;
+  const Graph g = tracer.trace(model, {InputSpec(Shape{2, 4})});
+  CHECK(to_string(g) == R"(graph():
+    %x : float32[2, 4] [num_users=1] = placeholder[target=x]
+    %root : float32[...] [num_users=1] = call_module[target=](args = (%x,), kwargs = {})
+    return root
+)");
+  CHECK(tracer.is_failed(model));
+  CHECK(tracer.failure(model)->module == "");
+  CHECK(tracer.failure_msg(model)->starts_with("TraceError: "));
+  CHECK_FALSE(tracer.is_unvisited(*model.fc));  // called before the failure
+  const Tensor x = randn({2, 4});
+  CHECK(max_rel_error(Interpreter(model, g).run({x}).to_tensor(), model.call({x}).to_tensor()) == 0.0);
+  // recursive_trace then traces the root's children.
+  const GraphCollection c = recursive_trace(model, {InputSpec(Shape{2, 4})});
+  CHECK(c.size() == 2);
+  REQUIRE(c.find("fc") != nullptr);
+  CHECK(to_string(*c.find("fc")->find_node("x")->tensor_meta()) == "float32[2, 4]");
+}
+
+TEST_CASE("a failure nested in a failed module: both fail, the nested one is traced as a root later") {
+  Outer model;
+  const GraphCollection c = recursive_trace(model, {InputSpec(Shape{3, 4})});
+  REQUIRE(c.failures().size() == 2);
+  CHECK(c.failures()[0].module == "inner.bad");
+  CHECK(c.failures()[0].kind == "std::runtime_error");
+  CHECK(c.failures()[0].message == "library refused a float32[3, 4]");
+  CHECK(c.failures()[1].module == "inner");
+  CHECK(c.failures()[1].kind == "TraceError");
+  // The model's graph has inner as a leaf (the leaf of inner.bad was rolled back with it).
+  const Graph& root = *c.find("");
+  CHECK(root.find_node("inner") != nullptr);
+  CHECK(root.find_node("inner_bad") == nullptr);
+  CHECK(to_string(*root.find_node("head")->tensor_meta()) == "float32[...]");
+  // inner's children are traced as roots: fc normally, bad as a failed root.
+  std::vector<std::string> traced;
+  for (const GraphCollection::Entry& e : c) traced.push_back(e.path);
+  CHECK(traced == std::vector<std::string>{"", "inner.fc", "inner.bad"});
+  CHECK(to_string(*c.find("inner.bad")) == R"(graph():
+    %x : float32[3, 4] [num_users=1] = placeholder[target=x]
+    %root : float32[...] [num_users=1] = call_module[target=](args = (%x,), kwargs = {})
+    return root
+)");
+  const Tensor x = randn({3, 4});
+  CHECK_THROWS_WITH_AS(Interpreter(model, root).run({x}), doctest::Contains("library refused a float32[3, 4]"),
+                       InterpreterError);  // the model itself throws: the graph runs it as it is
+}
+
+TEST_CASE("a shared module failing at one call site is a leaf from then on, and at the other site too") {
+  Shared model;
+  RobustTracer tracer;
+  const Graph g = tracer.trace(model, {InputSpec(Shape{2, 3})});
+  CHECK(tracer.is_failed(*model.picky));
+  CHECK(tracer.failure(*model.picky)->kind == "TraceError");
+  CHECK(tracer.failure(*model.picky)->module == "picky");
+  // The first call was traced through (relu), the second is a leaf; a later trace makes both leaves.
+  CHECK(g.find_node("relu") != nullptr);
+  CHECK(g.find_node("picky") != nullptr);
+  CHECK(g.find_node("picky_1") == nullptr);
+  const Graph again = tracer.trace(model, {InputSpec(Shape{2, 3})});
+  CHECK(again.find_node("relu") == nullptr);
+  CHECK(again.find_node("picky") != nullptr);
+  CHECK(again.find_node("picky_1") != nullptr);
+  const Tensor x = randn({2, 3});
+  for (const Graph* graph : {&g, &again}) {
+    CHECK(max_rel_error(Interpreter(model, *graph).run({x}).to_tensor(), model.call({x}).to_tensor()) == 0.0);
+  }
+}
+
+TEST_CASE("a root that cannot be called as a whole, and a root that is a leaf, are not traced into") {
+  auto list = std::make_shared<nn::ModuleListImpl>();
+  list->push_back(nn::Linear(2, 2));
+  RobustTracer tracer;
+  const Graph g = tracer.trace(*list, {});
+  CHECK(to_string(g) == R"(graph():
+    %root : [num_users=1] = call_module[target=](args = (), kwargs = {})
+    return root
+)");
+  CHECK(tracer.is_failed(*list));
+  CHECK(tracer.failure_msg(*list) == "std::invalid_argument: ModuleList cannot be called as a whole: it has no forward");
+
+  nn::Linear linear(4, 3);
+  const Graph leaf = RobustTracer().trace(*linear.ptr(), {InputSpec(Shape{2, 4})});
+  CHECK(to_string(leaf) == R"(graph():
+    %x : float32[2, 4] [num_users=1] = placeholder[target=x]
+    %root : float32[2, 3] [num_users=1] = call_module[target=](args = (%x,), kwargs = {})
+    return root
+)");
+}
+
+TEST_CASE("fault injection: whichever op throws, the graph lints, runs equal to eager, and no state leaks") {
+  auto model = zoo::create("resnet18");
+  model->eval();
+  const InputSpec spec(Shape{1, 3, 32, 32});
+  FaultyTracer counting(0);
+  (void)counting.trace(*model, {spec});
+  const int ops = counting.count();
+  REQUIRE(ops > 50);
+  Generator gen(3);
+  const Tensor x = randn({1, 3, 32, 32}, gen);
+  const Tensor eager = model->call({x}).to_tensor();
+  for (int k = 1; k <= ops; ++k) {
+    CAPTURE(k);
+    FaultyTracer tracer(k);
+    const Graph g = tracer.trace(*model, {spec});
+    CHECK(tracer.failures().size() == 1);
+    CHECK(tracer.failures().front().second.message.starts_with("injected fault"));
+    CHECK_NOTHROW(g.lint());
+    CHECK(TracingState::current() == nullptr);
+    CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), eager) <= 1e-5);
+  }
+}
