@@ -391,7 +391,7 @@ Node& GraphImpl::create_node(OpKind op, std::string_view target, Arguments args,
   bool added = false;
   bool linked = false;
   try {
-    if (logging()) log_.reserve(log_.size() + 1);
+    if (logging()) reserve_log(1);
     std::string_view stored_target = arena_.store(target);
     add_vertex(storage_);
     added = true;
@@ -464,7 +464,7 @@ void GraphImpl::set_inputs(Node& node, Arguments args, KeywordArguments kwargs, 
   inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
   if (!kwargs.empty() && !node.cold_) node.cold_ = std::make_unique<NodeCold>();
   if (logging()) {
-    log_.reserve(log_.size() + inputs.size() + 1);
+    reserve_log(inputs.size() + 1);
     log_.emplace_back(undo::ArgsChanged{node.id_, node.args_, node.kwargs()});
   }
   for (NodeId input : inputs) {
@@ -520,7 +520,7 @@ void GraphImpl::erase_node(Node& node, std::source_location where) {
                            name(node), list);
   }
   std::vector<NodeId> inputs = distinct_inputs(node);
-  if (logging()) log_.reserve(log_.size() + inputs.size() + 1);
+  if (logging()) reserve_log(inputs.size() + 1);
   for (NodeId input : inputs) rewrite_run(input, node.id_, {}, logging());
   if (logging()) log_.emplace_back(undo::Erased{node.id_, node.prev_});
   unlink(node);

@@ -194,6 +194,11 @@ class GraphImpl {
   friend struct symtrace::detail::GraphTestAccess;
 
   [[nodiscard]] bool logging() const noexcept { return !checkpoints_.empty(); }
+  /// Makes room for `n` more undo records (so recording them cannot throw), growing the log
+  /// geometrically: an exact reserve per change would copy the whole log each time.
+  void reserve_log(std::size_t n) {
+    if (log_.capacity() - log_.size() < n) log_.reserve(std::max(log_.size() + n, 2 * log_.capacity()));
+  }
   void copy_nodes(const GraphImpl& other);
   void check_inputs(const Arguments& args, const KeywordArguments& kwargs, OpKind op, std::string_view target,
                     std::source_location where) const;
