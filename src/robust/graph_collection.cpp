@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 #include <stdexcept>
 #include <unordered_set>
@@ -41,7 +42,11 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
   failures_.clear();
   failure_index_.clear();
   tracer_ = std::make_unique<RobustTracer>();
-  for (const NamedModule& m : model.named_modules()) paths_.emplace(m.module, m.path);
+  order_.clear();
+  for (const NamedModule& m : model.named_modules()) {
+    order_.emplace(m.module, order_.size());
+    paths_.emplace(m.module, m.path);
+  }
 
   std::deque<Module*> queue{&model};
   std::unordered_set<const Module*> queued{&model};
@@ -63,18 +68,28 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
     index_.emplace(module, entries_.size());
     entries_.push_back(Entry{*path_of(*module), module, std::move(graph)});
 
-    // New failures, with their paths in the model.
+    // Every child of every failed module in this module's subtree is queued once, the failed
+    // modules taken in the subtree's module order (ModelOpt's `mod.modules()`). The failed
+    // modules a trace finds are in the traced module's subtree (a call outside it cannot be
+    // named and fails the caller), and those found before had their children queued then, so
+    // the new failures are the ones to look at.
+    std::vector<const Module*> failed_now;
     for (std::size_t i = failures_.size(); i < tracer_->failures().size(); ++i) {
       const auto& [failed, record] = tracer_->failures()[i];
       ModuleFailure f = record;
-      if (const std::string* path = path_of(*failed)) f.module = *path;
+      if (const std::string* path = path_of(*failed)) f.module = *path;  // paths in the model
       failure_index_.emplace(failed, failures_.size());
       failures_.push_back(std::move(f));
+      failed_now.push_back(failed);
     }
-    // Every child of every failed module in this module's subtree is queued once.
-    for (const NamedModule& sub : module->named_modules()) {
-      if (!tracer_->is_failed(*sub.module)) continue;
-      for (const std::shared_ptr<Module>& child : sub.module->children()) {
+    auto position = [&](const Module* m) {
+      auto it = order_.find(m);
+      return it == order_.end() ? order_.size() : it->second;
+    };
+    std::stable_sort(failed_now.begin(), failed_now.end(),
+                     [&](const Module* a, const Module* b) { return position(a) < position(b); });
+    for (const Module* failed : failed_now) {
+      for (const std::shared_ptr<Module>& child : failed->children()) {
         if (queued.insert(child.get()).second) queue.push_back(child.get());
       }
     }

@@ -74,6 +74,7 @@ class GraphCollection {
   std::vector<Entry> entries_;
   std::unordered_map<const Module*, std::size_t> index_;
   std::unordered_map<const Module*, std::string> paths_;
+  std::unordered_map<const Module*, std::size_t> order_;  // position in model.named_modules()
   std::vector<ModuleFailure> failures_;
   std::unordered_map<const Module*, std::size_t> failure_index_;
   std::unique_ptr<RobustTracer> tracer_;
