@@ -188,6 +188,9 @@ const std::vector<Graph::Guard>& Graph::guards() const noexcept {
 }
 
 std::size_t Graph::num_constants() const noexcept { return impl_ ? impl_->constants.size() : 0; }
+std::uint32_t Graph::id_bound() const noexcept {
+  return impl_ ? static_cast<std::uint32_t>(impl_->num_slots()) : 0;
+}
 
 Node* Graph::find_node(std::string_view name) const noexcept { return impl_ ? impl_->find_node(name) : nullptr; }
 

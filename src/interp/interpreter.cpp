@@ -132,8 +132,9 @@ void check_input(const Graph& graph, const Node& node, const Value& input, std::
   const TensorMeta* meta = node.tensor_meta();
   if (meta == nullptr) return;
   const Tensor* t = boost::variant2::get_if<Tensor>(&input.value);
-  bool fits = t != nullptr && t->defined() && t->dtype() == meta->dtype && t->shape().rank() == meta->shape.rank();
-  for (std::size_t d = 0; fits && d < meta->shape.rank(); ++d) {
+  bool fits = t != nullptr && t->defined() && t->dtype() == meta->dtype &&
+              (!meta->shape.is_rank_known() || t->shape().rank() == meta->shape.rank());
+  for (std::size_t d = 0; fits && meta->shape.is_rank_known() && d < meta->shape.rank(); ++d) {
     Dim traced = meta->shape[d];
     Dim given = t->shape()[d];
     fits = !traced.is_known() || !given.is_known() || traced == given;

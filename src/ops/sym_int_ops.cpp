@@ -13,20 +13,30 @@
 #include "ops/families.hpp"
 #include "ops/meta_util.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
+#include <limits>
+#include <stdexcept>
 
 namespace symtrace {
 
 namespace {
 
+[[noreturn]] void overflow(const char* what) {
+  throw std::overflow_error(fmt::format("SymInt {} overflows 64 bits", what));
+}
+
 // Python's `//` and `%`: the quotient rounds toward negative infinity, the remainder has the
-// divisor's sign. `b` is nonzero.
-std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
+// divisor's sign. `b` is nonzero; INT64_MIN / -1 overflows.
+std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  if (b == -1 && a == std::numeric_limits<std::int64_t>::min()) overflow("division");
   std::int64_t q = a / b;
   if (a % b != 0 && ((a < 0) != (b < 0))) --q;
   return q;
 }
 std::int64_t floor_mod(std::int64_t a, std::int64_t b) noexcept {
+  if (b == -1) return 0;  // INT64_MIN % -1 traps on x86
   std::int64_t r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
@@ -60,10 +70,28 @@ template <class F>
 KernelFn int_kernel() {
   return [](const OpCall& call, const OutputMeta&) -> Value { return F{}(call.integer(0), call.integer(1)); };
 }
-struct Add { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return a + b; } };
-struct Sub { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return a - b; } };
-struct Mul { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return a * b; } };
-struct FloorDiv { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return floor_div(a, b); } };
+struct Add {
+  std::int64_t operator()(std::int64_t a, std::int64_t b) const {
+    std::int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) overflow("addition");
+    return r;
+  }
+};
+struct Sub {
+  std::int64_t operator()(std::int64_t a, std::int64_t b) const {
+    std::int64_t r;
+    if (__builtin_sub_overflow(a, b, &r)) overflow("subtraction");
+    return r;
+  }
+};
+struct Mul {
+  std::int64_t operator()(std::int64_t a, std::int64_t b) const {
+    std::int64_t r;
+    if (__builtin_mul_overflow(a, b, &r)) overflow("multiplication");
+    return r;
+  }
+};
+struct FloorDiv { std::int64_t operator()(std::int64_t a, std::int64_t b) const { return floor_div(a, b); } };
 struct FloorMod { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return floor_mod(a, b); } };
 struct Eq { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a == b; } };
 struct Ne { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a != b; } };
@@ -168,7 +196,9 @@ SymInt Tensor::size(std::int64_t d, Where where) const {
 
 SymIntList Tensor::sizes(Where where) const {
   std::vector<SymInt> out;
-  out.reserve(static_cast<std::size_t>(dim()));
+  out.reserve(shape().rank());
+  if (!shape().is_rank_known()) [[unlikely]]
+    unknown_rank(where, "sizes()");
   for (std::int64_t i = 0; i < dim(); ++i) out.push_back(size(i, where));
   return out;
 }

@@ -137,7 +137,7 @@ OutputMeta view_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
   Shape shape = infer_size(call, call.size_list(1), x.shape());
   // Strides are known only for concrete tensors; a symbolic input is assumed viewable.
-  if (x.is_concrete() && !compute_stride(x.shape().sizes(), x.strides(), shape.sizes()))
+  if (x.is_concrete() && shape.is_fully_known() && !compute_stride(x.shape().sizes(), x.strides(), shape.sizes()))
     call.fail("view size is not compatible with input tensor's size and stride: shape {} with strides [{}] "
               "cannot be viewed as {} because a new dimension spans two non-contiguous parts of memory; "
               "use reshape() instead", x.shape(), fmt::join(x.strides(), ", "), shape);

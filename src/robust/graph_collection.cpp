@@ -6,11 +6,13 @@
 #include "symtrace/core/error.hpp"
 #include "symtrace/nn/module.hpp"
 
+#include <boost/core/demangle.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <deque>
 #include <stdexcept>
+#include <typeinfo>
 #include <unordered_set>
 
 namespace symtrace {
@@ -60,9 +62,11 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
       const std::vector<InputSpec>* seen = tracer_->observed_inputs(*module);
       try {
         graph = tracer_->trace(*module, seen ? *seen : unknown_inputs(*module), {}, where);
-      } catch (const std::invalid_argument& e) {
+      } catch (const std::exception& e) {
         // A forward that takes more than tensors cannot be traced without concrete_args.
-        graph = tracer_->failed_root_graph(*module, ModuleFailure{"", module->type_name(), "std::invalid_argument", e.what(), where, {}}, where);
+        graph = tracer_->failed_root_graph(
+            *module, ModuleFailure{"", module->type_name(), boost::core::demangle(typeid(e).name()), e.what(), where, {}},
+            where);
       }
     }
     index_.emplace(module, entries_.size());

@@ -7,7 +7,9 @@
 // taking the call's arguments, which were made before the checkpoint. A failure inside a
 // nested module was already turned into a leaf there, so an exception reaching a call comes
 // from that module's own code (or a leaf call it made): it is the innermost traced-through
-// module that failed.
+// module that failed. Symbolic tensors made in the rolled-back region name node ids the graph
+// gives out again, so the trace retires their id (Note [Rolled-back tensors] in
+// tracing_state.hpp): using one later is a TraceError, not a wrong edge.
 #include "symtrace/robust/robust_tracer.hpp"
 
 #include "symtrace/core/error.hpp"
@@ -18,6 +20,7 @@
 #include <fmt/format.h>
 
 #include <exception>
+#include <stdexcept>
 #include <typeinfo>
 
 namespace symtrace {
@@ -64,7 +67,17 @@ Graph RobustTracer::trace(Module& root, const std::vector<InputSpec>& inputs, co
                                            where, {}},
                              where);
   }
-  return Tracer::trace(root, inputs, concrete_args, where);
+  try {
+    return Tracer::trace(root, inputs, concrete_args, where);
+  } catch (const std::invalid_argument&) {
+    throw;  // inputs that do not fit the root's forward: the caller's to fix
+  } catch (...) {
+    // The root failed and cannot even stand as a leaf (its result's structure is unknown), or
+    // its result cannot be an output: the root alone, with its inputs.
+    ModuleFailure failure = describe_current_exception(root, "", where);
+    if (const ModuleFailure* earlier = this->failure(root)) failure = *earlier;
+    return failed_root_graph(root, std::move(failure), where);
+  }
 }
 
 Value RobustTracer::trace_root(Module& root, const ValueList& args, std::source_location where) {
@@ -78,6 +91,7 @@ Value RobustTracer::trace_root(Module& root, const ValueList& args, std::source_
       return result;
     } catch (...) {
       checkpoint.rollback();
+      state().retire(state().graph().id_bound());  // Note [Rolled-back tensors]
       ModuleFailure failure = describe_current_exception(root, "", where);
       record_call_module(root, &failure);
     }
@@ -92,7 +106,10 @@ bool RobustTracer::is_leaf_module(const Module& module, std::string_view qualifi
 Value RobustTracer::call_module(Module& module, const ValueList& args, std::source_location where) {
   TracingState& st = state();
   const std::string* path = st.path_of(module);
-  if (st.meta_only()) return Tracer::call_module(module, args, where);  // inside a leaf's side run
+  if (st.meta_only()) {  // inside a leaf's side run: metadata only
+    if (path != nullptr && is_failed(module)) return meta_result(failed_leaf_meta(module, *path, args, where), where);
+    return Tracer::call_module(module, args, where);
+  }
   if (!observed_.contains(&module)) {
     std::vector<InputSpec> specs;
     for (const Value& a : args) {
@@ -120,6 +137,7 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
       return result;
     } catch (...) {
       checkpoint.rollback();  // Note [Failure rollback]
+      st.retire(st.graph().id_bound());  // Note [Rolled-back tensors]
       ModuleFailure failure = describe_current_exception(module, *path, where);
       record_call_module(module, &failure);
     }
@@ -127,10 +145,15 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
   return record_failed_leaf(module, *path, args, where);
 }
 
+OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
+                                          std::source_location where) const {
+  const LeafMetaFn* meta_fn = leaf_meta_fn(module);
+  return meta_fn ? (*meta_fn)(module, args) : unknown_result(module, args, path, where);
+}
+
 Value RobustTracer::record_failed_leaf(Module& module, const std::string& path, const ValueList& args,
                                        std::source_location where) {
-  const LeafMetaFn* meta_fn = leaf_meta_fn(module);
-  const OutputMeta meta = meta_fn ? (*meta_fn)(module, args) : unknown_result(module, args, path, where);
+  const OutputMeta meta = failed_leaf_meta(module, path, args, where);
   Arguments node_args;
   node_args.reserve(args.size());
   for (const Value& a : args) node_args.push_back(create_arg(a, where));

@@ -85,7 +85,7 @@ struct ActiveTrace {
 /// Checks that tensor `t` can become a node argument in `state`.
 void check_tensor(const TracingState& state, const Tensor& t, std::source_location where) {
   if (!t.defined()) throw_invalid_argument(where, "an undefined Tensor (default-constructed) cannot be traced");
-  if (t.is_symbolic() && !state.accepts(t.symbolic_ref().trace)) {
+  if (t.is_symbolic() && !state.accepts(t.symbolic_ref())) {
     throw_trace_error(where,
                       "a symbolic tensor of another trace was used: it belongs to a trace that ended, an "
                       "enclosing trace, another thread's trace, a leaf module's run for its output "

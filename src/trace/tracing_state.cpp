@@ -5,6 +5,7 @@
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/trace/tracer.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 namespace symtrace {
@@ -38,11 +39,21 @@ const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor
 
 TracingState* TracingState::current() noexcept { return current_state; }
 
-bool TracingState::accepts(std::uint64_t id) const noexcept {
+bool TracingState::accepts(SymbolicRef ref) const noexcept {
   for (std::uint64_t mine : ids_) {
-    if (mine == id) return true;
+    if (mine == ref.trace) return true;
+  }
+  for (const auto& [id, bound] : retired_) {
+    if (id == ref.trace) return ref.node < bound;
   }
   return false;
+}
+
+void TracingState::retire(std::uint32_t bound) {
+  retired_.reserve(retired_.size() + 1);  // nothing changes if this throws
+  for (auto& entry : retired_) entry.second = std::min(entry.second, bound);
+  retired_.emplace_back(ids_.back(), bound);
+  ids_.back() = next_trace_id.fetch_add(1, std::memory_order_relaxed);
 }
 
 SideRun::SideRun(TracingState& state) : state_(state) {
@@ -54,12 +65,14 @@ SideRun::~SideRun() { state_.ids_.pop_back(); }
 SubgraphRun::SubgraphRun(TracingState& state, Graph& subgraph)
     : state_(state), graph_(state.graph_), ids_{next_trace_id.fetch_add(1, std::memory_order_relaxed)} {
   std::swap(state_.ids_, ids_);  // noexcept: the fresh id list was made above
+  std::swap(state_.retired_, retired_);
   state_.graph_ = &subgraph;
 }
 
 SubgraphRun::~SubgraphRun() {
   state_.graph_ = graph_;
   std::swap(state_.ids_, ids_);
+  std::swap(state_.retired_, retired_);
 }
 
 TraceScope::TraceScope(TracingState& state) : previous_(current_state), hook_(&state.tracer()) {

@@ -211,3 +211,40 @@ TEST_CASE("fault injection: whichever op throws, the graph lints, runs equal to 
     CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), eager) <= 1e-5);
   }
 }
+
+namespace {
+
+/// Keeps a tensor made in a forward that then fails.
+class Leaky : public TypedModule<Leaky> {
+ public:
+  Tensor forward(const Tensor& x) {
+    cache = x.relu();
+    throw std::runtime_error("late failure");
+  }
+  Tensor cache;
+};
+
+/// Uses the tensor its failed child kept.
+class UsesCache : public TypedModule<UsesCache> {
+ public:
+  UsesCache() { leaky = register_module("leaky", std::make_shared<Leaky>()); }
+  Tensor forward(const Tensor& x) {
+    const Tensor y = leaky->call({x}).to_tensor();
+    return y + leaky->cache;
+  }
+  std::shared_ptr<Leaky> leaky;
+};
+
+}  // namespace
+
+TEST_CASE("a tensor made in a rolled-back forward is refused later, never read as the node that took its id") {
+  UsesCache model;
+  RobustTracer tracer;
+  const Graph g = tracer.trace(model, {InputSpec(Shape{2})});
+  REQUIRE(tracer.failures().size() == 2);
+  CHECK(tracer.failures()[0].second.module == "leaky");
+  CHECK(tracer.failures()[1].second.module == "");
+  CHECK(tracer.failures()[1].second.message.find("a symbolic tensor of another trace was used") != std::string::npos);
+  CHECK_NOTHROW(g.lint());
+  CHECK(g.size() == 3);  // the root as one leaf
+}

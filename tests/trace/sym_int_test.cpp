@@ -8,6 +8,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <limits>
+#include <stdexcept>
 #include <string>
 
 using namespace symtrace;
@@ -155,6 +157,27 @@ TEST_CASE("known SymInt arithmetic follows Python's // and %, and refuses divisi
   static constexpr int line = __LINE__ + 1;
   CHECK_THROWS_WITH_AS((void)(a / 0), doctest::Contains(fmt::format("sym_int_test.cpp:{}: SymInt division: integer division or modulo by zero", line).c_str()), std::invalid_argument);
   CHECK_THROWS_AS((void)(a % 0), std::invalid_argument);
+  constexpr std::int64_t lowest = std::numeric_limits<std::int64_t>::min();
+  CHECK_THROWS_WITH_AS((void)(SymInt(lowest) / -1), "SymInt division overflows 64 bits", std::overflow_error);
+  CHECK((SymInt(lowest) % -1).maybe() == 0);
+  CHECK_THROWS_AS((void)(SymInt(std::numeric_limits<std::int64_t>::max()) + 1), std::overflow_error);
+  CHECK_THROWS_AS((void)(SymInt(lowest) * 2), std::overflow_error);
+}
+
+TEST_CASE("a parameter viewed with a proxy size is recorded and runs for any size") {
+  struct Positions : TypedModule<Positions> {
+    Positions() { table = register_parameter("table", randn({12})); }
+    Tensor forward(const Tensor& x) { return x + table.view({x.size(0), 12 / x.size(0)}); }
+    Tensor table;
+  };
+  Positions model;
+  Graph g = symbolic_trace(model, {InputSpec(Shape{Dim::unknown(), Dim::unknown()})});
+  CHECK_NOTHROW(g.lint());
+  CHECK(g.find_node("view") != nullptr);
+  for (std::int64_t rows : {2, 3, 4}) {
+    const Tensor x = randn({rows, 12 / rows});
+    CHECK(max_rel_error(Interpreter(model, g).run({x}).to_tensor(), model.call({x}).to_tensor()) == 0.0);
+  }
 }
 
 TEST_CASE("a branch on a known size is plain C++; on an unknown size it is a TraceError at the comparison") {

@@ -149,6 +149,9 @@ class Graph {
   [[nodiscard]] const Tensor* find_constant(std::string_view name) const noexcept;
   /// The number of constants.
   [[nodiscard]] std::size_t num_constants() const noexcept;
+  /// One past the largest node id the graph has used: nodes made from now on get ids at least
+  /// this (rollback lowers it back, so ids of rolled-back nodes are given out again).
+  [[nodiscard]] std::uint32_t id_bound() const noexcept;
 
   /// Stores `subgraph` (a branch of `cond`, traced separately) and returns its name,
   /// `base` with a counter (`true_graph_0`), which a `get_attr` node reads. Subgraphs are

@@ -86,6 +86,9 @@ class RobustTracer : public Tracer {
   Value trace_root(Module& root, const ValueList& args, std::source_location where) override;
 
  private:
+  /// A failed module's result metadata (as the file comment says).
+  OutputMeta failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
+                              std::source_location where) const;
   /// Records `module` as a failed leaf called with `args` (its metadata as the file comment says).
   Value record_failed_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
   void fail(const Module& module, ModuleFailure failure);

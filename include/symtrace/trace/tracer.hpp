@@ -154,6 +154,8 @@ class Tracer : public ModuleCallHook {
                                                  std::source_location where);
   /// The metadata function `register_leaf` gave for `module`'s type, or nullptr.
   [[nodiscard]] const LeafMetaFn* leaf_meta_fn(const Module& module) const;
+  /// Symbolic results described by `meta` that name no node: what a side run computes.
+  [[nodiscard]] Value meta_result(const OutputMeta& meta, std::source_location where) const;
   /// The trace this tracer is running (InternalError when it is not tracing).
   [[nodiscard]] TracingState& state() const;
   /// A symbolic tensor naming `node`, with `meta` (also recorded on the node).
@@ -163,8 +165,6 @@ class Tracer : public ModuleCallHook {
   Value record_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
   /// Symbolic results naming `node`'s outputs: itself, or one getitem node per list element.
   Value wrap_result(Node& node, const OutputMeta& meta, std::source_location where);
-  /// Symbolic results described by `meta` that name no node: what a side run computes.
-  Value meta_result(const OutputMeta& meta, std::source_location where) const;
 
   std::unordered_map<std::type_index, LeafMetaFn> leaves_;
   TracingState* state_ = nullptr;

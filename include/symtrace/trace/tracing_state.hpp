@@ -8,6 +8,7 @@
 /// another trace, on another thread) raises `TraceError` instead of touching a graph it
 /// does not belong to.
 
+#include "symtrace/core/tensor.hpp"
 #include "symtrace/nn/module_call_hook.hpp"
 
 #include <cstdint>
@@ -48,9 +49,14 @@ class TracingState {
   /// tensors). A side run (a leaf's forward run for its output metadata, then rolled back)
   /// has an id of its own, so tensors it made cannot be used once it is over.
   [[nodiscard]] std::uint64_t id() const noexcept { return ids_.back(); }
-  /// Whether a symbolic tensor of id `id` belongs to this trace now (its own id, or that of
-  /// a side run still going on).
-  [[nodiscard]] bool accepts(std::uint64_t id) const noexcept;
+  /// Whether the symbolic tensor naming `ref` belongs to this trace now: made under its id or
+  /// that of a side run still going on, or under a retired id below the retirement bound.
+  [[nodiscard]] bool accepts(SymbolicRef ref) const noexcept;
+  /// Note [Rolled-back tensors]: after a rollback of the graph to id bound `bound`, tensors made
+  /// in the rolled-back region name node ids the graph will give out again. This retires the
+  /// current id: its tensors stay accepted only below `bound` (as do those of ids retired
+  /// before), and new tensors get a fresh id. Call it with no side run going on.
+  void retire(std::uint32_t bound);
   /// True during a side run: ops, leaves and conds compute their output metadata and record
   /// nothing (a leaf's forward run for its output shapes).
   [[nodiscard]] bool meta_only() const noexcept { return ids_.size() > 1; }
@@ -77,6 +83,7 @@ class TracingState {
   friend class SubgraphRun;
 
   std::vector<std::uint64_t> ids_;  // the trace's id, then those of nested side runs
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> retired_;  // (id, bound): see retire()
   Tracer& tracer_;
   Graph* graph_;
   const Module& root_;
@@ -129,6 +136,7 @@ class SubgraphRun {
   TracingState& state_;
   Graph* graph_;
   std::vector<std::uint64_t> ids_;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> retired_;
 };
 
 /// Enters the module `module` at `path` for the scope's lifetime (nodes recorded meanwhile
