@@ -147,7 +147,7 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
 
 OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
                                           std::source_location where) const {
-  const LeafMetaFn* meta_fn = leaf_meta_fn(module);
+  const LeafMetaFn* meta_fn = any_unknown_rank(args) ? nullptr : leaf_meta_fn(module);
   return meta_fn ? (*meta_fn)(module, args) : unknown_result(module, args, path, where);
 }
 

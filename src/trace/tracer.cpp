@@ -61,10 +61,10 @@ void install_symbolic_handler() {
 }
 
 /// True when an argument is (or a list holds) a tensor of unknown rank.
-bool has_unknown_rank(std::span<const Value> args) {
+bool has_unknown_rank(std::span<const Value> args) noexcept {
   for (const Value& v : args) {
     if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value)) {
-      if (!t->shape().is_rank_known()) return true;
+      if (t->defined() && !t->impl_ptr()->meta.shape.is_rank_known()) return true;
     } else if (const ValueList* list = boost::variant2::get_if<ValueList>(&v.value)) {
       if (has_unknown_rank(*list)) return true;
     }
@@ -207,6 +207,8 @@ Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, const Co
   return graph;
 }
 
+bool Tracer::any_unknown_rank(const ValueList& args) noexcept { return has_unknown_rank(args); }
+
 Value Tracer::trace_root(Module& root, const ValueList& args, std::source_location) {
   return root.forward_values(args);
 }
@@ -294,10 +296,11 @@ Value Tracer::record_leaf(Module& module, const std::string& path, const ValueLi
   for (const Value& a : args) check_recordable(st, a, where);
   OutputMeta meta;
   auto registered = leaves_.find(typeid(module));
-  if (registered != leaves_.end() && registered->second) {
+  if (has_unknown_rank(args)) {
+    // Note [Unknown in, unknown out]; a LeafMetaFn would read dims that do not exist.
+    meta = unknown_result(module, args, path, where);
+  } else if (registered != leaves_.end() && registered->second) {
     meta = registered->second(module, args);
-  } else if (has_unknown_rank(args)) {
-    meta = unknown_result(module, args, path, where);  // Note [Unknown in, unknown out]
   } else {
     // Run the forward in a side run of its own: ops compute metadata and record nothing, and
     // tensors it leaves behind cannot be used later.

@@ -248,3 +248,41 @@ TEST_CASE("a tensor made in a rolled-back forward is refused later, never read a
   CHECK_NOTHROW(g.lint());
   CHECK(g.size() == 3);  // the root as one leaf
 }
+
+namespace {
+
+/// A registered leaf after a failing module: its metadata function would index dims.
+class Scale : public TypedModule<Scale> {
+ public:
+  Tensor forward(const Tensor& x) { return x * 2.0; }
+};
+
+class AfterFailure : public TypedModule<AfterFailure> {
+ public:
+  AfterFailure() {
+    bad = register_module("bad", std::make_shared<Throws>());
+    scale = register_module("scale", std::make_shared<Scale>());
+  }
+  Tensor forward(const Tensor& x) { return scale->call({bad->call({x}).to_tensor()}).to_tensor(); }
+  std::shared_ptr<Throws> bad;
+  std::shared_ptr<Scale> scale;
+};
+
+}  // namespace
+
+TEST_CASE("a leaf's metadata function is not given arguments of unknown rank") {
+  AfterFailure model;
+  RobustTracer tracer;
+  int calls = 0;
+  tracer.register_leaf<Scale>([&calls](const Module&, const ValueList& args) {
+    ++calls;
+    const Shape& s = args.at(0).to_tensor().shape();
+    return OutputMeta::single(DType::float32, Shape{s[0], s[1]});
+  });
+  const Graph g = tracer.trace(model, {InputSpec(Shape{2, 3})});
+  CHECK(calls == 0);
+  CHECK(to_string(*g.find_node("scale")->tensor_meta()) == "float32[...]");
+  CHECK(tracer.is_failed(*model.bad));
+  (void)tracer.trace(*model.scale, {InputSpec(Shape{2, 3})});
+  CHECK(calls == 1);  // known shapes: the function runs
+}

@@ -124,8 +124,9 @@ class Tracer : public ModuleCallHook {
 
   /// Makes modules of type `M` (exactly) leaves for this tracer. A leaf's output metadata
   /// comes from `meta` when given, else from running its forward on the symbolic arguments
-  /// and rolling that back; a leaf whose forward cannot run symbolically (it reads tensor
-  /// data) needs `meta`.
+  /// (recording nothing); a leaf whose forward cannot run symbolically (it reads tensor data)
+  /// needs `meta`. Given an argument of unknown rank, neither runs: the result's shape is
+  /// unknown too.
   template <class M>
   void register_leaf(LeafMetaFn meta = {}) {
     register_leaf(typeid(M), std::move(meta));
@@ -152,6 +153,8 @@ class Tracer : public ModuleCallHook {
   /// rank with the dtype of the first tensor argument; TraceError for a list of unknown length.
   [[nodiscard]] static OutputMeta unknown_result(const Module& module, const ValueList& args, const std::string& path,
                                                  std::source_location where);
+  /// True when an argument is (or a list holds) a tensor of unknown rank.
+  [[nodiscard]] static bool any_unknown_rank(const ValueList& args) noexcept;
   /// The metadata function `register_leaf` gave for `module`'s type, or nullptr.
   [[nodiscard]] const LeafMetaFn* leaf_meta_fn(const Module& module) const;
   /// Symbolic results described by `meta` that name no node: what a side run computes.
