@@ -32,6 +32,9 @@ std::vector<InputSpec> unknown_inputs(const Module& module) {
 }  // namespace
 
 GraphCollection::GraphCollection() : tracer_(std::make_unique<RobustTracer>()) {}
+GraphCollection::GraphCollection(std::unique_ptr<RobustTracer> tracer) : tracer_(std::move(tracer)) {
+  if (tracer_ == nullptr) throw std::invalid_argument("GraphCollection: the tracer is nullptr; pass a RobustTracer");
+}
 GraphCollection::~GraphCollection() = default;
 GraphCollection::GraphCollection(GraphCollection&&) noexcept = default;
 GraphCollection& GraphCollection::operator=(GraphCollection&&) noexcept = default;
@@ -43,7 +46,8 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
   paths_.clear();
   failures_.clear();
   failure_index_.clear();
-  tracer_ = std::make_unique<RobustTracer>();
+  hierarchy_ = ModuleHierarchy();
+  tracer_->clear_results();
   order_.clear();
   for (const NamedModule& m : model.named_modules()) {
     order_.emplace(m.module, order_.size());
@@ -98,6 +102,19 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
       }
     }
   }
+
+  hierarchy_ = ModuleHierarchy::build(model, [&](ModuleRecord& r) {
+    if ((r.failure = failure(*r.module)) != nullptr) {
+      r.status = ModuleStatus::failed;
+    } else if (tracer_->is_unvisited(*r.module)) {
+      r.status = ModuleStatus::unvisited;
+    } else if (tracer_->is_leaf_module(*r.module, r.path)) {
+      r.status = ModuleStatus::leaf;
+    } else {
+      r.status = ModuleStatus::traced;
+    }
+    r.graph = find(*r.module);
+  });
 }
 
 const Graph* GraphCollection::find(const Module& module) const noexcept {

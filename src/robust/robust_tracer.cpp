@@ -193,4 +193,11 @@ const std::vector<InputSpec>* RobustTracer::observed_inputs(const Module& module
   return it == observed_.end() ? nullptr : &it->second;
 }
 
+void RobustTracer::clear_results() noexcept {
+  failed_.clear();
+  failure_order_.clear();
+  visited_.clear();
+  observed_.clear();
+}
+
 }  // namespace symtrace

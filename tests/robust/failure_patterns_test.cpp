@@ -1,6 +1,7 @@
 // RobustTracer on the failure patterns beyond the zoo: a failing root, a failure nested in a
 // child of a failed module, a shared module failing at one call site only, exceptions of
-// other types, an uncallable root, a leaf root; and fault injection at every op.
+// other types, an uncallable root, a leaf root; and fault injection at every op, in a trace
+// and in recursive_trace.
 #include "support/checks.hpp"
 
 #include "symtrace/symtrace.hpp"
@@ -8,6 +9,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -209,6 +211,44 @@ TEST_CASE("fault injection: whichever op throws, the graph lints, runs equal to 
     CHECK_NOTHROW(g.lint());
     CHECK(TracingState::current() == nullptr);
     CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), eager) <= 1e-5);
+  }
+}
+
+TEST_CASE("fault injection in recursive_trace: for every k, the collection lints, the model's graph runs equal to eager") {
+  auto model = zoo::create("resnet18");
+  model->eval();
+  const InputSpec spec(Shape{1, 3, 32, 32});
+  auto counting = std::make_unique<FaultyTracer>(0);
+  FaultyTracer* counter = counting.get();
+  GraphCollection clean(std::move(counting));
+  clean.recursive_trace(*model, {spec});
+  REQUIRE(clean.size() == 1);
+  const int ops = counter->count();
+  REQUIRE(ops > 50);
+  Generator gen(5);
+  const Tensor x = randn({1, 3, 32, 32}, gen);
+  const Tensor eager = model->call({x}).to_tensor();
+  for (int k = 1; k <= ops; ++k) {
+    CAPTURE(k);
+    GraphCollection c(std::make_unique<FaultyTracer>(k));
+    c.recursive_trace(*model, {spec});
+    CHECK(TracingState::current() == nullptr);
+    CHECK(current_module_call_hook() == nullptr);
+    // One module failed (the innermost one whose forward made op k); its children were traced.
+    REQUIRE(c.failures().size() == 1);
+    const ModuleFailure& f = c.failures().front();
+    CHECK(f.kind == "std::runtime_error");
+    CHECK(f.message.starts_with("injected fault in "));
+    const ModuleHierarchy& h = c.hierarchy();
+    CHECK(h.count(ModuleStatus::failed) == 1);
+    CHECK(h[h.index_of(f.module)].status == ModuleStatus::failed);
+    CHECK(c.size() == 1 + h.children(h.index_of(f.module)).size());
+    CHECK(h.count(ModuleStatus::unvisited) == 0);
+    for (const GraphCollection::Entry& e : c) {
+      CAPTURE(e.path);
+      CHECK_NOTHROW(e.graph.lint());
+    }
+    CHECK(max_rel_error(Interpreter(*model, *c.find("")).run({x}).to_tensor(), eager) <= 1e-5);
   }
 }
 

@@ -11,6 +11,7 @@
 ///     for (const auto& entry : c) fmt::print("{}: {} nodes\n", entry.path, entry.graph.size());
 ///     for (const ModuleFailure& f : c.failures()) fmt::print("{}\n", to_string(f));
 
+#include "symtrace/robust/module_hierarchy.hpp"
 #include "symtrace/robust/robust_tracer.hpp"
 
 #include <cstddef>
@@ -35,6 +36,9 @@ class GraphCollection {
   using const_iterator = std::vector<Entry>::const_iterator;
 
   GraphCollection();
+  /// A collection whose traces use `tracer` (a subclass, or one with registered leaves);
+  /// `recursive_trace` clears its results first. Throws std::invalid_argument for nullptr.
+  explicit GraphCollection(std::unique_ptr<RobustTracer> tracer);
   ~GraphCollection();
   GraphCollection(GraphCollection&&) noexcept;
   GraphCollection& operator=(GraphCollection&&) noexcept;
@@ -69,6 +73,11 @@ class GraphCollection {
   [[nodiscard]] const std::string* path_of(const Module& module) const noexcept;
   /// The tracer that made the graphs (one for the whole collection).
   [[nodiscard]] const RobustTracer& tracer() const noexcept { return *tracer_; }
+  /// The tracer, to register leaves before `recursive_trace`:
+  /// `c.tracer().register_leaf<GatedBlock>(); c.recursive_trace(model, {x});`.
+  [[nodiscard]] RobustTracer& tracer() noexcept { return *tracer_; }
+  /// Every module of the model with its status (module_hierarchy.hpp); empty before a trace.
+  [[nodiscard]] const ModuleHierarchy& hierarchy() const noexcept { return hierarchy_; }
 
  private:
   std::vector<Entry> entries_;
@@ -78,6 +87,7 @@ class GraphCollection {
   std::vector<ModuleFailure> failures_;
   std::unordered_map<const Module*, std::size_t> failure_index_;
   std::unique_ptr<RobustTracer> tracer_;
+  ModuleHierarchy hierarchy_;
 };
 
 /// Makes a GraphCollection of `model`: `GraphCollection c; c.recursive_trace(model, inputs, concrete_args)`.

@@ -81,6 +81,8 @@ class RobustTracer : public Tracer {
   /// The input specs of `module`'s first call seen by a trace of this tracer (its tensor
   /// arguments' dtypes and shapes), or nullptr when it was not called with tensors only.
   [[nodiscard]] const std::vector<InputSpec>* observed_inputs(const Module& module) const noexcept;
+  /// Forgets the failures, visits and observed inputs of earlier traces (leaf registrations stay).
+  void clear_results() noexcept;
 
  protected:
   Value trace_root(Module& root, const ValueList& args, std::source_location where) override;

@@ -1,0 +1,145 @@
+#pragma once
+/// \file
+/// `ModuleHierarchy`: the modules of a model after `recursive_trace`, with what became of each
+/// (DESIGN decision 7). A vertex per module (a module registered under two parents is one
+/// vertex with two in-edges, as in `named_modules()`), an edge from a parent to each child, and
+/// a status per module:
+///
+/// - `traced`: its forward was captured (traced through in its parent's graph, or as a root);
+/// - `leaf`: recorded as a `call_module` node (a built-in layer or a registered leaf type);
+/// - `failed`: its forward threw; it is a leaf where it was called, with a failure record;
+/// - `unvisited`: never called by any trace (e.g. the children of a registered leaf).
+///
+///     const symtrace::ModuleHierarchy& h = collection.hierarchy();
+///     for (const symtrace::ModuleRecord& m : h)
+///       if (m.status == symtrace::ModuleStatus::failed) fmt::print("{}: {}\n", m.path, to_string(*m.failure));
+///
+/// The hierarchy is a Boost graph; `#include <symtrace/robust/module_hierarchy_bgl.hpp>` to run
+/// Boost's algorithms on it. It borrows the collection's failures and graphs: it is valid while
+/// the GraphCollection that made it lives.
+
+#include "symtrace/robust/robust_tracer.hpp"
+
+#include <fmt/core.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace symtrace {
+
+class Graph;
+class Module;
+
+/// What became of a module in a recursive trace (see the file comment).
+enum class ModuleStatus : std::uint8_t { traced, leaf, failed, unvisited };
+
+/// "traced", "leaf", "failed" or "unvisited".
+[[nodiscard]] std::string_view to_string(ModuleStatus status) noexcept;
+
+/// One module of the hierarchy.
+struct ModuleRecord {
+  std::string path;               ///< its first path in `named_modules()` ("" for the model)
+  std::string type;               ///< its type name
+  ModuleStatus status = ModuleStatus::unvisited;
+  const Module* module = nullptr;
+  const ModuleFailure* failure = nullptr;  ///< its failure record when failed
+  const Graph* graph = nullptr;            ///< its graph when it was traced as a root
+  std::size_t depth = 0;                   ///< the number of components of `path`
+};
+
+/// The module hierarchy of a model with a status per module; see the file comment.
+class ModuleHierarchy {
+ public:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+  /// Given a model, a function giving each module's status, failure and graph (`describe`
+  /// fills the last three fields of a ModuleRecord whose path, type and module are set),
+  /// Result: the hierarchy in `model.named_modules()` order (the model is index 0).
+  template <class Describe>
+  static ModuleHierarchy build(const Module& model, Describe describe) {
+    ModuleHierarchy h(model);
+    for (std::size_t i = 0; i < h.size(); ++i) describe(h.record(i));
+    return h;
+  }
+
+  ModuleHierarchy();
+  ~ModuleHierarchy();
+  ModuleHierarchy(ModuleHierarchy&&) noexcept;
+  ModuleHierarchy& operator=(ModuleHierarchy&&) noexcept;
+
+  [[nodiscard]] std::size_t size() const noexcept;
+  [[nodiscard]] bool empty() const noexcept { return size() == 0; }
+  /// The module at `index` (0 is the model), in `named_modules()` order.
+  [[nodiscard]] const ModuleRecord& operator[](std::size_t index) const;
+  /// The index of `module`, or npos when it is not in the model.
+  [[nodiscard]] std::size_t index_of(const Module& module) const noexcept;
+  /// The index of the module at `path` (a module's first path, or any other it is registered
+  /// under), or npos.
+  [[nodiscard]] std::size_t index_of(std::string_view path) const noexcept;
+  /// The direct children of the module at `index`, in registration order.
+  [[nodiscard]] std::vector<std::size_t> children(std::size_t index) const;
+  /// The parents of the module at `index` (none for the model; two for a module registered
+  /// under two parents).
+  [[nodiscard]] std::vector<std::size_t> parents(std::size_t index) const;
+  /// How many modules have `status`.
+  [[nodiscard]] std::size_t count(ModuleStatus status) const noexcept;
+
+  class const_iterator;
+  [[nodiscard]] const_iterator begin() const noexcept;
+  [[nodiscard]] const_iterator end() const noexcept;
+
+  /// The Boost graph (module_hierarchy_bgl.hpp).
+  struct Impl;
+  [[nodiscard]] const Impl& impl() const noexcept { return *impl_; }
+
+ private:
+  explicit ModuleHierarchy(const Module& model);
+  ModuleRecord& record(std::size_t index);
+
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Iterates the records in index order.
+class ModuleHierarchy::const_iterator {
+ public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = ModuleRecord;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const ModuleRecord*;
+  using reference = const ModuleRecord&;
+
+  const_iterator() = default;
+  const_iterator(const ModuleHierarchy* h, std::size_t i) : h_(h), i_(i) {}
+  reference operator*() const { return (*h_)[i_]; }
+  pointer operator->() const { return &(*h_)[i_]; }
+  const_iterator& operator++() {
+    ++i_;
+    return *this;
+  }
+  const_iterator operator++(int) {
+    const_iterator old = *this;
+    ++i_;
+    return old;
+  }
+  friend bool operator==(const const_iterator& a, const const_iterator& b) { return a.i_ == b.i_; }
+
+ private:
+  const ModuleHierarchy* h_ = nullptr;
+  std::size_t i_ = 0;
+};
+
+inline ModuleHierarchy::const_iterator ModuleHierarchy::begin() const noexcept { return {this, 0}; }
+inline ModuleHierarchy::const_iterator ModuleHierarchy::end() const noexcept { return {this, size()}; }
+
+}  // namespace symtrace
+
+template <>
+struct fmt::formatter<symtrace::ModuleStatus> : fmt::formatter<std::string_view> {
+  auto format(symtrace::ModuleStatus status, format_context& ctx) const -> format_context::iterator {
+    return fmt::formatter<std::string_view>::format(symtrace::to_string(status), ctx);
+  }
+};

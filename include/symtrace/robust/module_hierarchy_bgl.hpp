@@ -1,0 +1,43 @@
+#pragma once
+/// \file
+/// Opt-in: the Boost graph behind `ModuleHierarchy`, to run Boost's algorithms on it
+/// (depth_first_search, breadth_first_search, topological_sort, ...). Vertices are module
+/// indices (`vecS`: the vertex index is native); the bundle is the `ModuleRecord`; an edge goes
+/// from a parent to each of its children.
+///
+///     #include <symtrace/robust/module_hierarchy_bgl.hpp>
+///     const auto& g = symtrace::bgl::graph(collection.hierarchy());
+///     for (auto v : boost::make_iterator_range(boost::vertices(g)))
+///       if (g[v].status == symtrace::ModuleStatus::failed) ...
+///     boost::breadth_first_search(g, 0, boost::visitor(my_visitor));
+///
+/// The graph is read-only: it belongs to the hierarchy.
+
+#include "symtrace/robust/module_hierarchy.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include <string>
+#include <unordered_map>
+
+namespace symtrace {
+
+/// The hierarchy's storage (public so that the BGL view can name it).
+struct ModuleHierarchy::Impl {
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, ModuleRecord>;
+  Graph graph;
+  const Module* model = nullptr;
+  std::unordered_map<const Module*, std::size_t> index;
+  std::unordered_map<std::string, std::size_t> path_index;  // first paths
+};
+
+namespace bgl {
+/// The Boost graph type of a ModuleHierarchy.
+using HierarchyGraph = ModuleHierarchy::Impl::Graph;
+/// The hierarchy as a Boost graph (read-only).
+[[nodiscard]] inline const HierarchyGraph& graph(const ModuleHierarchy& hierarchy) noexcept {
+  return hierarchy.impl().graph;
+}
+}  // namespace bgl
+
+}  // namespace symtrace

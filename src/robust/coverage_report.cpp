@@ -1,0 +1,161 @@
+// The coverage report of a GraphCollection, as text and as JSON.
+#include "symtrace/robust/coverage_report.hpp"
+
+#include "symtrace/graph/graph.hpp"
+#include "symtrace/nn/module.hpp"
+#include "symtrace/robust/graph_collection.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iterator>
+#include <stdexcept>
+
+namespace symtrace {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string display_path(std::string_view path) { return path.empty() ? std::string("<model>") : std::string(path); }
+
+std::string source_of(const ModuleFailure& f) {
+  return f.where.line() == 0 ? std::string() : fmt::format("{}:{}", f.where.file_name(), f.where.line());
+}
+
+struct Totals {
+  std::size_t nodes = 0;
+};
+
+Totals totals_of(const GraphCollection& c) {
+  Totals t;
+  for (const GraphCollection::Entry& e : c) t.nodes += e.graph.size();
+  return t;
+}
+
+/// One line of the module tree: "name (Type)  status", with the failure's location.
+std::string tree_label(std::string_view name, const ModuleRecord& r) {
+  std::string line = fmt::format("{} ({})  {}", name, r.type, r.status);
+  if (r.failure != nullptr) {
+    const std::string source = source_of(*r.failure);
+    fmt::format_to(std::back_inserter(line), ": {}{}{}", r.failure->kind, source.empty() ? "" : " at ", source);
+  }
+  if (r.graph != nullptr) fmt::format_to(std::back_inserter(line), "  [graph: {} nodes]", r.graph->size());
+  return line;
+}
+
+/// The subtree under the module at `index` (its first path `path`), children indented under
+/// `prefix`. A module registered under a second name is listed there once, as a reference.
+void print_subtree(std::string& out, const ModuleHierarchy& h, std::size_t index, const std::string& prefix) {
+  const ModuleRecord& r = h[index];
+  const auto& children = r.module->named_children();
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    const auto& [name, child] = children[i];
+    const bool last = i + 1 == children.size();
+    const std::size_t c = h.index_of(*child);
+    const ModuleRecord& cr = h[c];
+    const std::string child_path = r.path.empty() ? name : fmt::format("{}.{}", r.path, name);
+    fmt::format_to(std::back_inserter(out), "{}{}", prefix, last ? "└── " : "├── ");
+    if (cr.path != child_path) {
+      fmt::format_to(std::back_inserter(out), "{} ({})  the module at '{}'\n", name, cr.type, cr.path);
+      continue;
+    }
+    fmt::format_to(std::back_inserter(out), "{}\n", tree_label(name, cr));
+    print_subtree(out, h, c, prefix + (last ? "    " : "│   "));
+  }
+}
+
+std::string text_report(const GraphCollection& c, std::string_view model_name) {
+  const ModuleHierarchy& h = c.hierarchy();
+  const Totals t = totals_of(c);
+  std::string out;
+  fmt::format_to(std::back_inserter(out), "coverage of {} ({})\n", model_name, h[0].type);
+  fmt::format_to(std::back_inserter(out), "  modules: {} ({} traced, {} leaf, {} failed, {} unvisited)\n", h.size(),
+                 h.count(ModuleStatus::traced), h.count(ModuleStatus::leaf), h.count(ModuleStatus::failed),
+                 h.count(ModuleStatus::unvisited));
+  fmt::format_to(std::back_inserter(out), "  graphs: {} ({} nodes)\n", c.size(), t.nodes);
+
+  out += "\nmodule tree\n";
+  fmt::format_to(std::back_inserter(out), "{}\n", tree_label("<model>", h[0]));
+  print_subtree(out, h, 0, "");
+
+  fmt::format_to(std::back_inserter(out), "\nfailures ({})\n", c.failures().size());
+  if (c.failures().empty()) out += "  none\n";
+  for (const ModuleFailure& f : c.failures()) {
+    const std::string source = source_of(f);
+    fmt::format_to(std::back_inserter(out), "  {} ({}){}{}\n", display_path(f.module), f.type, source.empty() ? "" : " at ",
+                   source);
+    // The message of a TraceError starts with the location printed above: not twice.
+    std::string_view message = f.message;
+    if (!source.empty() && message.starts_with(source + ": ")) message.remove_prefix(source.size() + 2);
+    fmt::format_to(std::back_inserter(out), "    {}: {}\n", f.kind, message);
+    if (!f.op.empty()) fmt::format_to(std::back_inserter(out), "    the op that failed: {}\n", f.op);
+  }
+
+  fmt::format_to(std::back_inserter(out), "\ngraphs ({})\n", c.size());
+  for (const GraphCollection::Entry& e : c) {
+    fmt::format_to(std::back_inserter(out), "  {} ({}): {} nodes\n", display_path(e.path), e.module->type_name(),
+                   e.graph.size());
+  }
+
+  fmt::format_to(std::back_inserter(out), "\nunvisited ({})\n", h.count(ModuleStatus::unvisited));
+  if (h.count(ModuleStatus::unvisited) == 0) out += "  none\n";
+  for (const ModuleRecord& r : h) {
+    if (r.status == ModuleStatus::unvisited) fmt::format_to(std::back_inserter(out), "  {} ({})\n", display_path(r.path), r.type);
+  }
+  return out;
+}
+
+std::string json_report(const GraphCollection& c, std::string_view model_name) {
+  const ModuleHierarchy& h = c.hierarchy();
+  json doc = json::object();
+  doc["model"] = model_name;
+  json graphs = json::array();
+  for (const GraphCollection::Entry& e : c) {
+    graphs.push_back({{"module", e.path}, {"type", e.module->type_name()}, {"nodes", e.graph.size()}});
+  }
+  doc["graphs"] = std::move(graphs);
+  json failed = json::array();
+  for (const ModuleFailure& f : c.failures()) {
+    const std::string source = source_of(f);
+    failed.push_back({{"module", f.module},
+                      {"type", f.type},
+                      {"kind", f.kind},
+                      {"message", f.message},
+                      {"source", source.empty() ? json(nullptr) : json(source)},
+                      {"op", f.op.empty() ? json(nullptr) : json(f.op)}});
+  }
+  doc["failed"] = std::move(failed);
+  json unvisited = json::array();
+  json modules = json::array();
+  for (const ModuleRecord& r : h) {
+    if (r.status == ModuleStatus::unvisited) unvisited.push_back(r.path);
+    modules.push_back({{"module", r.path}, {"type", r.type}, {"status", to_string(r.status)}});
+  }
+  doc["unvisited"] = std::move(unvisited);
+  doc["modules"] = std::move(modules);
+  doc["totals"] = {{"modules", h.size()},
+                   {"traced", h.count(ModuleStatus::traced)},
+                   {"leaf", h.count(ModuleStatus::leaf)},
+                   {"failed", h.count(ModuleStatus::failed)},
+                   {"unvisited", h.count(ModuleStatus::unvisited)},
+                   {"graphs", c.size()},
+                   {"nodes", totals_of(c).nodes}};
+  // Messages may hold bytes that are not UTF-8 (an exception's text): replaced, never a throw.
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace
+
+std::string coverage_report(const GraphCollection& collection, std::string_view model_name, ReportFormat format) {
+  if (collection.size() == 0 || collection.hierarchy().empty()) {
+    throw std::invalid_argument("coverage_report: the GraphCollection holds no trace; call recursive_trace first");
+  }
+  switch (format) {
+    case ReportFormat::text: return text_report(collection, model_name);
+    case ReportFormat::json: return json_report(collection, model_name);
+  }
+  throw std::invalid_argument(fmt::format("coverage_report: unknown format {}", static_cast<int>(format)));
+}
+
+}  // namespace symtrace

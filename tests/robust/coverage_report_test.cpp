@@ -1,0 +1,225 @@
+// The module hierarchy with statuses, and the coverage report as text and JSON.
+#include "symtrace/robust/module_hierarchy_bgl.hpp"
+#include "symtrace/symtrace.hpp"
+
+#include <boost/graph/breadth_first_search.hpp>
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace symtrace;
+
+namespace {
+
+/// Reads data: fails.
+class Gate : public TypedModule<Gate> {
+ public:
+  Gate() { fc = register_module("fc", nn::Linear(4, 4)); }
+  static constexpr int data_line = __LINE__ + 3;
+  Tensor forward(const Tensor& x) {
+    const Tensor h = fc(x);
+    return h.sum().item<float>() > 0 ? h : -h;
+  }
+  nn::Linear fc{nullptr};
+};
+
+/// Registered as a leaf: its child is never called.
+class Skipped : public TypedModule<Skipped> {
+ public:
+  Skipped() { fc = register_module("fc", nn::Linear(4, 4)); }
+  Tensor forward(const Tensor& x) { return fc(x); }
+  nn::Linear fc{nullptr};
+};
+
+class Net : public TypedModule<Net> {
+ public:
+  Net() {
+    stem = register_module("stem", nn::Linear(4, 4));
+    gate = register_module("gate", std::make_shared<Gate>());
+    skip = register_module("skip", std::make_shared<Skipped>());
+    act = register_module("act", nn::ReLU());
+    unused = register_module("unused", nn::Linear(4, 4));
+    register_module("alias", stem.ptr());
+  }
+  Tensor forward(const Tensor& x) { return act(skip->call({gate->call({stem(x)}).to_tensor()}).to_tensor()); }
+  nn::Linear stem{nullptr};
+  std::shared_ptr<Gate> gate;
+  std::shared_ptr<Skipped> skip;
+  nn::ReLU act{nullptr};
+  nn::Linear unused{nullptr};
+};
+
+GraphCollection trace_net(Net& net) {
+  GraphCollection c;
+  c.tracer().register_leaf<Skipped>();
+  c.recursive_trace(net, {InputSpec(Shape{2, 4})});
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("the module hierarchy gives each module its status, failure and graph") {
+  Net net;
+  const GraphCollection c = trace_net(net);
+  const ModuleHierarchy& h = c.hierarchy();
+  REQUIRE(h.size() == 8);  // alias is stem: one module
+  std::vector<std::string> listed;
+  for (const ModuleRecord& r : h) listed.push_back(fmt::format("{}:{}:{}", r.path, r.type, r.status));
+  CHECK(listed == std::vector<std::string>{":Net:traced", "stem:Linear:leaf", "gate:Gate:failed", "gate.fc:Linear:leaf",
+                                           "skip:Skipped:leaf", "skip.fc:Linear:unvisited", "act:ReLU:leaf",
+                                           "unused:Linear:unvisited"});
+  CHECK(h.count(ModuleStatus::traced) == 1);
+  CHECK(h.count(ModuleStatus::leaf) == 4);
+  CHECK(h.count(ModuleStatus::failed) == 1);
+  CHECK(h.count(ModuleStatus::unvisited) == 2);
+
+  const ModuleRecord& gate = h[h.index_of("gate")];
+  CHECK(gate.module == net.gate.get());
+  REQUIRE(gate.failure != nullptr);
+  CHECK(gate.failure == c.failure(*net.gate));
+  CHECK(gate.failure->where.line() == static_cast<std::uint_least32_t>(Gate::data_line));
+  CHECK(gate.graph == nullptr);  // a failed module is a leaf in its parent's graph
+  CHECK(h[h.index_of("gate.fc")].graph == c.find("gate.fc"));
+  CHECK(h[0].graph == c.find(""));
+  CHECK(h[0].depth == 0);
+  CHECK(h[h.index_of("gate.fc")].depth == 2);
+
+  // The edges: parents to children; a module registered twice has two parents' edges.
+  CHECK(h.children(0) == std::vector<std::size_t>{h.index_of("stem"), h.index_of("gate"), h.index_of("skip"),
+                                                  h.index_of("act"), h.index_of("unused")});
+  CHECK(h.children(h.index_of("gate")) == std::vector<std::size_t>{h.index_of("gate.fc")});
+  CHECK(h.parents(h.index_of("gate.fc")) == std::vector<std::size_t>{h.index_of("gate")});
+  CHECK(h.parents(0).empty());
+  CHECK(h.index_of("alias") == h.index_of("stem"));  // a second path finds the module
+  CHECK(h.index_of(*net.stem.ptr()) == h.index_of("stem"));
+  CHECK(h.index_of("gate.nope") == ModuleHierarchy::npos);
+  CHECK(h.index_of(*nn::Linear(2, 2).ptr()) == ModuleHierarchy::npos);
+  CHECK_THROWS_WITH_AS((void)h[8], "ModuleHierarchy: index 8 is out of range (the model has 8 modules)", std::out_of_range);
+}
+
+TEST_CASE("the hierarchy is a Boost graph that Boost's algorithms walk") {
+  Net net;
+  const GraphCollection c = trace_net(net);
+  const bgl::HierarchyGraph& g = bgl::graph(c.hierarchy());
+  CHECK(boost::num_vertices(g) == 8);
+  CHECK(boost::num_edges(g) == 7);  // stem is a child of the model once (children() lists it once)
+  // Breadth first from the model: the order tools walk the tree in, and the unvisited modules.
+  struct Visitor : boost::default_bfs_visitor {
+    std::vector<std::string>* order;
+    void discover_vertex(bgl::HierarchyGraph::vertex_descriptor v, const bgl::HierarchyGraph& graph) const {
+      order->push_back(fmt::format("{}={}", graph[v].path, graph[v].status));
+    }
+  };
+  std::vector<std::string> order;
+  Visitor visitor;
+  visitor.order = &order;
+  boost::breadth_first_search(g, boost::vertex(0, g), boost::visitor(visitor));
+  CHECK(order == std::vector<std::string>{"=traced", "stem=leaf", "gate=failed", "skip=leaf", "act=leaf",
+                                          "unused=unvisited", "gate.fc=leaf", "skip.fc=unvisited"});
+}
+
+TEST_CASE("the coverage report as text: the tree with statuses, the failures with file:line, graphs, unvisited") {
+  Net net;
+  const GraphCollection c = trace_net(net);
+  const std::string file = __FILE__;
+  CHECK(coverage_report(c, "net") == fmt::format(R"(coverage of net (Net)
+  modules: 8 (1 traced, 4 leaf, 1 failed, 2 unvisited)
+  graphs: 2 (9 nodes)
+
+module tree
+<model> (Net)  traced  [graph: 6 nodes]
+├── stem (Linear)  leaf
+├── gate (Gate)  failed: TraceError at {0}:{1}
+│   └── fc (Linear)  leaf  [graph: 3 nodes]
+├── skip (Skipped)  leaf
+│   └── fc (Linear)  unvisited
+├── act (ReLU)  leaf
+├── unused (Linear)  unvisited
+└── alias (Linear)  the module at 'stem'
+
+failures (1)
+  gate (Gate) at {0}:{1}
+    TraceError: a symbolic tensor was read as data (item()) in 'gate' (Gate): control flow or C++ values that depend on tensor data cannot be traced; make the module a leaf (Tracer::register_leaf) or use where() or cond()
+
+graphs (2)
+  <model> (Net): 6 nodes
+  gate.fc (Linear): 3 nodes
+
+unvisited (2)
+  skip.fc (Linear)
+  unused (Linear)
+)",
+                                                 file, Gate::data_line));
+}
+
+TEST_CASE("the coverage report as JSON: DESIGN.md's report format") {
+  Net net;
+  const GraphCollection c = trace_net(net);
+  const nlohmann::json doc = nlohmann::json::parse(coverage_report(c, "net", ReportFormat::json));
+  const std::string source = fmt::format("{}:{}", __FILE__, Gate::data_line);
+  const nlohmann::json expected = {
+      {"model", "net"},
+      {"graphs", {{{"module", ""}, {"type", "Net"}, {"nodes", 6}}, {{"module", "gate.fc"}, {"type", "Linear"}, {"nodes", 3}}}},
+      {"failed",
+       {{{"module", "gate"},
+         {"type", "Gate"},
+         {"kind", "TraceError"},
+         {"message", c.failures().at(0).message},
+         {"source", source},
+         {"op", nullptr}}}},
+      {"unvisited", {"skip.fc", "unused"}},
+      {"modules",
+       {{{"module", ""}, {"type", "Net"}, {"status", "traced"}},
+        {{"module", "stem"}, {"type", "Linear"}, {"status", "leaf"}},
+        {{"module", "gate"}, {"type", "Gate"}, {"status", "failed"}},
+        {{"module", "gate.fc"}, {"type", "Linear"}, {"status", "leaf"}},
+        {{"module", "skip"}, {"type", "Skipped"}, {"status", "leaf"}},
+        {{"module", "skip.fc"}, {"type", "Linear"}, {"status", "unvisited"}},
+        {{"module", "act"}, {"type", "ReLU"}, {"status", "leaf"}},
+        {{"module", "unused"}, {"type", "Linear"}, {"status", "unvisited"}}}},
+      {"totals",
+       {{"modules", 8}, {"traced", 1}, {"leaf", 4}, {"failed", 1}, {"unvisited", 2}, {"graphs", 2}, {"nodes", 9}}}};
+  CHECK(doc == expected);
+  CHECK(c.failures().at(0).message.starts_with(source + ": a symbolic tensor was read as data (item())"));
+}
+
+TEST_CASE("the coverage report of a zoo model with failing blocks counts what recursive_trace made") {
+  auto model = zoo::create("resnet50_fail4");
+  const GraphCollection c = recursive_trace(*model, {InputSpec(Shape{1, 3, 64, 64})});
+  const nlohmann::json doc = nlohmann::json::parse(coverage_report(c, "resnet50_fail4", ReportFormat::json));
+  CHECK(doc["graphs"].size() == 33);
+  CHECK(doc["failed"].size() == 4);
+  CHECK(doc["modules"].size() == model->named_modules().size());
+  std::size_t nodes = 0;
+  for (const GraphCollection::Entry& e : c) nodes += e.graph.size();
+  CHECK(doc["totals"]["nodes"] == nodes);
+  CHECK(doc["totals"]["failed"] == 4);
+  CHECK(doc["totals"]["unvisited"] == 0);
+  // Every failed block's children were traced as roots: built-in layers are leaves there, the
+  // downsample Sequential is traced.
+  const ModuleHierarchy& h = c.hierarchy();
+  for (const ModuleFailure& f : c.failures()) {
+    for (std::size_t child : h.children(h.index_of(f.module))) {
+      CAPTURE(h[child].path);
+      CHECK(h[child].graph != nullptr);
+      CHECK(h[child].status == (h[child].type == "Sequential" ? ModuleStatus::traced : ModuleStatus::leaf));
+    }
+  }
+  const std::string text = coverage_report(c, "resnet50_fail4");
+  CHECK(text.starts_with("coverage of resnet50_fail4 (ResNet)\n"));
+  CHECK(text.find("failures (4)\n") != std::string::npos);
+  CHECK(text.find("graphs (33)\n") != std::string::npos);
+}
+
+TEST_CASE("a collection with no trace has no report") {
+  const GraphCollection c;
+  CHECK(c.hierarchy().empty());
+  CHECK_THROWS_WITH_AS((void)coverage_report(c, "x"),
+                       "coverage_report: the GraphCollection holds no trace; call recursive_trace first",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(GraphCollection(nullptr), "GraphCollection: the tracer is nullptr; pass a RobustTracer",
+                       std::invalid_argument);
+}
