@@ -237,14 +237,20 @@ std::vector<std::shared_ptr<Module>> Module::children() const {
   std::vector<std::shared_ptr<Module>> out;
   out.reserve(children_.size());
   std::unordered_set<const Module*> seen;
-  for (const auto& [name, child] : children_)
-    if (seen.insert(child.get()).second) out.push_back(child);
+  for (const auto& [name, child] : children_) {
+    // A child registered twice is listed once: a scan of the few listed so far, a set for many.
+    const bool first = children_.size() <= 32 ? std::none_of(out.begin(), out.end(), [&](const auto& c) { return c == child; })
+                                              : seen.insert(child.get()).second;
+    if (first) out.push_back(child);
+  }
   return out;
 }
 
 std::vector<NamedModule> Module::named_modules(const std::string& prefix) const {
   std::vector<NamedModule> out;
   std::unordered_set<const Module*> seen;
+  out.reserve(children_.size() + 1);
+  seen.reserve(2 * children_.size() + 8);
   // Depth first, children in registration order: an explicit stack of (module, path).
   // A module is marked when visited, not when pushed, so a shared module gets the path of
   // its first visit in preorder (["", "a", "a.s"] when the root holds a -> s and s).

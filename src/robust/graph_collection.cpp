@@ -41,38 +41,54 @@ GraphCollection& GraphCollection::operator=(GraphCollection&&) noexcept = defaul
 
 void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec>& inputs,
                                       const ConcreteArgs& concrete_args, std::source_location where) {
+  // Leaf results are remembered for this run only: modules may change between runs.
+  struct RememberLeafCalls {
+    RobustTracer& tracer;
+    explicit RememberLeafCalls(RobustTracer& t) : tracer(t) { tracer.remember_leaf_calls_ = true; }
+    ~RememberLeafCalls() {
+      tracer.remember_leaf_calls_ = false;
+      tracer.leaf_calls_.clear();
+    }
+  } remember(*tracer_);
+  try {
+    trace_all(model, inputs, concrete_args, where);
+  } catch (...) {
+    // Nothing half-made stays: the collection is empty (its tracer keeps what it recorded).
+    entries_.clear();
+    index_.clear();
+    failures_.clear();
+    failure_index_.clear();
+    hierarchy_ = ModuleHierarchy();
+    throw;
+  }
+}
+
+void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                                std::source_location where) {
   entries_.clear();
   index_.clear();
-  paths_.clear();
   failures_.clear();
   failure_index_.clear();
-  hierarchy_ = ModuleHierarchy();
   tracer_->clear_results();
-  order_.clear();
-  for (const NamedModule& m : model.named_modules()) {
-    order_.emplace(m.module, order_.size());
-    paths_.emplace(m.module, m.path);
-  }
+  hierarchy_ = ModuleHierarchy(model);  // the modules' paths and order; statuses at the end
 
   std::deque<Module*> queue{&model};
   std::unordered_set<const Module*> queued{&model};
   while (!queue.empty()) {
     Module* module = queue.front();
     queue.pop_front();
-    Graph graph;
-    if (module == &model) {
-      graph = tracer_->trace(model, inputs, concrete_args, where);  // bad inputs are the caller's to fix
-    } else {
+    Graph graph = [&] {
+      if (module == &model) return tracer_->trace(model, inputs, concrete_args, where);  // bad inputs: the caller's
       const std::vector<InputSpec>* seen = tracer_->observed_inputs(*module);
       try {
-        graph = tracer_->trace(*module, seen ? *seen : unknown_inputs(*module), {}, where);
+        return tracer_->trace(*module, seen ? *seen : unknown_inputs(*module), {}, where);
       } catch (const std::exception& e) {
         // A forward that takes more than tensors cannot be traced without concrete_args.
-        graph = tracer_->failed_root_graph(
+        return tracer_->failed_root_graph(
             *module, ModuleFailure{"", module->type_name(), boost::core::demangle(typeid(e).name()), e.what(), where, {}},
             where);
       }
-    }
+    }();
     index_.emplace(module, entries_.size());
     entries_.push_back(Entry{*path_of(*module), module, std::move(graph)});
 
@@ -90,20 +106,18 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
       failures_.push_back(std::move(f));
       failed_now.push_back(failed);
     }
-    auto position = [&](const Module* m) {
-      auto it = order_.find(m);
-      return it == order_.end() ? order_.size() : it->second;
-    };
-    std::stable_sort(failed_now.begin(), failed_now.end(),
-                     [&](const Module* a, const Module* b) { return position(a) < position(b); });
+    std::stable_sort(failed_now.begin(), failed_now.end(), [&](const Module* a, const Module* b) {
+      return hierarchy_.index_of(*a) < hierarchy_.index_of(*b);  // npos (foreign) last
+    });
     for (const Module* failed : failed_now) {
-      for (const std::shared_ptr<Module>& child : failed->children()) {
+      for (const auto& [name, child] : failed->named_children()) {
         if (queued.insert(child.get()).second) queue.push_back(child.get());
       }
     }
   }
 
-  hierarchy_ = ModuleHierarchy::build(model, [&](ModuleRecord& r) {
+  for (std::size_t i = 0; i < hierarchy_.size(); ++i) {
+    ModuleRecord& r = hierarchy_.record(i);
     if ((r.failure = failure(*r.module)) != nullptr) {
       r.status = ModuleStatus::failed;
     } else if (tracer_->is_unvisited(*r.module)) {
@@ -114,7 +128,7 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
       r.status = ModuleStatus::traced;
     }
     r.graph = find(*r.module);
-  });
+  }
 }
 
 const Graph* GraphCollection::find(const Module& module) const noexcept {
@@ -142,8 +156,8 @@ const ModuleFailure* GraphCollection::failure(const Module& module) const noexce
 }
 
 const std::string* GraphCollection::path_of(const Module& module) const noexcept {
-  auto it = paths_.find(&module);
-  return it == paths_.end() ? nullptr : &it->second;
+  const std::size_t i = hierarchy_.index_of(module);
+  return i == ModuleHierarchy::npos ? nullptr : &hierarchy_[i].path;
 }
 
 GraphCollection recursive_trace(Module& model, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,

@@ -21,7 +21,7 @@ std::string_view to_string(ModuleStatus status) noexcept {
   return "unknown status";
 }
 
-ModuleHierarchy::ModuleHierarchy() : impl_(std::make_unique<Impl>()) {}
+ModuleHierarchy::ModuleHierarchy() noexcept = default;
 ModuleHierarchy::~ModuleHierarchy() = default;
 ModuleHierarchy::ModuleHierarchy(ModuleHierarchy&&) noexcept = default;
 ModuleHierarchy& ModuleHierarchy::operator=(ModuleHierarchy&&) noexcept = default;
@@ -29,30 +29,37 @@ ModuleHierarchy& ModuleHierarchy::operator=(ModuleHierarchy&&) noexcept = defaul
 ModuleHierarchy::ModuleHierarchy(const Module& model) : impl_(std::make_unique<Impl>()) {
   Impl& impl = *impl_;
   impl.model = &model;
-  const std::vector<NamedModule> modules = model.named_modules();
+  std::vector<NamedModule> modules = model.named_modules();
+  impl.graph = Impl::Graph(modules.size());
   impl.index.reserve(modules.size());
-  impl.path_index.reserve(modules.size());
-  for (const NamedModule& m : modules) {
-    const std::size_t v = boost::add_vertex(impl.graph);
+  for (std::size_t v = 0; v < modules.size(); ++v) {
+    NamedModule& m = modules[v];
     ModuleRecord& r = impl.graph[v];
-    r.path = m.path;
+    r.depth = m.path.empty() ? 0 : static_cast<std::size_t>(std::count(m.path.begin(), m.path.end(), '.')) + 1;
+    r.path = std::move(m.path);
     r.type = m.module->type_name();
     r.module = m.module;
-    r.depth = m.path.empty() ? 0 : static_cast<std::size_t>(std::count(m.path.begin(), m.path.end(), '.')) + 1;
     impl.index.emplace(m.module, v);
-    impl.path_index.emplace(m.path, v);
   }
-  for (const NamedModule& m : modules) {
-    const std::size_t parent = impl.index.at(m.module);
-    for (const std::shared_ptr<Module>& child : m.module->children()) {
-      boost::add_edge(parent, impl.index.at(child.get()), impl.graph);
+  // Keys view the records' paths (the vertices never move: no vertex is added later).
+  impl.path_index.reserve(modules.size());
+  for (std::size_t v = 0; v < modules.size(); ++v) impl.path_index.emplace(impl.graph[v].path, v);
+  for (std::size_t parent = 0; parent < modules.size(); ++parent) {
+    for (const auto& [name, child] : impl.graph[parent].module->named_children()) {
+      const std::size_t c = impl.index.find(child.get())->second;
+      if (!boost::edge(parent, c, impl.graph).second) boost::add_edge(parent, c, impl.graph);  // a child twice: one edge
     }
   }
 }
 
 ModuleRecord& ModuleHierarchy::record(std::size_t index) { return impl_->graph[index]; }
 
-std::size_t ModuleHierarchy::size() const noexcept { return boost::num_vertices(impl_->graph); }
+const ModuleHierarchy::Impl& ModuleHierarchy::impl() const noexcept {
+  static const Impl empty;
+  return impl_ ? *impl_ : empty;
+}
+
+std::size_t ModuleHierarchy::size() const noexcept { return impl_ ? boost::num_vertices(impl_->graph) : 0; }
 
 const ModuleRecord& ModuleHierarchy::operator[](std::size_t index) const {
   if (index >= size()) {
@@ -62,14 +69,15 @@ const ModuleRecord& ModuleHierarchy::operator[](std::size_t index) const {
 }
 
 std::size_t ModuleHierarchy::index_of(const Module& module) const noexcept {
+  if (!impl_) return npos;
   auto it = impl_->index.find(&module);
   return it == impl_->index.end() ? npos : it->second;
 }
 
 std::size_t ModuleHierarchy::index_of(std::string_view path) const noexcept {
-  if (auto it = impl_->path_index.find(std::string(path)); it != impl_->path_index.end()) return it->second;
+  if (!impl_) return npos;
+  if (auto it = impl_->path_index.find(path); it != impl_->path_index.end()) return it->second;
   // Another path of a module registered twice: walk the names from the model.
-  if (impl_->model == nullptr) return npos;
   const Module* m = impl_->model;
   while (!path.empty()) {
     const std::size_t dot = path.find('.');
@@ -104,6 +112,7 @@ std::vector<std::size_t> ModuleHierarchy::parents(std::size_t index) const {
 
 std::size_t ModuleHierarchy::count(ModuleStatus status) const noexcept {
   std::size_t n = 0;
+  if (!impl_) return n;
   for (auto [it, end] = boost::vertices(impl_->graph); it != end; ++it) n += impl_->graph[*it].status == status;
   return n;
 }

@@ -27,26 +27,27 @@ namespace symtrace {
 
 namespace {
 
-/// The exception being handled, as a failure of `module` at `path` called at `call_site`.
-ModuleFailure describe_current_exception(const Module& module, const std::string& path, std::source_location call_site) {
+/// The exception `e` (nullptr: one not derived from std::exception) as a failure of `module`
+/// at `path` called at `call_site`. Reads `e` in place: rethrowing to find its type would
+/// unwind a second time.
+ModuleFailure describe_exception(const std::exception* e, const Module& module, const std::string& path,
+                                 std::source_location call_site) {
   ModuleFailure f{path, module.type_name(), {}, {}, call_site, {}};
-  try {
-    throw;
-  } catch (const TraceError& e) {
-    f.kind = "TraceError";
-    f.message = e.what();
-    f.where = e.where();
-  } catch (const OpError& e) {
-    f.kind = "OpError";
-    f.message = e.what();
-    f.where = e.where();
-    f.op = e.op();
-  } catch (const std::exception& e) {
-    f.kind = boost::core::demangle(typeid(e).name());
-    f.message = e.what();
-  } catch (...) {
+  if (e == nullptr) {
     f.kind = "unknown exception";
     f.message = "an exception of a type that is not derived from std::exception";
+  } else if (const auto* trace = dynamic_cast<const TraceError*>(e)) {
+    f.kind = "TraceError";
+    f.message = trace->what();
+    f.where = trace->where();
+  } else if (const auto* op = dynamic_cast<const OpError*>(e)) {
+    f.kind = "OpError";
+    f.message = op->what();
+    f.where = op->where();
+    f.op = op->op();
+  } else {
+    f.kind = boost::core::demangle(typeid(*e).name());
+    f.message = e->what();
   }
   return f;
 }
@@ -71,31 +72,39 @@ Graph RobustTracer::trace(Module& root, const std::vector<InputSpec>& inputs, co
     return Tracer::trace(root, inputs, concrete_args, where);
   } catch (const std::invalid_argument&) {
     throw;  // inputs that do not fit the root's forward: the caller's to fix
-  } catch (...) {
+  } catch (const std::exception& e) {
     // The root failed and cannot even stand as a leaf (its result's structure is unknown), or
     // its result cannot be an output: the root alone, with its inputs.
-    ModuleFailure failure = describe_current_exception(root, "", where);
-    if (const ModuleFailure* earlier = this->failure(root)) failure = *earlier;
-    return failed_root_graph(root, std::move(failure), where);
+    return failed_root_graph(root, root_failure(root, &e, where), where);
+  } catch (...) {
+    return failed_root_graph(root, root_failure(root, nullptr, where), where);
   }
+}
+
+ModuleFailure RobustTracer::root_failure(const Module& root, const std::exception* e, std::source_location where) const {
+  if (const ModuleFailure* earlier = failure(root)) return *earlier;
+  return describe_exception(e, root, "", where);
 }
 
 Value RobustTracer::trace_root(Module& root, const ValueList& args, std::source_location where) {
   // A traced-through root catches its own failure in call_module; a leaf root's failure (its
   // metadata run threw) has no caller to fall back to, so it is caught here.
+  ModuleFailure failure;
   {
     Graph::Checkpoint checkpoint = state().graph().checkpoint();
     try {
       Value result = call_module(root, args, where);
       checkpoint.commit();
       return result;
+    } catch (const std::exception& e) {
+      failure = describe_exception(&e, root, "", where);
     } catch (...) {
-      checkpoint.rollback();
-      state().retire(state().graph().id_bound());  // Note [Rolled-back tensors]
-      ModuleFailure failure = describe_current_exception(root, "", where);
-      record_call_module(root, &failure);
+      failure = describe_exception(nullptr, root, "", where);
     }
+    checkpoint.rollback();
+    state().retire(state().graph().id_bound());  // Note [Rolled-back tensors]
   }
+  record_call_module(root, &failure);
   return record_failed_leaf(root, "", args, where);
 }
 
@@ -128,6 +137,7 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     record_call_module(module);
     return result;
   }
+  ModuleFailure failure;
   {
     Graph::Checkpoint checkpoint = st.graph().checkpoint();
     try {
@@ -135,13 +145,15 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
       checkpoint.commit();
       record_call_module(module);
       return result;
+    } catch (const std::exception& e) {
+      failure = describe_exception(&e, module, *path, where);
     } catch (...) {
-      checkpoint.rollback();  // Note [Failure rollback]
-      st.retire(st.graph().id_bound());  // Note [Rolled-back tensors]
-      ModuleFailure failure = describe_current_exception(module, *path, where);
-      record_call_module(module, &failure);
+      failure = describe_exception(nullptr, module, *path, where);
     }
+    checkpoint.rollback();  // Note [Failure rollback]
+    st.retire(st.graph().id_bound());  // Note [Rolled-back tensors]
   }
+  record_call_module(module, &failure);
   return record_failed_leaf(module, *path, args, where);
 }
 
@@ -193,11 +205,33 @@ const std::vector<InputSpec>* RobustTracer::observed_inputs(const Module& module
   return it == observed_.end() ? nullptr : &it->second;
 }
 
+OutputMeta RobustTracer::leaf_result_meta(Module& module, const std::string& path, const ValueList& args,
+                                          std::source_location where) {
+  if (!remember_leaf_calls_) return Tracer::leaf_result_meta(module, path, args, where);
+  // Only calls with tensors of known rank are remembered: their metadata is the whole input.
+  std::vector<TensorMeta> inputs;
+  inputs.reserve(args.size());
+  for (const Value& a : args) {
+    if (!a.is_tensor() || !a.to_tensor().defined() || !a.to_tensor().shape().is_rank_known()) {
+      return Tracer::leaf_result_meta(module, path, args, where);
+    }
+    inputs.push_back(a.to_tensor().meta());
+  }
+  std::vector<LeafCall>& calls = leaf_calls_[&module];
+  for (const LeafCall& call : calls) {
+    if (call.inputs == inputs) return call.result;
+  }
+  OutputMeta result = Tracer::leaf_result_meta(module, path, args, where);
+  calls.push_back(LeafCall{std::move(inputs), result});
+  return result;
+}
+
 void RobustTracer::clear_results() noexcept {
   failed_.clear();
   failure_order_.clear();
   visited_.clear();
   observed_.clear();
+  leaf_calls_.clear();
 }
 
 }  // namespace symtrace

@@ -294,34 +294,35 @@ OutputMeta Tracer::unknown_result(const Module& module, const ValueList& args, c
 Value Tracer::record_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where) {
   TracingState& st = state();
   for (const Value& a : args) check_recordable(st, a, where);
-  OutputMeta meta;
-  auto registered = leaves_.find(typeid(module));
-  if (has_unknown_rank(args)) {
-    // Note [Unknown in, unknown out]; a LeafMetaFn would read dims that do not exist.
-    meta = unknown_result(module, args, path, where);
-  } else if (registered != leaves_.end() && registered->second) {
-    meta = registered->second(module, args);
-  } else {
-    // Run the forward in a side run of its own: ops compute metadata and record nothing, and
-    // tensors it leaves behind cannot be used later.
-    Value result;
-    try {
-      SideRun side(st);
-      FrameScope frame(st, module, path);
-      result = module.forward_values(args);
-    } catch (const TraceError& e) {
-      throw_trace_error(where,
-                        "the output shapes of the leaf '{}' ({}) cannot be found by running its forward "
-                        "symbolically: give register_leaf a LeafMetaFn for {}; the run failed with: {}",
-                        path, module.type_name(), module.type_name(), e.what());
-    }
-    meta = meta_of_result(result, path, module, where);
-  }
+  const OutputMeta meta = leaf_result_meta(module, path, args, where);
   if (st.meta_only()) return meta_result(meta, where);  // a leaf inside another leaf's side run
   Arguments node_args;
   node_args.reserve(args.size());
   for (const Value& a : args) node_args.push_back(create_arg(a, where));
   return create_proxy(OpKind::call_module, path, std::move(node_args), {}, meta, where);
+}
+
+OutputMeta Tracer::leaf_result_meta(Module& module, const std::string& path, const ValueList& args,
+                                    std::source_location where) {
+  // Note [Unknown in, unknown out]; a LeafMetaFn would read dims that do not exist.
+  if (has_unknown_rank(args)) return unknown_result(module, args, path, where);
+  auto registered = leaves_.find(typeid(module));
+  if (registered != leaves_.end() && registered->second) return registered->second(module, args);
+  // Run the forward in a side run of its own: ops compute metadata and record nothing, and
+  // tensors it leaves behind cannot be used later.
+  TracingState& st = state();
+  Value result;
+  try {
+    SideRun side(st);
+    FrameScope frame(st, module, path);
+    result = module.forward_values(args);
+  } catch (const TraceError& e) {
+    throw_trace_error(where,
+                      "the output shapes of the leaf '{}' ({}) cannot be found by running its forward "
+                      "symbolically: give register_leaf a LeafMetaFn for {}; the run failed with: {}",
+                      path, module.type_name(), module.type_name(), e.what());
+  }
+  return meta_of_result(result, path, module, where);
 }
 
 Value Tracer::meta_result(const OutputMeta& meta, std::source_location where) const {

@@ -19,9 +19,9 @@ thread_local TracingState* current_state = nullptr;
 
 TracingState::TracingState(Tracer& tracer, Graph& graph, const Module& root)
     : ids_{next_trace_id.fetch_add(1, std::memory_order_relaxed)}, tracer_(tracer), graph_(&graph), root_(root) {
-  for (const NamedModule& m : root.named_modules()) module_paths_.emplace(m.module, m.path);
-  for (const NamedTensor& t : root.named_parameters()) tensor_paths_.emplace(t.tensor.impl_ptr().get(), t.name);
-  for (const NamedTensor& t : root.named_buffers()) tensor_paths_.emplace(t.tensor.impl_ptr().get(), t.name);
+  std::vector<NamedModule> modules = root.named_modules();
+  module_paths_.reserve(modules.size());
+  for (NamedModule& m : modules) module_paths_.emplace(m.module, std::move(m.path));
   frames_.push_back(Frame{&root, {}});
 }
 
@@ -32,7 +32,15 @@ const std::string* TracingState::path_of(const Module& module) const noexcept {
   return it == module_paths_.end() ? nullptr : &it->second;
 }
 
-const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor) const noexcept {
+const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor) const {
+  if (!tensor_paths_indexed_) {
+    // Indexed on first use: most traces read parameters only inside leaves, and never ask.
+    std::unordered_map<const detail::TensorImpl*, std::string> paths;
+    for (NamedTensor& t : root_.named_parameters()) paths.emplace(t.tensor.impl_ptr().get(), std::move(t.name));
+    for (NamedTensor& t : root_.named_buffers()) paths.emplace(t.tensor.impl_ptr().get(), std::move(t.name));
+    tensor_paths_ = std::move(paths);
+    tensor_paths_indexed_ = true;
+  }
   auto it = tensor_paths_.find(tensor);
   return it == tensor_paths_.end() ? nullptr : &it->second;
 }

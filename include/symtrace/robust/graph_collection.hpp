@@ -45,7 +45,7 @@ class GraphCollection {
 
   /// Traces `model` and, breadth first, the children of failed modules (see the file comment);
   /// replaces what the collection held. Throws std::invalid_argument when `inputs` or
-  /// `concrete_args` do not fit the model's forward.
+  /// `concrete_args` do not fit the model's forward; the collection is then empty.
   void recursive_trace(Module& model, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},
                        std::source_location where = std::source_location::current());
 
@@ -80,10 +80,11 @@ class GraphCollection {
   [[nodiscard]] const ModuleHierarchy& hierarchy() const noexcept { return hierarchy_; }
 
  private:
+  void trace_all(Module& model, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                 std::source_location where);
+
   std::vector<Entry> entries_;
   std::unordered_map<const Module*, std::size_t> index_;
-  std::unordered_map<const Module*, std::string> paths_;
-  std::unordered_map<const Module*, std::size_t> order_;  // position in model.named_modules()
   std::vector<ModuleFailure> failures_;
   std::unordered_map<const Module*, std::size_t> failure_index_;
   std::unique_ptr<RobustTracer> tracer_;

@@ -32,6 +32,7 @@
 namespace symtrace {
 
 class Graph;
+class GraphCollection;
 class Module;
 
 /// What became of a module in a recursive trace (see the file comment).
@@ -43,7 +44,7 @@ enum class ModuleStatus : std::uint8_t { traced, leaf, failed, unvisited };
 /// One module of the hierarchy.
 struct ModuleRecord {
   std::string path;               ///< its first path in `named_modules()` ("" for the model)
-  std::string type;               ///< its type name
+  std::string_view type;          ///< its type name (Module::type_name(), which the module keeps)
   ModuleStatus status = ModuleStatus::unvisited;
   const Module* module = nullptr;
   const ModuleFailure* failure = nullptr;  ///< its failure record when failed
@@ -56,17 +57,8 @@ class ModuleHierarchy {
  public:
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 
-  /// Given a model, a function giving each module's status, failure and graph (`describe`
-  /// fills the last three fields of a ModuleRecord whose path, type and module are set),
-  /// Result: the hierarchy in `model.named_modules()` order (the model is index 0).
-  template <class Describe>
-  static ModuleHierarchy build(const Module& model, Describe describe) {
-    ModuleHierarchy h(model);
-    for (std::size_t i = 0; i < h.size(); ++i) describe(h.record(i));
-    return h;
-  }
-
-  ModuleHierarchy();
+  /// An empty hierarchy (no model).
+  ModuleHierarchy() noexcept;
   ~ModuleHierarchy();
   ModuleHierarchy(ModuleHierarchy&&) noexcept;
   ModuleHierarchy& operator=(ModuleHierarchy&&) noexcept;
@@ -94,9 +86,11 @@ class ModuleHierarchy {
 
   /// The Boost graph (module_hierarchy_bgl.hpp).
   struct Impl;
-  [[nodiscard]] const Impl& impl() const noexcept { return *impl_; }
+  [[nodiscard]] const Impl& impl() const noexcept;
 
  private:
+  friend class GraphCollection;  // builds it, then sets the statuses
+  /// The modules of `model` in `named_modules()` order (the model is index 0), all unvisited.
   explicit ModuleHierarchy(const Module& model);
   ModuleRecord& record(std::size_t index);
 

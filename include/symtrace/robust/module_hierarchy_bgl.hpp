@@ -18,6 +18,7 @@
 #include <boost/graph/adjacency_list.hpp>
 
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace symtrace {
@@ -28,7 +29,7 @@ struct ModuleHierarchy::Impl {
   Graph graph;
   const Module* model = nullptr;
   std::unordered_map<const Module*, std::size_t> index;
-  std::unordered_map<std::string, std::size_t> path_index;  // first paths
+  std::unordered_map<std::string_view, std::size_t> path_index;  // first paths (views of the records')
 };
 
 namespace bgl {

@@ -19,6 +19,7 @@
 
 #include <fmt/core.h>
 
+#include <exception>
 #include <optional>
 #include <source_location>
 #include <string>
@@ -86,8 +87,24 @@ class RobustTracer : public Tracer {
 
  protected:
   Value trace_root(Module& root, const ValueList& args, std::source_location where) override;
+  /// Tracer's, remembered per module and input metadata while a GraphCollection traces: a
+  /// child of a failed module traced as a root then reuses what its call in the parent's trace
+  /// found, instead of running its forward again.
+  OutputMeta leaf_result_meta(Module& module, const std::string& path, const ValueList& args,
+                              std::source_location where) override;
 
  private:
+  friend class GraphCollection;  // turns remember_leaf_calls_ on for one recursive_trace
+
+  /// A leaf's call: its tensor arguments' metadata and its result's.
+  struct LeafCall {
+    std::vector<TensorMeta> inputs;
+    OutputMeta result;
+  };
+
+  /// The failure of a root whose trace threw `e` (nullptr: not a std::exception): the one
+  /// recorded for it, else `e` described.
+  ModuleFailure root_failure(const Module& root, const std::exception* e, std::source_location where) const;
   /// A failed module's result metadata (as the file comment says).
   OutputMeta failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
                               std::source_location where) const;
@@ -99,6 +116,8 @@ class RobustTracer : public Tracer {
   std::vector<std::pair<const Module*, ModuleFailure>> failure_order_;
   std::unordered_set<const Module*> visited_;
   std::unordered_map<const Module*, std::vector<InputSpec>> observed_;
+  std::unordered_map<const Module*, std::vector<LeafCall>> leaf_calls_;  // see leaf_result_meta
+  bool remember_leaf_calls_ = false;
 };
 
 }  // namespace symtrace

@@ -70,8 +70,9 @@ class TracingState {
   /// The qualified path of `module` under the root, or nullptr when it is not in the root's
   /// hierarchy.
   [[nodiscard]] const std::string* path_of(const Module& module) const noexcept;
-  /// The qualified name of a parameter or buffer of the root's hierarchy, or nullptr.
-  [[nodiscard]] const std::string* tensor_path_of(const detail::TensorImpl* tensor) const noexcept;
+  /// The qualified name of a parameter or buffer of the root's hierarchy, or nullptr. The
+  /// first call indexes the root's tensors (it may throw std::bad_alloc).
+  [[nodiscard]] const std::string* tensor_path_of(const detail::TensorImpl* tensor) const;
 
   /// The innermost trace active on this thread, or nullptr.
   [[nodiscard]] static TracingState* current() noexcept;
@@ -89,7 +90,8 @@ class TracingState {
   const Module& root_;
   std::vector<Frame> frames_;
   std::unordered_map<const Module*, std::string> module_paths_;
-  std::unordered_map<const detail::TensorImpl*, std::string> tensor_paths_;
+  mutable std::unordered_map<const detail::TensorImpl*, std::string> tensor_paths_;  // see tensor_path_of
+  mutable bool tensor_paths_indexed_ = false;
 };
 
 /// Makes `state` the innermost trace of this thread and installs its tracer's module-call
