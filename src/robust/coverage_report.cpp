@@ -1,6 +1,7 @@
 // The coverage report of a GraphCollection, as text and as JSON.
 #include "symtrace/robust/coverage_report.hpp"
 
+#include "symtrace/core/error.hpp"
 #include "symtrace/graph/graph.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/robust/graph_collection.hpp"
@@ -147,15 +148,18 @@ std::string json_report(const GraphCollection& c, std::string_view model_name) {
 
 }  // namespace
 
-std::string coverage_report(const GraphCollection& collection, std::string_view model_name, ReportFormat format) {
+std::string coverage_report(const GraphCollection& collection, std::string_view model_name, ReportFormat format,
+                            std::source_location where) {
   if (collection.size() == 0 || collection.hierarchy().empty()) {
-    throw std::invalid_argument("coverage_report: the GraphCollection holds no trace; call recursive_trace first");
+    throw_invalid_argument(where, "coverage_report was given a GraphCollection that holds no trace: call "
+                                  "recursive_trace first");
   }
   switch (format) {
     case ReportFormat::text: return text_report(collection, model_name);
     case ReportFormat::json: return json_report(collection, model_name);
   }
-  throw std::invalid_argument(fmt::format("coverage_report: unknown format {}", static_cast<int>(format)));
+  throw_invalid_argument(where, "coverage_report was given an unknown format ({}): use ReportFormat::text or json",
+                         static_cast<int>(format));
 }
 
 }  // namespace symtrace

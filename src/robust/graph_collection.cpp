@@ -32,8 +32,12 @@ std::vector<InputSpec> unknown_inputs(const Module& module) {
 }  // namespace
 
 GraphCollection::GraphCollection() : tracer_(std::make_unique<RobustTracer>()) {}
-GraphCollection::GraphCollection(std::unique_ptr<RobustTracer> tracer) : tracer_(std::move(tracer)) {
-  if (tracer_ == nullptr) throw std::invalid_argument("GraphCollection: the tracer is nullptr; pass a RobustTracer");
+GraphCollection::GraphCollection(std::unique_ptr<RobustTracer> tracer, std::source_location where)
+    : tracer_(std::move(tracer)) {
+  if (tracer_ == nullptr) {
+    throw_invalid_argument(where, "GraphCollection was given a null tracer: pass std::make_unique<RobustTracer>() "
+                                  "(or of a subclass), or use the default constructor");
+  }
 }
 GraphCollection::~GraphCollection() = default;
 GraphCollection::GraphCollection(GraphCollection&&) noexcept = default;
@@ -41,6 +45,7 @@ GraphCollection& GraphCollection::operator=(GraphCollection&&) noexcept = defaul
 
 void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec>& inputs,
                                       const ConcreteArgs& concrete_args, std::source_location where) {
+  if (tracer_ == nullptr) tracer_ = std::make_unique<RobustTracer>();  // a moved-from collection
   // Leaf results are remembered for this run only: modules may change between runs.
   struct RememberLeafCalls {
     RobustTracer& tracer;
@@ -53,7 +58,8 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
   try {
     trace_all(model, inputs, concrete_args, where);
   } catch (...) {
-    // Nothing half-made stays: the collection is empty (its tracer keeps what it recorded).
+    // Nothing half-made stays: the collection is empty.
+    tracer_->clear_results();
     entries_.clear();
     index_.clear();
     failures_.clear();
@@ -128,6 +134,16 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
       r.status = ModuleStatus::traced;
     }
     r.graph = find(*r.module);
+  }
+  // A container that cannot be called (ModuleList, ModuleDict) is traced when any of its
+  // children was called: its contents are in the graphs. Children first (nested containers
+  // come after their parent in the preorder).
+  for (std::size_t i = hierarchy_.size(); i-- > 0;) {
+    ModuleRecord& r = hierarchy_.record(i);
+    if (r.status != ModuleStatus::unvisited || r.module->forward_signature() != nullptr) continue;
+    for (std::size_t child : hierarchy_.children(i)) {
+      if (hierarchy_[child].status != ModuleStatus::unvisited) r.status = ModuleStatus::traced;
+    }
   }
 }
 

@@ -45,16 +45,15 @@ ModuleHierarchy::ModuleHierarchy(const Module& model) : impl_(std::make_unique<I
   impl.path_index.reserve(modules.size());
   for (std::size_t v = 0; v < modules.size(); ++v) impl.path_index.emplace(impl.graph[v].path, v);
   for (std::size_t parent = 0; parent < modules.size(); ++parent) {
-    for (const auto& [name, child] : impl.graph[parent].module->named_children()) {
-      const std::size_t c = impl.index.find(child.get())->second;
-      if (!boost::edge(parent, c, impl.graph).second) boost::add_edge(parent, c, impl.graph);  // a child twice: one edge
+    for (const std::shared_ptr<Module>& child : impl.graph[parent].module->children()) {  // each child once
+      boost::add_edge(parent, impl.index.find(child.get())->second, impl.graph);
     }
   }
 }
 
 ModuleRecord& ModuleHierarchy::record(std::size_t index) { return impl_->graph[index]; }
 
-const ModuleHierarchy::Impl& ModuleHierarchy::impl() const noexcept {
+const ModuleHierarchy::Impl& ModuleHierarchy::impl() const {
   static const Impl empty;
   return impl_ ? *impl_ : empty;
 }
@@ -63,7 +62,8 @@ std::size_t ModuleHierarchy::size() const noexcept { return impl_ ? boost::num_v
 
 const ModuleRecord& ModuleHierarchy::operator[](std::size_t index) const {
   if (index >= size()) {
-    throw std::out_of_range(fmt::format("ModuleHierarchy: index {} is out of range (the model has {} modules)", index, size()));
+    throw std::out_of_range(fmt::format(
+        "ModuleHierarchy: index {} is out of range: the model has {} modules; use index_of() to find one", index, size()));
   }
   return impl_->graph[index];
 }
@@ -82,6 +82,7 @@ std::size_t ModuleHierarchy::index_of(std::string_view path) const noexcept {
   while (!path.empty()) {
     const std::size_t dot = path.find('.');
     const std::string_view name = path.substr(0, dot);
+    if (name.empty() || dot + 1 == path.size()) return npos;  // "a..b", ".a", "a."
     const Module* next = nullptr;
     for (const auto& [child_name, child] : m->named_children()) {
       if (child_name == name) {

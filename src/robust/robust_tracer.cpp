@@ -208,21 +208,24 @@ const std::vector<InputSpec>* RobustTracer::observed_inputs(const Module& module
 OutputMeta RobustTracer::leaf_result_meta(Module& module, const std::string& path, const ValueList& args,
                                           std::source_location where) {
   if (!remember_leaf_calls_) return Tracer::leaf_result_meta(module, path, args, where);
-  // Only calls with tensors of known rank are remembered: their metadata is the whole input.
+  // Only calls on symbolic tensors of known rank are remembered: their metadata is all a
+  // leaf's forward can read of them (a concrete argument's data could change its result).
   std::vector<TensorMeta> inputs;
   inputs.reserve(args.size());
   for (const Value& a : args) {
-    if (!a.is_tensor() || !a.to_tensor().defined() || !a.to_tensor().shape().is_rank_known()) {
+    if (!a.is_tensor() || !a.to_tensor().is_symbolic() || !a.to_tensor().shape().is_rank_known()) {
       return Tracer::leaf_result_meta(module, path, args, where);
     }
     inputs.push_back(a.to_tensor().meta());
   }
   std::vector<LeafCall>& calls = leaf_calls_[&module];
-  for (const LeafCall& call : calls) {
-    if (call.inputs == inputs) return call.result;
+  if (path.empty()) {  // the root of this trace: a child of a failed module, called before
+    for (const LeafCall& call : calls) {
+      if (call.inputs == inputs) return call.result;
+    }
   }
   OutputMeta result = Tracer::leaf_result_meta(module, path, args, where);
-  calls.push_back(LeafCall{std::move(inputs), result});
+  if (calls.size() < 4) calls.push_back(LeafCall{std::move(inputs), result});
   return result;
 }
 

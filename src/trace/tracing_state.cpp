@@ -34,7 +34,8 @@ const std::string* TracingState::path_of(const Module& module) const noexcept {
 
 const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor) const {
   if (!tensor_paths_indexed_) {
-    // Indexed on first use: most traces read parameters only inside leaves, and never ask.
+    // Indexed on first use (an op on concrete tensors during the trace, or a parameter used
+    // outside a leaf): traces that read parameters only inside leaves never ask.
     std::unordered_map<const detail::TensorImpl*, std::string> paths;
     for (NamedTensor& t : root_.named_parameters()) paths.emplace(t.tensor.impl_ptr().get(), std::move(t.name));
     for (NamedTensor& t : root_.named_buffers()) paths.emplace(t.tensor.impl_ptr().get(), std::move(t.name));

@@ -97,7 +97,9 @@ TEST_CASE("the module hierarchy gives each module its status, failure and graph"
   CHECK(h.index_of(*net.stem.ptr()) == h.index_of("stem"));
   CHECK(h.index_of("gate.nope") == ModuleHierarchy::npos);
   CHECK(h.index_of(*nn::Linear(2, 2).ptr()) == ModuleHierarchy::npos);
-  CHECK_THROWS_WITH_AS((void)h[8], "ModuleHierarchy: index 8 is out of range (the model has 8 modules)", std::out_of_range);
+  CHECK(h.index_of("gate.") == ModuleHierarchy::npos);
+  CHECK_THROWS_WITH_AS((void)h[8], "ModuleHierarchy: index 8 is out of range: the model has 8 modules; use index_of() to find one",
+                       std::out_of_range);
 }
 
 TEST_CASE("the hierarchy is a Boost graph that Boost's algorithms walk") {
@@ -217,9 +219,90 @@ TEST_CASE("the coverage report of a zoo model with failing blocks counts what re
 TEST_CASE("a collection with no trace has no report") {
   const GraphCollection c;
   CHECK(c.hierarchy().empty());
+  const int line = __LINE__ + 1;
   CHECK_THROWS_WITH_AS((void)coverage_report(c, "x"),
-                       "coverage_report: the GraphCollection holds no trace; call recursive_trace first",
+                       fmt::format("{}:{}: coverage_report was given a GraphCollection that holds no trace: call "
+                                   "recursive_trace first", __FILE__, line).c_str(),
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(GraphCollection(nullptr), "GraphCollection: the tracer is nullptr; pass a RobustTracer",
+  CHECK_THROWS_WITH_AS(GraphCollection(nullptr), doctest::Contains("GraphCollection was given a null tracer"),
                        std::invalid_argument);
+}
+
+TEST_CASE("a collection is emptied by a recursive_trace that throws, and can be traced again, moved and reused") {
+  Net net;
+  GraphCollection c;
+  c.tracer().register_leaf<Skipped>();
+  CHECK_THROWS_AS(c.recursive_trace(net, {InputSpec(Shape{2, 4}), InputSpec(Shape{2, 4})}), std::invalid_argument);
+  CHECK(c.size() == 0);
+  CHECK(c.hierarchy().empty());
+  CHECK(c.failures().empty());
+  CHECK_FALSE(c.is_failed(*net.gate));
+  CHECK(c.is_unvisited(*net.stem));
+  c.recursive_trace(net, {InputSpec(Shape{2, 4})});
+  const std::string first = coverage_report(c, "net");
+  c.recursive_trace(net, {InputSpec(Shape{2, 4})});  // the same again: nothing accumulates
+  CHECK(coverage_report(c, "net") == first);
+  CHECK(first == coverage_report(trace_net(net), "net"));
+
+  GraphCollection moved = std::move(c);
+  CHECK(coverage_report(moved, "net") == first);
+  CHECK(moved.is_failed(*net.gate));
+  c.recursive_trace(net, {InputSpec(Shape{2, 4})});  // a moved-from collection traces afresh
+  CHECK(c.is_failed(*net.gate));
+  CHECK(c.hierarchy()[c.hierarchy().index_of("skip")].status == ModuleStatus::traced);  // its own, default tracer
+}
+
+namespace {
+
+/// A leaf whose result's width comes from a concrete argument's data.
+class Narrow : public TypedModule<Narrow> {
+ public:
+  Tensor forward(const Tensor& x, const Tensor& width) { return x.narrow(1, 0, width.item<std::int64_t>()); }
+};
+
+class TwoWidths : public TypedModule<TwoWidths> {
+ public:
+  TwoWidths() {
+    narrow = register_module("narrow", std::make_shared<Narrow>());
+    gate = register_module("gate", std::make_shared<Gate>());
+  }
+  Tensor forward(const Tensor& x) {
+    const Tensor a = narrow->call({x, full({1}, 2, DType::int64)}).to_tensor();
+    const Tensor b = narrow->call({x, full({1}, 3, DType::int64)}).to_tensor();
+    return gate->call({b}).to_tensor().sum() + a.sum();
+  }
+  std::shared_ptr<Narrow> narrow;
+  std::shared_ptr<Gate> gate;
+};
+
+}  // namespace
+
+TEST_CASE("a leaf called twice with equal shapes but different concrete data gets each call's own result") {
+  TwoWidths model;
+  GraphCollection c;
+  c.tracer().register_leaf<Narrow>();
+  c.recursive_trace(model, {InputSpec(Shape{2, 4})});
+  const Graph& root = *c.find("");
+  CHECK(to_string(*root.find_node("narrow")->tensor_meta()) == "float32[2, 2]");
+  CHECK(to_string(*root.find_node("narrow_1")->tensor_meta()) == "float32[2, 3]");
+  CHECK(c.is_failed(*model.gate));
+  // The root graph equals a plain robust trace's.
+  RobustTracer plain;
+  plain.register_leaf<Narrow>();
+  CHECK(to_string(root) == to_string(plain.trace(model, {InputSpec(Shape{2, 4})})));
+}
+
+TEST_CASE("a ModuleList is traced when its children were called, unvisited when none was") {
+  auto model = zoo::create("mixed_failures");
+  const GraphCollection c = recursive_trace(*model, {InputSpec(Shape(zoo::info("mixed_failures").inputs.at(0).shape))});
+  const ModuleHierarchy& h = c.hierarchy();
+  const ModuleRecord& heads = h[h.index_of("heads")];
+  CHECK(heads.type == "ModuleList");
+  CHECK(heads.status == ModuleStatus::traced);
+  CHECK(c.is_unvisited(*heads.module));  // ModelOpt's question: the list itself is never called
+  auto list = std::make_shared<nn::ModuleListImpl>();
+  list->push_back(nn::Linear(2, 2));
+  const GraphCollection lonely = recursive_trace(*list, {});
+  CHECK(lonely.hierarchy()[0].status == ModuleStatus::failed);  // a root that cannot be called
+  CHECK(lonely.hierarchy()[1].status == ModuleStatus::leaf);    // traced as a root of its own
 }

@@ -4,7 +4,7 @@
 /// what it could not, as readable text or as JSON (the `report` format of DESIGN.md).
 ///
 ///     symtrace::GraphCollection c = symtrace::recursive_trace(*model, {x});
-///     fmt::print("{}", symtrace::coverage_report(c, "resnet50_fail1"));
+///     fmt::print("{}", symtrace::coverage_report(c, "resnet50_fail1"));   // returns the text
 ///
 /// Text: a summary, the module tree with each module's status (failed modules with their
 /// file:line), the failures with their reasons, the graphs with their node counts, and the
@@ -22,6 +22,7 @@
 /// `module` is a module's path in the model ("" for the model itself); `source` is null when
 /// the failure carried no location; `op` names the op that refused its input (OpError), else null.
 
+#include <source_location>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,7 @@ enum class ReportFormat : unsigned char { text, json };
 /// `model_name` (see the file comment). Throws std::invalid_argument for a collection that
 /// holds no trace.
 [[nodiscard]] std::string coverage_report(const GraphCollection& collection, std::string_view model_name,
-                                          ReportFormat format = ReportFormat::text);
+                                          ReportFormat format = ReportFormat::text,
+                                          std::source_location where = std::source_location::current());
 
 }  // namespace symtrace

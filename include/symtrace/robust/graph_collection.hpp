@@ -7,6 +7,9 @@
 /// seen at its call site when it was called before its parent failed (else inputs of unknown
 /// shape).
 ///
+/// The collection borrows the model: its entries, hierarchy and report name the model's
+/// modules, so the model must outlive it.
+///
 ///     symtrace::GraphCollection c = symtrace::recursive_trace(model, {x});
 ///     for (const auto& entry : c) fmt::print("{}: {} nodes\n", entry.path, entry.graph.size());
 ///     for (const ModuleFailure& f : c.failures()) fmt::print("{}\n", to_string(f));
@@ -38,7 +41,8 @@ class GraphCollection {
   GraphCollection();
   /// A collection whose traces use `tracer` (a subclass, or one with registered leaves);
   /// `recursive_trace` clears its results first. Throws std::invalid_argument for nullptr.
-  explicit GraphCollection(std::unique_ptr<RobustTracer> tracer);
+  explicit GraphCollection(std::unique_ptr<RobustTracer> tracer,
+                           std::source_location where = std::source_location::current());
   ~GraphCollection();
   GraphCollection(GraphCollection&&) noexcept;
   GraphCollection& operator=(GraphCollection&&) noexcept;
@@ -60,18 +64,22 @@ class GraphCollection {
   /// The graph of `module`; throws std::out_of_range when it was not traced as a root.
   [[nodiscard]] const Graph& at(const Module& module) const;
 
-  [[nodiscard]] bool is_failed(const Module& module) const noexcept { return tracer_->is_failed(module); }
+  [[nodiscard]] bool is_failed(const Module& module) const noexcept { return failure(module) != nullptr; }
   /// ModelOpt's failure message ("<kind>: <message>"), or nullopt.
-  [[nodiscard]] std::optional<std::string> failure_msg(const Module& module) const { return tracer_->failure_msg(module); }
-  /// Whether `module` was never called in any of the traces.
-  [[nodiscard]] bool is_unvisited(const Module& module) const noexcept { return tracer_->is_unvisited(module); }
+  [[nodiscard]] std::optional<std::string> failure_msg(const Module& module) const {
+    return tracer_ ? tracer_->failure_msg(module) : std::nullopt;
+  }
+  /// Whether `module` was never called in any of the traces (ModelOpt's question: a
+  /// ModuleList, never called itself, is unvisited even when its children were called).
+  [[nodiscard]] bool is_unvisited(const Module& module) const noexcept { return !tracer_ || tracer_->is_unvisited(module); }
   /// The failure of `module`, with its path in the model, or nullptr.
   [[nodiscard]] const ModuleFailure* failure(const Module& module) const noexcept;
   /// Every failure in the order it happened, with paths in the model.
   [[nodiscard]] const std::vector<ModuleFailure>& failures() const noexcept { return failures_; }
   /// The path of `module` in the model ("" for the model), or nullptr for a foreign module.
   [[nodiscard]] const std::string* path_of(const Module& module) const noexcept;
-  /// The tracer that made the graphs (one for the whole collection).
+  /// The tracer that made the graphs (one for the whole collection). Not on a moved-from
+  /// collection (until its next recursive_trace).
   [[nodiscard]] const RobustTracer& tracer() const noexcept { return *tracer_; }
   /// The tracer, to register leaves before `recursive_trace`:
   /// `c.tracer().register_leaf<GatedBlock>(); c.recursive_trace(model, {x});`.

@@ -6,17 +6,22 @@
 /// a status per module:
 ///
 /// - `traced`: its forward was captured (traced through in its parent's graph, or as a root);
-/// - `leaf`: recorded as a `call_module` node (a built-in layer or a registered leaf type);
+///   a container that cannot be called (ModuleList, ModuleDict) is traced when any of its
+///   children was called;
+/// - `leaf`: recorded as a `call_module` node at each call (a built-in layer or a registered
+///   leaf type);
 /// - `failed`: its forward threw; it is a leaf where it was called, with a failure record;
-/// - `unvisited`: never called by any trace (e.g. the children of a registered leaf).
+/// - `unvisited`: never called by a trace (calls inside a leaf's metadata run do not count:
+///   e.g. the children of a registered leaf).
 ///
 ///     const symtrace::ModuleHierarchy& h = collection.hierarchy();
 ///     for (const symtrace::ModuleRecord& m : h)
 ///       if (m.status == symtrace::ModuleStatus::failed) fmt::print("{}: {}\n", m.path, to_string(*m.failure));
 ///
 /// The hierarchy is a Boost graph; `#include <symtrace/robust/module_hierarchy_bgl.hpp>` to run
-/// Boost's algorithms on it. It borrows the collection's failures and graphs: it is valid while
-/// the GraphCollection that made it lives.
+/// Boost's algorithms on it. It borrows the collection's failures and graphs and the model's
+/// modules (and their type names): it is valid while the GraphCollection that made it and the
+/// model live.
 
 #include "symtrace/robust/robust_tracer.hpp"
 
@@ -24,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -86,7 +92,7 @@ class ModuleHierarchy {
 
   /// The Boost graph (module_hierarchy_bgl.hpp).
   struct Impl;
-  [[nodiscard]] const Impl& impl() const noexcept;
+  [[nodiscard]] const Impl& impl() const;
 
  private:
   friend class GraphCollection;  // builds it, then sets the statuses

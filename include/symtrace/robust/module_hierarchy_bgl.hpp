@@ -25,6 +25,9 @@ namespace symtrace {
 
 /// The hierarchy's storage (public so that the BGL view can name it).
 struct ModuleHierarchy::Impl {
+  Impl() = default;
+  Impl(const Impl&) = delete;  // path_index views the records' paths
+  Impl& operator=(const Impl&) = delete;
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, ModuleRecord>;
   Graph graph;
   const Module* model = nullptr;

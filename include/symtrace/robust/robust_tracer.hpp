@@ -87,9 +87,12 @@ class RobustTracer : public Tracer {
 
  protected:
   Value trace_root(Module& root, const ValueList& args, std::source_location where) override;
-  /// Tracer's, remembered per module and input metadata while a GraphCollection traces: a
-  /// child of a failed module traced as a root then reuses what its call in the parent's trace
-  /// found, instead of running its forward again.
+  /// Tracer's. While a GraphCollection traces, the results of leaf calls on symbolic tensors
+  /// are remembered per module and input metadata, and a leaf traced as a root (a child of a
+  /// failed module) reuses what its call with the same inputs found in an earlier trace instead
+  /// of running its forward again. That assumes, as the tracer does throughout, that a leaf's
+  /// result metadata depends only on its inputs' metadata and the module's own state, which
+  /// does not change during one recursive_trace.
   OutputMeta leaf_result_meta(Module& module, const std::string& path, const ValueList& args,
                               std::source_location where) override;
 
@@ -110,7 +113,6 @@ class RobustTracer : public Tracer {
                               std::source_location where) const;
   /// Records `module` as a failed leaf called with `args` (its metadata as the file comment says).
   Value record_failed_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
-  void fail(const Module& module, ModuleFailure failure);
 
   std::unordered_map<const Module*, std::size_t> failed_;  // index into failure_order_
   std::vector<std::pair<const Module*, ModuleFailure>> failure_order_;
