@@ -49,11 +49,22 @@ Module::Module(std::shared_ptr<const ForwardSignature> signature) : signature_(s
 
 Module::~Module() = default;
 
-bool Module::is_builtin_layer() const { return detail::is_builtin_layer_type(typeid(*this)); }
+const detail::TypeFacts& Module::facts() const {
+  // Looked up in the table (under its lock) once, then read without it. The type is checked:
+  // during construction the dynamic type is a base's, and a call then must not stick.
+  const std::type_info& type = typeid(*this);
+  const detail::TypeFacts* f = facts_.load(std::memory_order_acquire);
+  if (f != nullptr && *f->type == type) return *f;
+  f = &detail::type_facts(type);
+  facts_.store(f, std::memory_order_release);
+  return *f;
+}
+
+bool Module::is_builtin_layer() const { return facts().builtin_layer; }
 
 const std::string& Module::type_name() const {
   if (!type_name_.empty()) return type_name_;
-  return detail::pretty_type_name(typeid(*this));
+  return facts().name;
 }
 
 // ---- The type-erased entry point -------------------------------------------------------------

@@ -40,12 +40,9 @@ std::string demangle(const std::type_info& type) {
   return status == 0 && demangled ? demangled.get() : type.name();
 }
 
-struct TypeFacts {
-  std::string name;
-  bool builtin_layer = false;
-};
+}  // namespace
 
-const TypeFacts& facts_of(const std::type_info& type) {
+const TypeFacts& type_facts(const std::type_info& type) {
   static std::mutex mutex;
   static std::unordered_map<std::type_index, TypeFacts> facts;
   std::lock_guard lock(mutex);
@@ -56,13 +53,11 @@ const TypeFacts& facts_of(const std::type_info& type) {
   bool builtin = full.starts_with(nn) && full.find("::", nn.size()) == std::string::npos &&
                  full != "symtrace::nn::SequentialImpl" && full != "symtrace::nn::ModuleListImpl" &&
                  full != "symtrace::nn::ModuleDictImpl";
-  return facts.emplace(type, TypeFacts{shorten_type_name(std::move(full)), builtin}).first->second;
+  return facts.emplace(type, TypeFacts{&type, shorten_type_name(std::move(full)), builtin}).first->second;
 }
 
-}  // namespace
+const std::string& pretty_type_name(const std::type_info& type) { return type_facts(type).name; }
 
-const std::string& pretty_type_name(const std::type_info& type) { return facts_of(type).name; }
-
-bool is_builtin_layer_type(const std::type_info& type) { return facts_of(type).builtin_layer; }
+bool is_builtin_layer_type(const std::type_info& type) { return type_facts(type).builtin_layer; }
 
 }  // namespace symtrace::detail

@@ -7,6 +7,16 @@
 
 namespace symtrace::detail {
 
+/// What symtrace knows of a module type: its readable name and whether it is a built-in layer.
+struct TypeFacts {
+  const std::type_info* type = nullptr;
+  std::string name;
+  bool builtin_layer = false;
+};
+
+/// The facts of `type`, computed once per type (thread-safe); the reference stays valid.
+const TypeFacts& type_facts(const std::type_info& type);
+
 /// The readable name of `type`, computed once per type (thread-safe); the reference stays valid.
 const std::string& pretty_type_name(const std::type_info& type);
 

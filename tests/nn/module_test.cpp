@@ -380,3 +380,29 @@ TEST_CASE("load_state_dict lists at most twenty problems and counts the rest") {
     CHECK(what.ends_with("... and 10 more"));
   }
 }
+
+namespace {
+
+/// Asks its type name while it is being built: a class derived from it is still a Namer then.
+class Namer : public TypedModule<Namer> {
+ public:
+  Namer() : early(type_name()), early_builtin(is_builtin_layer()) {}
+  Tensor forward(const Tensor& x) { return x; }
+  std::string early;
+  bool early_builtin;
+};
+
+class DerivedNamer : public Namer {};
+
+}  // namespace
+
+TEST_CASE("a module's type name is its dynamic type's, even when first asked during construction") {
+  DerivedNamer m;
+  CHECK(m.early == "Namer");  // the dynamic type while Namer's constructor runs
+  CHECK_FALSE(m.early_builtin);
+  CHECK(m.type_name() == "DerivedNamer");
+  CHECK(m.type_name() == "DerivedNamer");  // asked again: the remembered answer
+  nn::Linear linear(2, 2);
+  CHECK(linear->type_name() == "Linear");
+  CHECK(linear->is_builtin_layer());
+}

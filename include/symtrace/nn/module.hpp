@@ -19,6 +19,7 @@
 #include "symtrace/core/value.hpp"
 #include "symtrace/nn/state_dict.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -33,6 +34,10 @@
 #include <vector>
 
 namespace symtrace {
+
+namespace detail {
+struct TypeFacts;
+}  // namespace detail
 
 class Module;
 
@@ -255,6 +260,8 @@ class Module : public std::enable_shared_from_this<Module> {
   void collect_state(const std::string& prefix, StateDict& out) const;
 
   std::string type_name_;  // empty: derived from the dynamic type
+  mutable std::atomic<const detail::TypeFacts*> facts_{nullptr};  // see facts()
+  const detail::TypeFacts& facts() const;
   std::shared_ptr<const ForwardSignature> signature_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   std::vector<TensorSlot> parameters_;
