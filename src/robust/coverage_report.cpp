@@ -24,14 +24,10 @@ std::string source_of(const ModuleFailure& f) {
   return f.where.line() == 0 ? std::string() : fmt::format("{}:{}", f.where.file_name(), f.where.line());
 }
 
-struct Totals {
+std::size_t total_nodes(const GraphCollection& c) {
   std::size_t nodes = 0;
-};
-
-Totals totals_of(const GraphCollection& c) {
-  Totals t;
-  for (const GraphCollection::Entry& e : c) t.nodes += e.graph.size();
-  return t;
+  for (const GraphCollection::Entry& e : c) nodes += e.graph.size();
+  return nodes;
 }
 
 /// One line of the module tree: "name (Type)  status", with the failure's location.
@@ -68,13 +64,12 @@ void print_subtree(std::string& out, const ModuleHierarchy& h, std::size_t index
 
 std::string text_report(const GraphCollection& c, std::string_view model_name) {
   const ModuleHierarchy& h = c.hierarchy();
-  const Totals t = totals_of(c);
   std::string out;
   fmt::format_to(std::back_inserter(out), "coverage of {} ({})\n", model_name, h[0].type);
   fmt::format_to(std::back_inserter(out), "  modules: {} ({} traced, {} leaf, {} failed, {} unvisited)\n", h.size(),
                  h.count(ModuleStatus::traced), h.count(ModuleStatus::leaf), h.count(ModuleStatus::failed),
                  h.count(ModuleStatus::unvisited));
-  fmt::format_to(std::back_inserter(out), "  graphs: {} ({} nodes)\n", c.size(), t.nodes);
+  fmt::format_to(std::back_inserter(out), "  graphs: {} ({} nodes)\n", c.size(), total_nodes(c));
 
   out += "\nmodule tree\n";
   fmt::format_to(std::back_inserter(out), "{}\n", tree_label("<model>", h[0]));
@@ -141,7 +136,7 @@ std::string json_report(const GraphCollection& c, std::string_view model_name) {
                    {"failed", h.count(ModuleStatus::failed)},
                    {"unvisited", h.count(ModuleStatus::unvisited)},
                    {"graphs", c.size()},
-                   {"nodes", totals_of(c).nodes}};
+                   {"nodes", total_nodes(c)}};
   // Messages may hold bytes that are not UTF-8 (an exception's text): replaced, never a throw.
   return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
