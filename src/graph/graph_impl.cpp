@@ -385,11 +385,13 @@ Node& GraphImpl::create_node(OpKind op, std::string_view target, Arguments args,
 
   NodeId id(static_cast<std::uint32_t>(num_slots()));
   std::string buffer;
-  std::string_view candidate = name.empty() ? default_name(op, target, buffer) : name;
-  NameTable::Taken taken = names_.take(candidate, id, arena_);
+  NameTable::Request request;
+  names_.prepare(name.empty() ? default_name(op, target, buffer) : name, request);
+  // The name is taken last: its index slot comes in from memory meanwhile.
   // From here on every step is undone if a later one throws (only allocation can fail).
   bool added = false;
   bool linked = false;
+  NameTable::Taken taken;
   try {
     if (logging()) reserve_log(1);
     std::string_view stored_target = arena_.store(target);
@@ -402,8 +404,6 @@ Node& GraphImpl::create_node(OpKind op, std::string_view target, Arguments args,
     node.op_ = op;
     node.flags_ = Node::live;
     node.id_ = id;
-    node.name_base_ = taken.base;
-    node.name_code_ = taken.code;
     node.where_ = where;
     node.args_ = std::move(args);
     if (!kwargs.empty()) {
@@ -420,6 +420,9 @@ Node& GraphImpl::create_node(OpKind op, std::string_view target, Arguments args,
     }
     linked = true;
     add_edges(node);
+    taken = names_.take(request, id, arena_);  // the last step that may throw
+    node.name_base_ = taken.base;
+    node.name_code_ = taken.code;
   } catch (...) {
     if (added) {
       Node& node = slot(id);
@@ -428,7 +431,6 @@ Node& GraphImpl::create_node(OpKind op, std::string_view target, Arguments args,
       UsePoolScope pool(use_pool_);
       storage_.m_vertices.pop_back();
     }
-    names_.release(taken);
     throw;
   }
   if (point_mode_ == after) point_anchor_ = id;  // the next node goes after this one

@@ -31,7 +31,7 @@ bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 /// leading digit gets a `_` prefix. Returns `text` itself when it is already clean.
 /// Room for the sanitised name on the stack: module paths are short, and a heap string per
 /// node would cost an allocation on the hot path.
-using NameBuffer = fmt::basic_memory_buffer<char, 128>;
+using NameBuffer = fmt::basic_memory_buffer<char, 128>;  // as NameTable::Request's
 
 std::string_view sanitize(std::string_view text, NameBuffer& buffer) {
   const char* p = text.data();
@@ -83,6 +83,19 @@ Parsed parse(std::string_view name) noexcept {
   for (char c : digits) number = number * 10 + static_cast<std::uint64_t>(c - '0');
   if (number >= max_suffix) return {name, 0};
   return {name.substr(0, underscore), static_cast<std::uint32_t>(number) + 1};
+}
+
+/// The slot of `candidate` in the recently-asked cache: its length and first, middle and last
+/// characters, mixed by a Fibonacci multiply, so that the op names a tracer alternates between
+/// (`linear`, `layer_norm`, `gelu`, `add`; `matmul`, `softmax`, `transpose`) rarely share one.
+template <std::size_t Slots>
+std::size_t recent_slot_of(std::string_view candidate) noexcept {
+  static_assert(Slots == 16, "the top four bits of the mix pick the slot");
+  if (candidate.empty()) return 0;
+  auto at = [&](std::size_t i) { return static_cast<std::uint32_t>(static_cast<unsigned char>(candidate[i])); };
+  auto key = static_cast<std::uint32_t>(candidate.size() & 0xffU) | at(0) << 8 | at(candidate.size() / 2) << 16 |
+             at(candidate.size() - 1) << 24;
+  return (key * 0x9e3779b1U) >> 28;
 }
 
 std::uint64_t sparse_key(std::uint32_t base, std::uint32_t code) noexcept {
@@ -207,19 +220,38 @@ bool NameTable::set_holder(Base& b, std::uint32_t code, NodeId id) {
   return created;
 }
 
+void NameTable::prepare(std::string_view candidate, Request& request) const {
+  request.candidate_ = candidate;
+  const Recent& recent = recent_[recent_slot_of<std::tuple_size_v<decltype(recent_)>>(candidate)];
+  if (recent.base != none && recent.text == candidate) {
+    request.recent_ = recent.base;
+    request.base_ = candidate;
+    request.code_ = 0;
+    return;
+  }
+  request.recent_ = none;
+  Parsed parsed = parse(sanitize(candidate, request.buffer_));
+  request.base_ = parsed.base;
+  request.code_ = parsed.code;
+  request.hash_ = hash_of(parsed.base);
+  __builtin_prefetch(&slots_[request.hash_ & (slots_.size() - 1)]);
+}
+
 NameTable::Taken NameTable::take(std::string_view candidate, NodeId id, TextArena& arena) {
+  Request request;
+  prepare(candidate, request);
+  return take(request, id, arena);
+}
+
+NameTable::Taken NameTable::take(const Request& request, NodeId id, TextArena& arena) {
   Taken taken;
   Base* b = nullptr;
-  Parsed parsed{candidate, 0};
-  Recent& slot = recent_[(candidate.size() + static_cast<unsigned char>(candidate.empty() ? 0 : candidate.back())) %
-                         recent_.size()];
-  if (slot.base != none && slot.text == candidate) {
-    b = &bases_[slot.base];
+  Parsed parsed{request.base_, request.code_};
+  if (request.recent_ != none) {
+    b = &bases_[request.recent_];
   } else {
-    NameBuffer buffer;
-    parsed = parse(sanitize(candidate, buffer));
     // One hash per name: the lookup's result doubles as the insertion point of a new base.
-    std::uint32_t hash = hash_of(parsed.base);
+    std::uint32_t hash = request.hash_;
     std::size_t at = find_slot(parsed.base, hash);
     if (slots_[at].base == none) {
       // Room in the index first: growing may throw, and then nothing has changed yet.
@@ -238,8 +270,8 @@ NameTable::Taken NameTable::take(std::string_view candidate, NodeId id, TextAren
       b = &bases_[slots_[at].base];
     }
     // Remember clean, suffix-free candidates that are already shared by several nodes.
-    if (!taken.new_base && parsed.code == 0 && parsed.base.data() == candidate.data()) {
-      slot = Recent{b->text, b->self};
+    if (!taken.new_base && parsed.code == 0 && parsed.base.data() == request.candidate_.data()) {
+      recent_[recent_slot_of<std::tuple_size_v<decltype(recent_)>>(request.candidate_)] = Recent{b->text, b->self};
     }
   }
   taken.base = b->self;

@@ -11,6 +11,8 @@
 #include "symtrace/graph/node_id.hpp"
 #include "text_arena.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -22,6 +24,8 @@
 namespace symtrace::detail {
 
 class NameTable {
+  static constexpr std::uint32_t none = 0xffffffffU;
+
  public:
   /// What `take` did, so that rollback can undo it exactly.
   struct Taken {
@@ -39,10 +43,34 @@ class NameTable {
   NameTable& operator=(const NameTable&) = delete;
   ~NameTable();
 
-  /// Gives `id` a unique name derived from `candidate` as fx's namespace does: characters
-  /// other than [0-9a-zA-Z_] become `_` (runs collapse), an empty name becomes `_unnamed`, a
-  /// leading digit gets a `_` prefix; `base_N` is read as base and suffix N; a taken name gets
-  /// the next free suffix after the base's counter.
+  /// A name asked for, read (sanitised, split, hashed) ahead of `take`. Preparing starts
+  /// fetching the name's index slot, so a graph does other work for the new node while a
+  /// large index comes in from memory. Not copyable: `base_` may point into `buffer_`.
+  class Request {
+   public:
+    Request() = default;
+    Request(const Request&) = delete;
+    Request& operator=(const Request&) = delete;
+
+   private:
+    friend class NameTable;
+    std::string_view candidate_;
+    std::string_view base_;
+    std::uint32_t code_ = 0;
+    std::uint32_t hash_ = 0;
+    std::uint32_t recent_ = none;  // the base, when the recently-asked cache knew the candidate
+    fmt::basic_memory_buffer<char, 128> buffer_;  // the sanitised name, when it differs
+  };
+
+  /// Reads `candidate` as fx's namespace does: characters other than [0-9a-zA-Z_] become `_`
+  /// (runs collapse), an empty name becomes `_unnamed`, a leading digit gets a `_` prefix;
+  /// `base_N` is read as base and suffix N. The table must not change between the prepare
+  /// and the take.
+  void prepare(std::string_view candidate, Request& request) const;
+  /// Gives `id` a unique name from a prepared request: the name itself if it is free, else
+  /// the next free suffix after its base's counter.
+  Taken take(const Request& request, NodeId id, TextArena& arena);
+  /// prepare + take.
   Taken take(std::string_view candidate, NodeId id, TextArena& arena);
   /// Undoes the most recent `take` still in effect (rollback calls these in reverse order).
   void release(const Taken& taken) noexcept;
@@ -56,8 +84,6 @@ class NameTable {
   void append_name(std::string& out, std::uint32_t base, std::uint32_t code) const;
 
  private:
-  static constexpr std::uint32_t none = 0xffffffffU;
-
   struct Base {
     std::string_view text;
     std::uint32_t count = 0;  // fx's _base_count: the largest suffix handed out
@@ -92,7 +118,7 @@ class NameTable {
     std::string_view text;  // the base's own (stable) text
     std::uint32_t base = none;
   };
-  std::array<Recent, 8> recent_{};
+  std::array<Recent, 16> recent_{};
 };
 
 }  // namespace symtrace::detail

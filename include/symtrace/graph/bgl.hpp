@@ -21,6 +21,20 @@
 #include "symtrace/graph/graph.hpp"
 #include "symtrace/graph/node.hpp"
 
+#include <boost/container/small_vector.hpp>
+
+// Boost.Graph's container traits for the out-edge lists (a small_vector is a vector to it).
+// Its helpers name them qualified (graph_detail::find, behind edge(u, v, g)), so they are
+// declared before those helpers are, and defined below. Include this header before Boost.Graph's.
+namespace boost::graph_detail {
+struct vector_tag;
+struct unstable_tag;
+template <class T, std::size_t N, class... R>
+vector_tag container_category(const boost::container::small_vector<T, N, R...>& c);
+template <class T, std::size_t N, class... R>
+unstable_tag iterator_stability(const boost::container::small_vector<T, N, R...>& c);
+}  // namespace boost::graph_detail
+
 #include <boost/pending/container_traits.hpp>
 
 #include <cstddef>
@@ -38,6 +52,11 @@
 namespace symtrace::detail {
 /// The vertex-storage selector: a ChunkedVector.
 struct StableVecS {};
+/// The out-edge-list selector: a vector holding its first two uses inline. Most nodes have
+/// one or two users, so adding a use rarely allocates.
+struct SmallVecS {};
+template <class T>
+using SmallEdgeVector = boost::container::small_vector<T, 2>;
 
 // Boost.Graph's container traits for ChunkedVector (it ships none), found by
 // argument-dependent lookup from its generic helpers. Iterators hold the chunk table, which
@@ -58,14 +77,36 @@ template <class T>
 unstable_tag iterator_stability(const symtrace::detail::ChunkedVector<T>& c) {
   return symtrace::detail::iterator_stability(c);
 }
+template <class T, std::size_t N, class... R>
+vector_tag container_category(const boost::container::small_vector<T, N, R...>&) {
+  return {};
+}
+template <class T, std::size_t N, class... R>
+unstable_tag iterator_stability(const boost::container::small_vector<T, N, R...>&) {
+  return {};
+}
 }  // namespace boost::graph_detail
 
+// g++ 12 reports the unset past-the-end out-edge iterator inside `edges(g)`'s end iterator,
+// which operator== never reads (it compares vertices first), as maybe used uninitialised
+// when the out-edge lists are small_vectors; the report is a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <boost/graph/adjacency_list.hpp>
+#pragma GCC diagnostic pop
 
 namespace boost {
 template <class T>
 struct container_gen<symtrace::detail::StableVecS, T> {
   using type = symtrace::detail::ChunkedVector<T>;
+};
+template <class T>
+struct container_gen<symtrace::detail::SmallVecS, T> {
+  using type = symtrace::detail::SmallEdgeVector<T>;
+};
+template <>
+struct parallel_edge_traits<symtrace::detail::SmallVecS> {
+  using type = allow_parallel_edge_tag;
 };
 namespace detail {
 template <>
@@ -95,7 +136,7 @@ struct Use {
   static void operator delete(void* pointer, std::size_t size) noexcept;
 };
 
-using GraphStorage = boost::adjacency_list<boost::vecS, StableVecS, boost::directedS, VertexSlot, Use>;
+using GraphStorage = boost::adjacency_list<SmallVecS, StableVecS, boost::directedS, VertexSlot, Use>;
 using Vertex = GraphStorage::vertex_descriptor;
 
 }  // namespace symtrace::detail
