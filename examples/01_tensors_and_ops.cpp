@@ -9,22 +9,17 @@
 
 #include <symtrace/symtrace.hpp>
 
+#include "lesson.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
 #include <cstdlib>
 
 using namespace symtrace;
+using namespace lesson;
 
 namespace {
-
-int failures = 0;
-void expect(bool ok, const std::string& what) {
-  if (!ok) {
-    fmt::print(stderr, "MISMATCH: {}\n", what);
-    ++failures;
-  }
-}
 
 // conv3x3 -> batch_norm (inference) -> relu -> global average pool -> linear: a ResNet stem.
 struct Block {

@@ -10,22 +10,17 @@
 
 #include <symtrace/symtrace.hpp>
 
+#include "lesson.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <filesystem>
 
 using namespace symtrace;
+using namespace lesson;
 
 namespace {
-
-int failures = 0;
-void expect(bool ok, const std::string& what) {
-  if (!ok) {
-    fmt::print(stderr, "MISMATCH: {}\n", what);
-    ++failures;
-  }
-}
 
 // conv -> batch norm -> relu, with a residual connection when the shapes allow it.
 struct ConvBlockImpl : TypedModule<ConvBlockImpl> {

@@ -9,6 +9,8 @@
 
 #include <symtrace/symtrace.hpp>
 
+#include "lesson.hpp"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -17,16 +19,9 @@
 #include <map>
 
 using namespace symtrace;
+using namespace lesson;
 
 namespace {
-
-int failures = 0;
-void expect(bool ok, const std::string& what) {
-  if (!ok) {
-    fmt::print(stderr, "MISMATCH: {}\n", what);
-    ++failures;
-  }
-}
 
 // 25557032 -> "25,557,032".
 std::string with_commas(std::int64_t n) {

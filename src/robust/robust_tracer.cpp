@@ -169,7 +169,9 @@ Value RobustTracer::record_failed_leaf(Module& module, const std::string& path, 
   Arguments node_args;
   node_args.reserve(args.size());
   for (const Value& a : args) node_args.push_back(create_arg(a, where));
-  return create_proxy(OpKind::call_module, path, std::move(node_args), {}, meta, where);
+  Node& node = create_node(OpKind::call_module, path, std::move(node_args), {}, where);
+  if (const ModuleFailure* f = failure(module)) node.set_meta(meta_keys::failure, to_string(*f));
+  return wrap_result(node, meta, where);
 }
 
 Graph RobustTracer::failed_root_graph(Module& root, ModuleFailure failure, std::source_location where) {
@@ -177,6 +179,7 @@ Graph RobustTracer::failed_root_graph(Module& root, ModuleFailure failure, std::
   Arguments args;
   for (const std::string& name : root.input_names()) args.emplace_back(graph.placeholder(name, where));
   Node& node = graph.create_node(OpKind::call_module, "", std::move(args), {}, {}, where);
+  node.set_meta(meta_keys::failure, to_string(failure));
   graph.output(Argument(node), where);
   record_call_module(root, &failure);
   return graph;

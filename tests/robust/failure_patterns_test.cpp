@@ -111,6 +111,8 @@ TEST_CASE("a root whose own forward fails gives a graph with one call_module for
   CHECK(tracer.is_failed(model));
   CHECK(tracer.failure(model)->module == "");
   CHECK(tracer.failure_msg(model)->starts_with("TraceError: "));
+  REQUIRE(g.find_node("root")->meta(meta_keys::failure) != nullptr);
+  CHECK(*g.find_node("root")->meta(meta_keys::failure)->get_if<std::string>() == to_string(*tracer.failure(model)));
   CHECK_FALSE(tracer.is_unvisited(*model.fc));  // called before the failure
   const Tensor x = randn({2, 4});
   CHECK(max_rel_error(Interpreter(model, g).run({x}).to_tensor(), model.call({x}).to_tensor()) == 0.0);
@@ -181,6 +183,8 @@ TEST_CASE("a root that cannot be called as a whole, and a root that is a leaf, a
 )");
   CHECK(tracer.is_failed(*list));
   CHECK(tracer.failure_msg(*list) == "std::invalid_argument: ModuleList cannot be called as a whole: it has no forward");
+  REQUIRE(g.find_node("root")->meta(meta_keys::failure) != nullptr);
+  CHECK(*g.find_node("root")->meta(meta_keys::failure)->get_if<std::string>() == to_string(*tracer.failure(*list)));
 
   nn::Linear linear(4, 3);
   const Graph leaf = RobustTracer().trace(*linear.ptr(), {InputSpec(Shape{2, 4})});

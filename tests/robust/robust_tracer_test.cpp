@@ -127,6 +127,18 @@ TEST_CASE("mixed_failures: each untraceable pattern fails in its own module; the
   REQUIRE(conv != nullptr);
   CHECK(to_string(*conv->find_node("x")->tensor_meta()) == "float32[...]");
   CHECK(conv->size() == 3);  // placeholder, the conv as one call_module (a root leaf), output
+  // A failed module's call_module node carries its failure (which to_dot draws); others none.
+  const Graph& root = *c.find("");
+  for (const ModuleFailure& f : c.failures()) {
+    CAPTURE(f.module);
+    const Node* node = root.find_node(f.module);
+    REQUIRE(node != nullptr);
+    const Argument* failure = node->meta(meta_keys::failure);
+    REQUIRE(failure != nullptr);
+    CHECK(*failure->get_if<std::string>() == to_string(f));
+  }
+  CHECK(root.find_node("stem_0")->meta(meta_keys::failure) == nullptr);
+  CHECK(to_dot(root).find("TraceError") != std::string::npos);
 }
 
 TEST_CASE("a child traced as a root gets the input shapes seen at its call before its parent failed") {

@@ -48,6 +48,7 @@ TEST_CASE("deep_mlp_1000 and deep_mlp_10000 are built quickly with n x 4,288 par
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   MESSAGE(fmt::format("deep_mlp_10000 built in {:.2f} s", seconds));
   CHECK(model->num_parameters() == 42'880'000);
+  CHECK(zoo::info("deep_mlp_10000").parameters == model->num_parameters());
   CHECK(model->named_modules().size() == 2 + 10000 * 4);
   CHECK(model->get_submodule("blocks.9999.act").type_name() == "GELU");
 }

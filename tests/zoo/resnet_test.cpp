@@ -79,6 +79,7 @@ TEST_CASE("zoo::create(\"resnet50\") gives the anchors' ResNet-50 in eval mode, 
   CHECK(model->input_names() == std::vector<std::string>{"x"});
   for (const NamedModule& nm : model->named_modules()) CHECK_FALSE(nm.module->is_training());
   CHECK(model->num_parameters() == 25'557'032);
+  CHECK(zoo::info("resnet50").parameters == model->num_parameters());
   const StateDict state = model->state_dict();
   // 6 (stem) + 16 blocks x 18 + 4 downsamples x 6 + 2 (fc).
   CHECK(state.size() == 320);
@@ -152,6 +153,7 @@ TEST_CASE("the failing variants put FailingBottleneck at the anchors' block indi
     const auto model = zoo::create(name);
     CHECK(model->type_name() == "ResNet");
     CHECK(model->num_parameters() == 25'557'032);
+    CHECK(info.parameters == model->num_parameters());
     CHECK(model->state_dict().size() == 320);
     for (const std::string& path : info.untraceable)
       CHECK(model->get_submodule(path).type_name() == "FailingBottleneck");

@@ -28,6 +28,7 @@ zoo::ViTConfig small_b16() { return {.image_size = 32}; }
 TEST_CASE("vit_b16 has the anchors' 86,567,656 parameters and PyTorch's state-dict keys") {
   const auto model = zoo::create("vit_b16");
   CHECK(model->num_parameters() == 86'567'656);
+  CHECK(zoo::info("vit_b16").parameters == model->num_parameters());
   CHECK_FALSE(model->is_training());
   const StateDict state = model->state_dict();
   CHECK(state.size() == 4 + 12 * 12 + 4);

@@ -63,6 +63,7 @@ TEST_CASE("created models are new instances in eval mode, and their declared inp
     std::vector<std::string> declared;
     for (const zoo::ExampleInput& in : m.inputs) declared.push_back(in.name);
     CHECK(model->input_names() == declared);
+    CHECK(model->num_parameters() == m.parameters);
     for (const std::string& path : m.untraceable) CHECK_NOTHROW((void)model->get_submodule(path));
   }
 }

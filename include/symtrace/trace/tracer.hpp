@@ -168,11 +168,11 @@ class Tracer : public ModuleCallHook {
   [[nodiscard]] TracingState& state() const;
   /// A symbolic tensor naming `node`, with `meta` (also recorded on the node).
   [[nodiscard]] Tensor proxy(Node& node, const TensorMeta& meta) const;
+  /// Symbolic results naming `node`'s outputs: itself, or one getitem node per list element.
+  Value wrap_result(Node& node, const OutputMeta& meta, std::source_location where);
 
  private:
   Value record_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
-  /// Symbolic results naming `node`'s outputs: itself, or one getitem node per list element.
-  Value wrap_result(Node& node, const OutputMeta& meta, std::source_location where);
 
   std::unordered_map<std::type_index, LeafMetaFn> leaves_;
   TracingState* state_ = nullptr;

@@ -42,6 +42,9 @@ struct ModelInfo {
   /// forward reads tensor data, e.g. {"layer3.0"} for resnet50_fail1, or they cannot be called
   /// at all (a ModuleList the parent only indexes).
   std::vector<std::string> untraceable;
+  /// The model's num_parameters(), known without building it (building vit_b16 draws 86M
+  /// random weights); the zoo tests check it against every built model.
+  std::int64_t parameters = 0;
   std::function<std::shared_ptr<Module>()> create;
 };
 

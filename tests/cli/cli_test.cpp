@@ -1,0 +1,379 @@
+// The symtrace program, run in-process: each command's text and JSON output on small models
+// (JSON parsed and checked), exit codes, and every bad-usage case.
+#include "cli.hpp"
+#include "compare.hpp"
+#include "options.hpp"
+#include "progress.hpp"
+
+#include <symtrace/symtrace.hpp>
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace symtrace;
+using Json = nlohmann::json;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+Run run(std::vector<std::string> args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  Run r;
+  r.code = cli::run(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+/// A path in a fresh temporary directory, removed with it.
+struct TempDir {
+  std::filesystem::path path = std::filesystem::temp_directory_path() /
+                               fmt::format("symtrace-cli-test-{}", std::chrono::steady_clock::now().time_since_epoch().count());
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+std::string read_file(const std::filesystem::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+bool dot_installed() { return std::system("command -v dot > /dev/null 2>&1") == 0; }
+
+const std::vector<InputSpec> small_image{InputSpec(Shape{1, 3, 32, 32})};
+
+}  // namespace
+
+TEST_CASE("zoo lists every model with its parameter count, as text and as JSON") {
+  const Run text = run({"zoo"});
+  CHECK(text.code == 0);
+  CHECK(text.err.empty());
+  CHECK(first_line(text.out) == fmt::format("{:<20}  {:>11}  description", "model", "parameters"));
+  CHECK(text.out.find("\nresnet18               11,689,512  torchvision ResNet-18") != std::string::npos);
+  CHECK(text.out.find("\nvit_b16                86,567,656  ViT-B/16") != std::string::npos);
+  CHECK(std::count(text.out.begin(), text.out.end(), '\n') == zoo::models().size() + 1);
+
+  const Run json = run({"zoo", "--format", "json"});
+  REQUIRE(json.code == 0);
+  const Json list = Json::parse(json.out);
+  REQUIRE(list.is_array());
+  REQUIRE(list.size() == zoo::models().size());
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const zoo::ModelInfo& m = zoo::models()[i];
+    CAPTURE(m.name);
+    CHECK(list[i].size() == 3);
+    CHECK(list[i]["name"] == m.name);
+    CHECK(list[i]["parameters"] == m.parameters);
+    CHECK(list[i]["description"] == m.description);
+  }
+  CHECK(list[0]["parameters"] == 11'689'512);
+}
+
+TEST_CASE("trace prints the graph symbolic_trace gives, in each format") {
+  manual_seed(0);
+  const auto model = zoo::create("resnet18");
+  const Graph expected = symbolic_trace(*model, small_image);
+
+  const Run text = run({"trace", "resnet18", "--input", "1x3x32x32"});
+  CHECK(text.code == 0);
+  CHECK(text.out == to_string(expected));
+  const Run tabular = run({"trace", "resnet18", "--input=1x3x32x32", "--format", "tabular"});
+  CHECK(tabular.code == 0);
+  CHECK(tabular.out == to_tabular(expected));
+  const Run dot = run({"trace", "resnet18", "--input", "1x3x32x32", "--format=dot"});
+  CHECK(dot.code == 0);
+  CHECK(dot.out == to_dot(expected, DotOptions{.name = "resnet18"}));
+
+  const Run json = run({"trace", "resnet18", "--input", "1x3x32x32", "--format", "json"});
+  REQUIRE(json.code == 0);
+  const Json j = Json::parse(json.out);
+  CHECK(j["model"] == "resnet18");
+  CHECK(j["guards"] == Json::array());
+  const Json& nodes = j["nodes"];
+  REQUIRE(nodes.size() == expected.size());
+  std::size_t i = 0;
+  for (const Node& n : expected.nodes()) {
+    const Json& jn = nodes[i++];
+    CAPTURE(n.name());
+    CHECK(jn.size() == 8);
+    CHECK(jn["name"] == n.name());
+    CHECK(jn["op"] == fmt::format("{}", n.op()));
+    CHECK(jn["target"] == std::string(n.target()));
+    CHECK(jn["args"].size() == n.args().size());
+    CHECK(jn["kwargs"].size() == n.kwargs().size());
+    if (n.op() == OpKind::placeholder || n.op() == OpKind::output) {  // made where the program traced
+      CHECK(jn["source"].get<std::string>().find("tools/symtrace/trace_command.cpp:") != std::string::npos);
+    } else {
+      CHECK(jn["source"] == fmt::format("{}:{}", n.where().file_name(), n.where().line()));
+    }
+  }
+  const Json& x = nodes.front();
+  CHECK(x["op"] == "placeholder");
+  CHECK(x["shape"] == Json::array({1, 3, 32, 32}));
+  CHECK(x["dtype"] == "float32");
+  const Json& conv1 = nodes[1];
+  CHECK(conv1["name"] == "conv1");
+  CHECK(conv1["op"] == "call_module");
+  CHECK(conv1["args"] == Json::parse(R"([{"node": "x"}])"));
+  CHECK(conv1["shape"] == Json::array({1, 64, 16, 16}));
+  CHECK(nodes.back()["op"] == "output");
+  CHECK(nodes.back()["args"] == Json::parse(R"([{"node": "fc"}])"));
+}
+
+TEST_CASE("trace JSON shows unknown sizes as null and keyword arguments and lists as JSON") {
+  const Run json = run({"trace", "resnet18", "--input", "?x3x32x32", "--format", "json"});
+  REQUIRE(json.code == 0);
+  const Json j = Json::parse(json.out);
+  CHECK(j["nodes"][0]["shape"] == Json::parse("[null, 3, 32, 32]"));
+  bool saw_flatten = false;
+  for (const Json& n : j["nodes"]) {
+    if (n["target"] == "flatten") {
+      saw_flatten = true;
+      CHECK(n["args"] == Json::parse(R"([{"node": "avgpool"}, 1, -1])"));
+      CHECK(n["shape"] == Json::parse("[null, 512]"));
+    }
+  }
+  CHECK(saw_flatten);
+}
+
+TEST_CASE("trace of a model that cannot be traced whole fails with exit 1 and points at report") {
+  const Run r = run({"trace", "mixed_failures"});
+  CHECK(r.code == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err.starts_with("symtrace trace: mixed_failures cannot be traced whole: "));
+  CHECK(r.err.find("failures.cpp:") != std::string::npos);
+  CHECK(r.err.find("`symtrace report mixed_failures` traces it robustly") != std::string::npos);
+}
+
+TEST_CASE("report prints the coverage report of recursive_trace, as text, JSON and DOT") {
+  manual_seed(0);
+  const auto model = zoo::create("mixed_failures");
+  const GraphCollection c = recursive_trace(*model, small_image);
+
+  const Run text = run({"report", "mixed_failures"});
+  CHECK(text.code == 0);
+  CHECK(text.out == coverage_report(c, "mixed_failures"));
+
+  const Run json = run({"report", "mixed_failures", "--format", "json"});
+  REQUIRE(json.code == 0);
+  const Json j = Json::parse(json.out);
+  CHECK(j == Json::parse(coverage_report(c, "mixed_failures", ReportFormat::json)));
+  std::set<std::string> failed;
+  for (const Json& f : j["failed"]) failed.insert(f["module"].get<std::string>());
+  CHECK(failed == std::set<std::string>{"gate", "repeat", "opaque", "topk"});
+  CHECK(j["unvisited"] == Json::parse(R"(["unused"])"));
+  CHECK(j["graphs"].size() == c.size());
+
+  const Run dot = run({"report", "mixed_failures", "--format", "dot"});
+  REQUIRE(dot.code == 0);
+  CHECK(dot.out.starts_with("digraph G {\n"));
+  CHECK(dot.out.find("label=\"mixed_failures\\nMixedFailures\\ntraced\\ngraph: ") != std::string::npos);
+  CHECK(dot.out.find("label=\"gate\\nGatedConv\\nfailed at ") != std::string::npos);
+  CHECK(dot.out.find("label=\"unused\\nLinear\\nunvisited\", fillcolor=\"#e0e0e0\"]") != std::string::npos);
+  // One box per module, one edge per parent-child pair.
+  std::size_t boxes = 0;
+  std::size_t edges = 0;
+  for (std::size_t at = 0; (at = dot.out.find("[label=", at)) != std::string::npos; ++at) ++boxes;
+  for (std::size_t at = 0; (at = dot.out.find("->", at)) != std::string::npos; ++at) ++edges;
+  CHECK(boxes == c.hierarchy().size());
+  CHECK(edges + 1 >= c.hierarchy().size());
+
+  if (dot_installed()) {
+    const Run svg = run({"report", "mixed_failures", "--format", "svg"});
+    CHECK(svg.code == 0);
+    CHECK(svg.out.find("<svg") != std::string::npos);
+    CHECK(svg.out.find("mixed_failures") != std::string::npos);
+  }
+}
+
+TEST_CASE("check runs the graph against the eager forward and reports the errors") {
+  const Run text = run({"check", "resnet18", "--input", "1x3x32x32"});
+  CHECK(text.code == 0);
+  CHECK(first_line(text.out) == "check resnet18: inputs float32[1, 3, 32, 32]");
+  CHECK(text.out.find("  graph: 71 nodes, 0 failed modules run eagerly as leaves\n") != std::string::npos);
+  CHECK(text.out.ends_with("  ok: the graph computes what the eager forward computes\n"));
+
+  const Run json = run({"check", "mixed_failures", "--format", "json"});
+  REQUIRE(json.code == 0);
+  const Json j = Json::parse(json.out);
+  CHECK(j.size() == 4);
+  CHECK(j["model"] == "mixed_failures");
+  CHECK(j["ok"] == true);
+  CHECK(j["max_abs_error"].get<double>() <= 1e-5);
+  CHECK(j["max_rel_error"].get<double>() <= 1e-5);
+}
+
+TEST_CASE("check's comparison finds a difference in values, shapes, dtypes and output count") {
+  const Tensor a = tensor({1.0F, -4.0F, 2.0F}, {3});
+  const Tensor b = tensor({1.0F, -4.0F, 2.5F}, {3});
+  cli::OutputComparison same = cli::compare_outputs(Value(a), Value(a));
+  CHECK(same.max_abs_error == 0);
+  CHECK(same.max_rel_error == 0);
+  CHECK(same.mismatch.empty());
+  cli::OutputComparison differ = cli::compare_outputs(Value(b), Value(a));
+  CHECK(differ.max_abs_error == doctest::Approx(0.5));
+  CHECK(differ.max_rel_error == doctest::Approx(0.5 / 4.0));
+  CHECK(cli::compare_outputs(Value(a.reshape({1, 3})), Value(a)).mismatch ==
+        "output 0 is float32[1, 3] from the graph but float32[3] from the eager forward");
+  CHECK(cli::compare_outputs(Value(ValueList{Value(a), Value(a)}), Value(a)).mismatch ==
+        "the graph returns 2 tensors, the eager forward 1");
+  const Tensor nan = tensor({1.0F, NAN, 2.0F}, {3});
+  CHECK(cli::compare_outputs(Value(nan), Value(nan)).max_abs_error == 0);
+  CHECK(std::isinf(cli::compare_outputs(Value(nan), Value(a)).max_abs_error));
+}
+
+TEST_CASE("no arguments run the report of a model with failing blocks") {
+  const Run r = run({});
+  CHECK(r.code == 0);
+  CHECK(r.err.starts_with("symtrace: no command given, so here is `symtrace report mixed_failures`"));
+  CHECK(r.out == run({"report", "mixed_failures"}).out);
+  CHECK(r.out.find("failed: TraceError at ") != std::string::npos);
+}
+
+TEST_CASE("--help on the program and on every command, and --version") {
+  for (const std::string command : {"", "zoo", "trace", "report", "check"}) {
+    CAPTURE(command);
+    std::vector<std::string> args;
+    if (!command.empty()) args.push_back(command);
+    args.emplace_back("--help");
+    const Run r = run(args);
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+    CHECK(r.out == cli::help_text(command));
+    CHECK(r.out.starts_with(command.empty() ? "usage: symtrace [COMMAND]" : "usage: symtrace " + command));
+  }
+  CHECK(run({"trace", "-h"}).out == cli::help_text("trace"));
+  const Run version = run({"--version"});
+  CHECK(version.code == 0);
+  CHECK(version.out.starts_with("symtrace "));
+}
+
+TEST_CASE("-o writes the result to a file, checked before the job") {
+  TempDir dir;
+  const auto path = dir.path / "zoo.json";
+  const Run r = run({"zoo", "--format", "json", "-o", path.string()});
+  CHECK(r.code == 0);
+  CHECK(r.out.empty());
+  CHECK(Json::parse(read_file(path)).size() == zoo::models().size());
+
+  // A failing job leaves no file behind.
+  const auto failed = dir.path / "trace.txt";
+  CHECK(run({"trace", "mixed_failures", "-o", failed.string()}).code == 1);
+  CHECK_FALSE(std::filesystem::exists(failed));
+}
+
+TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;  // the first line on stderr
+    std::string help;   // whose help follows
+  };
+  const std::vector<Case> cases{
+      {{"trace", "resnet5"},
+       "symtrace trace: error: unknown zoo model 'resnet5': did you mean 'resnet50'? the models are resnet18, ",
+       "trace"},
+      {{"report", "resnet18", "--input", "1x3xax4"},
+       "symtrace report: error: --input '1x3xax4': 'a' is not a size; write sizes separated by x, e.g. --input "
+       "1x3x224x224 (? for an unknown size)",
+       "report"},
+      {{"trace", "resnet18", "--input", "1x3x"},
+       "symtrace trace: error: --input '1x3x': a size is missing; write sizes separated by x, e.g. --input "
+       "1x3x224x224 (? for an unknown size)",
+       "trace"},
+      {{"trace", "resnet18", "--format", "pdf"},
+       "symtrace trace: error: trace has no format 'pdf'; use one of text, tabular, json, dot, svg", "trace"},
+      {{"check", "resnet18", "--format", "dot"},
+       "symtrace check: error: check has no format 'dot'; use one of text, json", "check"},
+      {{"zoo", "-o", "/nonexistent-dir/zoo.txt"},
+       "symtrace zoo: error: cannot write '/nonexistent-dir/zoo.txt': No such file or directory; give -o a path in "
+       "a writable directory",
+       "zoo"},
+      {{"trace", "resnet18", "-o", "/tmp"},
+       "symtrace trace: error: cannot write '/tmp': it is a directory; give a file name with -o", "trace"},
+      {{"compile", "resnet18"}, "symtrace: error: unknown command 'compile'; the commands are zoo, trace, report and check",
+       ""},
+      {{"trace", "resnet18", "--verbose"}, "symtrace trace: error: unknown option '--verbose'; see --help for the options",
+       "trace"},
+      {{"trace"}, "symtrace trace: error: trace needs a MODEL; `symtrace zoo` lists them", "trace"},
+      {{"trace", "resnet18", "vit_b16"}, "symtrace trace: error: trace takes one MODEL, got 2 ('resnet18' and 'vit_b16')",
+       "trace"},
+      {{"zoo", "resnet18"}, "symtrace zoo: error: zoo takes no argument, got 'resnet18'", "zoo"},
+      {{"zoo", "--input", "1x3"}, "symtrace zoo: error: zoo takes no --input", "zoo"},
+      {{"trace", "resnet18", "--input"}, "symtrace trace: error: --input needs a value", "trace"},
+      {{"trace", "resnet18", "--input", "1x3x32x32", "--input", "1x3x32x32"},
+       "symtrace trace: error: resnet18 takes 1 input (x), got 2 --input; give one --input per input", "trace"},
+      {{"check", "resnet18", "--input", "?x3x32x32"},
+       "symtrace check: error: --input '?x3x32x32': check runs the model, so every size must be known", "check"},
+      {{"check", "resnet18", "--tolerance", "lots"},
+       "symtrace check: error: --tolerance 'lots' is not a number >= 0; write e.g. --tolerance 1e-4", "check"},
+      {{"report", "resnet18", "--tolerance", "1e-3"}, "symtrace report: error: report takes no --tolerance (check does)",
+       "report"},
+      {{"--format", "json"},
+       "symtrace: error: options need a command first, e.g. symtrace report resnet50_fail4 --format json", ""},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(fmt::format("{}", fmt::join(c.args, " ")));
+    const Run r = run(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    if (c.error.ends_with(", ")) {
+      CHECK(first_line(r.err).starts_with(c.error));
+      CHECK(first_line(r.err).ends_with("; `symtrace zoo` describes them"));
+    } else {
+      CHECK(first_line(r.err) == c.error);
+    }
+    CHECK(r.err == first_line(r.err) + "\n\n" + cli::help_text(c.help));
+  }
+}
+
+TEST_CASE("input the model refuses is an error naming the op, exit 2") {
+  const Run r = run({"check", "resnet18", "--input", "1x4x32x32"});
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.starts_with("symtrace check: error: "));
+  CHECK(r.err.find("conv2d") != std::string::npos);
+}
+
+TEST_CASE("progress: silent for a short job, stage by stage after a second") {
+  std::ostringstream quick;
+  {
+    cli::Progress p(quick, "job");
+    p.stage("tracing");
+  }
+  CHECK(quick.str().empty());
+
+  std::ostringstream slow;
+  {
+    cli::Progress p(slow, "symtrace check m");
+    p.stage("tracing");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1300));
+    p.stage("running the graph");
+  }
+  const std::string text = slow.str();
+  CHECK(text.starts_with("symtrace check m: tracing (1."));
+  CHECK(text.find("\nsymtrace check m: running the graph (1.") != std::string::npos);
+  CHECK(text.find("\nsymtrace check m: done in 1.") != std::string::npos);
+}

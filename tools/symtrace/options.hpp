@@ -1,0 +1,47 @@
+#pragma once
+// The command line: parsing, the help texts, and input shapes (`1x3x224x224`).
+
+#include <symtrace/symtrace.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace symtrace::cli {
+
+/// What the command line asks for.
+struct Options {
+  std::string command;              ///< zoo, trace, report or check; empty when none was given
+  std::string model;                ///< the MODEL argument
+  std::vector<std::string> inputs;  ///< each --input, as written
+  std::string format = "text";      ///< --format
+  std::string output;               ///< -o FILE; empty: standard output
+  double tolerance = 1e-5;          ///< check --tolerance: the largest relative error accepted
+  bool help = false;                ///< --help
+  bool version = false;             ///< --version
+};
+
+/// Bad usage: a one-line message saying what was wrong and how to fix it, and the command
+/// whose help applies ("" for the program's).
+class UsageError : public std::runtime_error {
+ public:
+  UsageError(std::string command, const std::string& message)
+      : std::runtime_error(message), command_(std::move(command)) {}
+  [[nodiscard]] const std::string& command() const noexcept { return command_; }
+
+ private:
+  std::string command_;
+};
+
+/// Parses `args` (without the program name); throws UsageError.
+[[nodiscard]] Options parse_options(const std::vector<std::string>& args);
+
+/// The help text of `command`, or of the program for "".
+[[nodiscard]] std::string help_text(std::string_view command);
+
+/// Reads `--input` text: sizes separated by `x` (`1x3x224x224`), `?` for an unknown size.
+/// Throws UsageError naming what is wrong for `command`.
+[[nodiscard]] Shape parse_shape(std::string_view text, const std::string& command);
+
+}  // namespace symtrace::cli

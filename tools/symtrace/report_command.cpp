@@ -1,0 +1,25 @@
+// `symtrace report MODEL`.
+#include "commands.hpp"
+#include "hierarchy_dot.hpp"
+#include "model_inputs.hpp"
+
+namespace symtrace::cli {
+
+int report_command(const Options& options, Output& output, std::ostream& /*err*/) {
+  const zoo::ModelInfo& info = find_model(options);
+  const std::vector<InputSpec> specs = input_specs(info, options);
+  const std::shared_ptr<Module> model = zoo::create(info.name);
+  const GraphCollection collection = recursive_trace(*model, specs);
+  if (options.format == "text") {
+    output.write(coverage_report(collection, info.name));
+  } else if (options.format == "json") {
+    output.write(coverage_report(collection, info.name, ReportFormat::json));
+  } else if (options.format == "svg") {
+    output.write_svg(hierarchy_dot(collection, info.name));
+  } else {
+    output.write(hierarchy_dot(collection, info.name));
+  }
+  return exit_ok;
+}
+
+}  // namespace symtrace::cli

@@ -1,0 +1,45 @@
+// `symtrace trace MODEL`.
+#include "commands.hpp"
+#include "graph_json.hpp"
+#include "model_inputs.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <exception>
+#include <ostream>
+
+namespace symtrace::cli {
+
+int trace_command(const Options& options, Output& output, std::ostream& err) {
+  const zoo::ModelInfo& info = find_model(options);
+  const std::vector<InputSpec> specs = input_specs(info, options);
+  const std::shared_ptr<Module> model = zoo::create(info.name);
+  Graph graph;
+  try {
+    graph = symbolic_trace(*model, specs);
+  } catch (const std::exception& e) {
+    fmt::print(err,
+               "symtrace trace: {} cannot be traced whole: {}\n"
+               "`symtrace report {}` traces it robustly and shows what failed, where and why.\n",
+               info.name, e.what(), info.name);
+    return exit_problem;
+  }
+  if (options.format == "text") {
+    output.write(to_string(graph));
+  } else if (options.format == "tabular") {
+    output.write(to_tabular(graph));
+  } else if (options.format == "json") {
+    output.write(graph_json(graph, info.name).dump(2) + "\n");
+  } else {
+    std::string dot = to_dot(graph, DotOptions{.name = info.name});
+    if (options.format == "svg") {
+      output.write_svg(dot);
+    } else {
+      output.write(dot);
+    }
+  }
+  return exit_ok;
+}
+
+}  // namespace symtrace::cli
