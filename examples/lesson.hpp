@@ -33,13 +33,16 @@ inline void expect_lints(const symtrace::Graph& g, const std::string& what) {
   }
 }
 
-/// The largest |a - b| over two tensors (infinite when their shapes differ).
+/// The largest |a - b| over two tensors (infinite when their shapes differ or a value is NaN).
 inline double max_abs_error(const symtrace::Tensor& a, const symtrace::Tensor& b) {
   if (a.shape() != b.shape()) return INFINITY;
   const auto x = a.to_vector<double>();
   const auto y = b.to_vector<double>();
   double m = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) m = std::max(m, std::abs(x[i] - y[i]));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double d = x[i] == y[i] ? 0.0 : std::abs(x[i] - y[i]);
+    if (!(d <= m)) m = std::isnan(d) ? INFINITY : d;
+  }
   return m;
 }
 

@@ -18,7 +18,8 @@ libdir=$(option libdir)
 [[ $libdir == /* ]] || libdir="$prefix/$libdir"
 export PKG_CONFIG_PATH="$tmp/root$libdir/pkgconfig"
 export PKG_CONFIG_SYSROOT_DIR="$tmp/root"   # the .pc file names the final prefix
-pkg-config --exists symtrace
+pkg-config --exists symtrace ||
+  { echo "build_and_run.sh: pkg-config cannot find symtrace.pc under $PKG_CONFIG_PATH: did the install put it elsewhere?"; exit 1; }
 echo "pkg-config symtrace: $(pkg-config --cflags --libs symtrace)"
 
 # A sanitized symtrace needs a sanitized program.

@@ -9,8 +9,10 @@
 #include <fmt/ostream.h>
 
 #include <ostream>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace symtrace::cli {
@@ -29,7 +31,11 @@ int check_command(const Options& options, Output& output, std::ostream& err) {
     RobustTracer tracer;
     const Graph graph = tracer.trace(*model, specs);
     nodes = graph.size();
-    for (const Node& n : graph.nodes()) failed += n.meta(meta_keys::failure) != nullptr ? 1 : 0;
+    std::set<std::string_view> failed_modules;  // a failed module called twice counts once
+    for (const Node& n : graph.nodes()) {
+      if (n.meta(meta_keys::failure) != nullptr) failed_modules.insert(n.target());
+    }
+    failed = failed_modules.size();
     const ValueList args(inputs.begin(), inputs.end());
     // Eagerly first: input the model refuses is reported as the model's error, not the graph's.
     progress.stage("running eagerly");

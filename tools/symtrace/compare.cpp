@@ -41,8 +41,9 @@ OutputComparison compare_outputs(const Value& traced, const Value& eager) {
     const std::vector<double> x = a[i].to_vector<double>();
     const std::vector<double> y = b[i].to_vector<double>();
     for (std::size_t j = 0; j < x.size(); ++j) {
-      double d = std::abs(x[j] - y[j]);
-      if (std::isnan(d)) d = std::isnan(x[j]) && std::isnan(y[j]) ? 0.0 : INFINITY;
+      // Equal values (infinities included) and NaN against NaN agree; NaN against a number does not.
+      double d = x[j] == y[j] || (std::isnan(x[j]) && std::isnan(y[j])) ? 0.0 : std::abs(x[j] - y[j]);
+      if (std::isnan(d)) d = INFINITY;
       c.max_abs_error = std::max(c.max_abs_error, d);
       if (std::isfinite(y[j])) scale = std::max(scale, std::abs(y[j]));
     }

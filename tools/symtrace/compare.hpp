@@ -14,8 +14,8 @@ struct OutputComparison {
   std::string mismatch;      ///< a structural difference (count, shape, dtype), if any
 };
 
-/// Compares `traced` (the graph's result) with `eager`. NaN equals NaN; a NaN against a
-/// number is an infinite error.
+/// Compares `traced` (the graph's result) with `eager`. Equal values agree (infinities
+/// included), NaN agrees with NaN, and a NaN against a number is an infinite error.
 [[nodiscard]] OutputComparison compare_outputs(const Value& traced, const Value& eager);
 
 }  // namespace symtrace::cli

@@ -9,12 +9,18 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <ostream>
 #include <random>
 #include <stdexcept>
 #include <system_error>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+extern char** environ;
 
 namespace symtrace::cli {
 namespace {
@@ -55,12 +61,12 @@ std::string find_on_path(std::string_view program) {
   return {};
 }
 
-/// A file removed when this goes out of scope.
+/// A unique path in the temporary directory, removed when this goes out of scope.
 struct TemporaryFile {
   fs::path path;
-  TemporaryFile() {
+  explicit TemporaryFile(std::string_view extension) {
     std::random_device random;
-    path = fs::temp_directory_path() / fmt::format("symtrace-{:08x}{:08x}.dot", random(), random());
+    path = fs::temp_directory_path() / fmt::format("symtrace-{:08x}{:08x}{}", random(), random(), extension);
   }
   ~TemporaryFile() {
     std::error_code ec;
@@ -69,6 +75,12 @@ struct TemporaryFile {
   TemporaryFile(const TemporaryFile&) = delete;
   TemporaryFile& operator=(const TemporaryFile&) = delete;
 };
+
+/// The contents of `path` ("" when it cannot be read).
+std::string read_text(const fs::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
 
 }  // namespace
 
@@ -97,25 +109,42 @@ void Output::write(std::string_view text) {
 }
 
 void Output::write_svg(const std::string& dot) {
-  TemporaryFile input;
+  TemporaryFile input(".dot");
+  TemporaryFile svg(".svg");
+  TemporaryFile messages(".log");
   {
     std::ofstream file(input.path, std::ios::binary);
     file << dot;
     file.close();
     if (!file) throw std::runtime_error(fmt::format("writing '{}' failed", input.path.string()));
   }
-  std::string command = fmt::format("'{}' -Tsvg '{}' 2>&1", dot_program_, input.path.string());
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) throw std::runtime_error(fmt::format("running '{}' failed: {}", dot_program_, std::strerror(errno)));
-  std::string svg;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) svg.append(buffer, n);
-  int status = ::pclose(pipe);
-  if (status != 0) {
-    throw std::runtime_error(fmt::format("graphviz's dot could not draw the graph (status {}): {}", status, svg));
+  // dot writes the drawing to a file of its own and its messages to another, so that a
+  // warning can never end up inside the SVG. No shell: the arguments go as they are.
+  pid_t pid = 0;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, messages.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::string in = input.path.string();
+  std::string out = "-o" + svg.path.string();
+  std::string format = "-Tsvg";
+  char* argv[] = {dot_program_.data(), format.data(), in.data(), out.data(), nullptr};
+  int spawned = posix_spawn(&pid, dot_program_.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) {
+    throw std::runtime_error(fmt::format("running '{}' failed: {}", dot_program_, std::strerror(spawned)));
   }
-  write(svg);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  std::string drawing = read_text(svg.path);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !(drawing.starts_with("<?xml") || drawing.starts_with("<svg"))) {
+    throw std::runtime_error(fmt::format("graphviz's dot could not draw the graph ({}): {}",
+                                         WIFEXITED(status) ? fmt::format("exit code {}", WEXITSTATUS(status))
+                                                           : std::string("killed by a signal"),
+                                         read_text(messages.path)));
+  }
+  write(drawing);
 }
 
 }  // namespace symtrace::cli

@@ -8,10 +8,11 @@
 
 namespace symtrace::cli {
 
-Progress::Progress(std::ostream& err, std::string what) : err_(err), what_(std::move(what)) {
-  watcher_ = std::thread([this] {
+Progress::Progress(std::ostream& err, std::string what, std::chrono::milliseconds quiet)
+    : err_(err), what_(std::move(what)) {
+  watcher_ = std::thread([this, quiet] {
     std::unique_lock lock(mutex_);
-    if (wake_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) return;
+    if (wake_.wait_for(lock, quiet, [this] { return done_; })) return;
     speaking_ = true;
     announce(lock);
   });
@@ -34,6 +35,11 @@ void Progress::stage(std::string stage) {
   stage_ = std::move(stage);
   announced_stage_ = false;
   if (speaking_) announce(lock);
+}
+
+bool Progress::speaking() {
+  std::unique_lock lock(mutex_);
+  return speaking_;
 }
 
 void Progress::announce(std::unique_lock<std::mutex>& /*lock*/) {

@@ -14,8 +14,9 @@ namespace symtrace::cli {
 
 class Progress {
  public:
-  /// `what` names the job in the messages ("symtrace check vit_b16").
-  Progress(std::ostream& err, std::string what);
+  /// `what` names the job in the messages ("symtrace check vit_b16"); stages are announced
+  /// once `quiet` has passed.
+  Progress(std::ostream& err, std::string what, std::chrono::milliseconds quiet = std::chrono::seconds(1));
   /// Announces the end (when anything was announced) and stops the watcher.
   ~Progress();
   Progress(const Progress&) = delete;
@@ -23,6 +24,8 @@ class Progress {
 
   /// The job enters `stage` ("tracing", "running the graph").
   void stage(std::string stage);
+  /// True once the quiet time has passed: stages are announced as they start.
+  [[nodiscard]] bool speaking();
 
  private:
   void announce(std::unique_lock<std::mutex>& lock);

@@ -3,6 +3,8 @@
 #include "hierarchy_dot.hpp"
 #include "model_inputs.hpp"
 
+#include <stdexcept>
+
 namespace symtrace::cli {
 
 int report_command(const Options& options, Output& output, std::ostream& /*err*/) {
@@ -10,6 +12,12 @@ int report_command(const Options& options, Output& output, std::ostream& /*err*/
   const std::vector<InputSpec> specs = input_specs(info, options);
   const std::shared_ptr<Module> model = zoo::create(info.name);
   const GraphCollection collection = recursive_trace(*model, specs);
+  // The model's own forward refusing its input is bad input, not a finding.
+  for (const ModuleFailure& f : collection.failures()) {
+    if (f.module.empty() && (f.kind == "OpError" || f.kind == "std::invalid_argument")) {
+      throw std::invalid_argument(f.message);
+    }
+  }
   if (options.format == "text") {
     output.write(coverage_report(collection, info.name));
   } else if (options.format == "json") {

@@ -8,6 +8,7 @@
 
 #include <exception>
 #include <ostream>
+#include <stdexcept>
 
 namespace symtrace::cli {
 
@@ -18,6 +19,8 @@ int trace_command(const Options& options, Output& output, std::ostream& err) {
   Graph graph;
   try {
     graph = symbolic_trace(*model, specs);
+  } catch (const std::invalid_argument&) {
+    throw;  // input the model refuses (an --input shape its layers do not take): exit 2
   } catch (const std::exception& e) {
     fmt::print(err,
                "symtrace trace: {} cannot be traced whole: {}\n"

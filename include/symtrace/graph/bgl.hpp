@@ -16,12 +16,20 @@
 ///     const symtrace::Node& first = symtrace::bgl::node(view, order.back());
 ///
 /// The view borrows the graph: it is valid while the graph lives and is not mutated.
+///
+/// Include this header before any Boost.Graph header (it declares container traits that
+/// Boost.Graph's own helpers look up where they are defined); the opposite order is an
+/// #error naming the rule.
 
 #include "symtrace/graph/chunked_vector.hpp"
 #include "symtrace/graph/graph.hpp"
 #include "symtrace/graph/node.hpp"
 
 #include <boost/container/small_vector.hpp>
+
+#ifdef BOOST_GRAPH_DETAIL_CONTAINER_TRAITS_H
+#error "include <symtrace/graph/bgl.hpp> before any Boost.Graph header: it declares container traits they use"
+#endif
 
 // Boost.Graph's container traits for the out-edge lists (a small_vector is a vector to it).
 // Its helpers name them qualified (graph_detail::find, behind edge(u, v, g)), so they are

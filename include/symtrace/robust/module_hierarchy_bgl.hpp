@@ -13,6 +13,7 @@
 ///
 /// The graph is read-only: it belongs to the hierarchy.
 
+#include "symtrace/graph/bgl.hpp"  // first: it must precede Boost.Graph's headers
 #include "symtrace/robust/module_hierarchy.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
