@@ -85,22 +85,21 @@ const TensorMeta* MetaTable::intern(const TensorMeta& meta) {
   return last_;
 }
 
-ScopeTable::ScopeTable() {
-  texts_.emplace_back();
-  index_.emplace(std::string_view(texts_.front()), 0);
-}
-
-ScopeTable::ScopeTable(const ScopeTable& other) : texts_(other.texts_) {
-  for (std::uint32_t i = 0; i < texts_.size(); ++i) index_.emplace(std::string_view(texts_[i]), i);
+ScopeTable::ScopeTable(const ScopeTable& other) {
+  texts_.reserve(other.texts_.size());
+  for (std::string_view text : other.texts_) texts_.push_back(arena_.store(text));
+  for (std::uint32_t i = 0; i < texts_.size(); ++i) index_.emplace(texts_[i], i + 1);
 }
 
 std::uint32_t ScopeTable::intern(std::string_view scope) {
   if (scope.empty()) return 0;
   auto it = index_.find(scope);
   if (it != index_.end()) return it->second;
-  auto index = static_cast<std::uint32_t>(texts_.size());
-  const std::string& text = texts_.emplace_back(scope);
-  index_.emplace(std::string_view(text), index);
+  auto index = static_cast<std::uint32_t>(texts_.size() + 1);
+  texts_.reserve(texts_.size() + 1);  // nothing is stored if this throws
+  const std::string_view text = arena_.store(scope);
+  index_.emplace(text, index);
+  texts_.push_back(text);  // capacity reserved: no throw
   return index;
 }
 

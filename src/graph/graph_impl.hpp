@@ -64,15 +64,18 @@ class MetaTable {
 /// Interned module scope paths; index 0 is "".
 class ScopeTable {
  public:
-  ScopeTable();
-  /// A copy whose index points into its own texts.
+  ScopeTable() = default;
   ScopeTable(const ScopeTable& other);
   ScopeTable& operator=(const ScopeTable&) = delete;
   std::uint32_t intern(std::string_view scope);
-  [[nodiscard]] std::string_view text(std::uint32_t index) const noexcept { return texts_[index]; }
+  [[nodiscard]] std::string_view text(std::uint32_t index) const noexcept {
+    return index == 0 ? std::string_view() : texts_[index - 1];
+  }
 
  private:
-  std::deque<std::string> texts_;
+  // Scope 0 is the root's (""), stored nowhere: an empty graph allocates nothing here.
+  TextArena arena_;  // never rolled back: scopes stay interned
+  std::vector<std::string_view> texts_;  // scope i + 1
   std::unordered_map<std::string_view, std::uint32_t> index_;
 };
 

@@ -8,6 +8,7 @@
 // case for module paths, touches one cache line, and growing never rehashes a text. Names of erased nodes stay taken, as in fx; names taken
 // after a checkpoint are released by rollback (Note [Rollback restores names]).
 
+#include "symtrace/graph/chunked_vector.hpp"
 #include "symtrace/graph/node_id.hpp"
 #include "text_arena.hpp"
 
@@ -15,7 +16,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -108,7 +108,7 @@ class NameTable {
   /// Removes base `base` from the index (backward-shift deletion: no tombstones).
   void unindex(std::uint32_t base) noexcept;
 
-  std::deque<Base> bases_;
+  ChunkedVector<Base> bases_;  // stable: a Base's address outlives later names
   std::vector<Slot> slots_;  // linear probing; a power of two, at most half full
   std::vector<std::vector<NodeId>> dense_;
   std::unordered_map<std::uint64_t, NodeId> sparse_;  // suffixes far beyond a base's counter

@@ -23,7 +23,9 @@ class TextArena {
   std::string_view store(std::string_view text) {
     if (text.empty()) return {};
     if (blocks_.empty() || blocks_.back().capacity - used_ < text.size()) {
-      std::size_t capacity = std::max(block_size, text.size());
+      // Blocks grow from 256 bytes to 4 KiB: a graph of a few nodes keeps a few names.
+      const std::size_t size = blocks_.size() >= 4 ? block_size : block_size >> (4 - blocks_.size());
+      std::size_t capacity = std::max(size, text.size());
       blocks_.push_back(Block{std::make_unique_for_overwrite<char[]>(capacity), capacity});
       used_ = 0;
     }

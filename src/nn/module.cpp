@@ -2,6 +2,7 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/nn/module_call_hook.hpp"
+#include "symtrace/nn/module_index.hpp"
 #include "nn/type_name.hpp"
 
 #include <fmt/format.h>
@@ -258,24 +259,7 @@ std::vector<std::shared_ptr<Module>> Module::children() const {
 }
 
 std::vector<NamedModule> Module::named_modules(const std::string& prefix) const {
-  std::vector<NamedModule> out;
-  std::unordered_set<const Module*> seen;
-  out.reserve(children_.size() + 1);
-  seen.reserve(2 * children_.size() + 8);
-  // Depth first, children in registration order: an explicit stack of (module, path).
-  // A module is marked when visited, not when pushed, so a shared module gets the path of
-  // its first visit in preorder (["", "a", "a.s"] when the root holds a -> s and s).
-  std::vector<NamedModule> stack{{prefix, const_cast<Module*>(this)}};
-  while (!stack.empty()) {
-    NamedModule current = std::move(stack.back());
-    stack.pop_back();
-    if (!seen.insert(current.module).second) continue;
-    const auto& kids = current.module->children_;
-    for (auto it = kids.rbegin(); it != kids.rend(); ++it)
-      if (!seen.contains(it->second.get())) stack.push_back({join_path(current.path, it->first), it->second.get()});
-    out.push_back(std::move(current));
-  }
-  return out;
+  return ModuleIndex(*this, prefix).release();
 }
 
 void Module::collect_tensors(bool parameters, bool recurse, std::vector<NamedTensor>& out) const {

@@ -5,6 +5,7 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/nn/module.hpp"
+#include "symtrace/nn/module_index.hpp"
 
 #include <boost/core/demangle.hpp>
 #include <fmt/format.h>
@@ -76,7 +77,14 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
   failures_.clear();
   failure_index_.clear();
   tracer_->clear_results();
-  hierarchy_ = ModuleHierarchy(model);  // the modules' paths and order; statuses at the end
+  // The model's modules are indexed once: the hierarchy's records and the root trace's paths.
+  auto modules = std::make_shared<const ModuleIndex>(model);
+  hierarchy_ = ModuleHierarchy(modules);  // the modules' paths and order; statuses at the end
+  struct LendIndex {
+    RobustTracer& tracer;
+    LendIndex(RobustTracer& t, std::shared_ptr<const ModuleIndex> index) : tracer(t) { tracer.model_index_ = std::move(index); }
+    ~LendIndex() { tracer.model_index_ = nullptr; }
+  } lend(*tracer_, std::move(modules));
 
   std::deque<Module*> queue{&model};
   std::unordered_set<const Module*> queued{&model};

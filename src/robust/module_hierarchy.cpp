@@ -26,29 +26,36 @@ ModuleHierarchy::~ModuleHierarchy() = default;
 ModuleHierarchy::ModuleHierarchy(ModuleHierarchy&&) noexcept = default;
 ModuleHierarchy& ModuleHierarchy::operator=(ModuleHierarchy&&) noexcept = default;
 
-ModuleHierarchy::ModuleHierarchy(const Module& model) : impl_(std::make_unique<Impl>()) {
+ModuleHierarchy::ModuleHierarchy(std::shared_ptr<const ModuleIndex> modules) : impl_(std::make_unique<Impl>()) {
   Impl& impl = *impl_;
-  impl.model = &model;
-  std::vector<NamedModule> modules = model.named_modules();
-  impl.graph = Impl::Graph(modules.size());
-  impl.index.reserve(modules.size());
-  for (std::size_t v = 0; v < modules.size(); ++v) {
-    NamedModule& m = modules[v];
+  const ModuleIndex& index = *modules;
+  impl.model = &index.root();
+  impl.graph = Impl::Graph(index.size());
+  impl.by_path.reserve(index.size());
+  for (std::size_t v = 0; v < index.size(); ++v) {
+    const NamedModule& m = index[v];
     ModuleRecord& r = impl.graph[v];
     r.depth = m.path.empty() ? 0 : static_cast<std::size_t>(std::count(m.path.begin(), m.path.end(), '.')) + 1;
-    r.path = std::move(m.path);
+    r.path = m.path;
     r.type = m.module->type_name();
     r.module = m.module;
-    impl.index.emplace(m.module, v);
+    impl.by_path.emplace_back(r.path, v);  // views the record's path: the vertices never move
   }
-  // Keys view the records' paths (the vertices never move: no vertex is added later).
-  impl.path_index.reserve(modules.size());
-  for (std::size_t v = 0; v < modules.size(); ++v) impl.path_index.emplace(impl.graph[v].path, v);
-  for (std::size_t parent = 0; parent < modules.size(); ++parent) {
-    for (const std::shared_ptr<Module>& child : impl.graph[parent].module->children()) {  // each child once
-      boost::add_edge(parent, impl.index.find(child.get())->second, impl.graph);
+  std::sort(impl.by_path.begin(), impl.by_path.end());
+  for (std::size_t parent = 0; parent < index.size(); ++parent) {
+    const Module& m = *index[parent].module;
+    const auto& kids = m.named_children();
+    if (kids.size() > 8) {  // a container of many: children() drops repeats with a set
+      for (const std::shared_ptr<Module>& child : m.children()) boost::add_edge(parent, index.find(*child), impl.graph);
+      continue;
+    }
+    for (std::size_t i = 0; i < kids.size(); ++i) {  // each child once, as children() gives them
+      bool again = false;
+      for (std::size_t j = 0; j < i && !again; ++j) again = kids[j].second == kids[i].second;
+      if (!again) boost::add_edge(parent, index.find(*kids[i].second), impl.graph);
     }
   }
+  impl.modules = std::move(modules);
 }
 
 ModuleRecord& ModuleHierarchy::record(std::size_t index) { return impl_->graph[index]; }
@@ -70,13 +77,15 @@ const ModuleRecord& ModuleHierarchy::operator[](std::size_t index) const {
 
 std::size_t ModuleHierarchy::index_of(const Module& module) const noexcept {
   if (!impl_) return npos;
-  auto it = impl_->index.find(&module);
-  return it == impl_->index.end() ? npos : it->second;
+  return impl_->modules->find(module);
 }
 
 std::size_t ModuleHierarchy::index_of(std::string_view path) const noexcept {
   if (!impl_) return npos;
-  if (auto it = impl_->path_index.find(path); it != impl_->path_index.end()) return it->second;
+  const auto& by_path = impl_->by_path;
+  auto it = std::lower_bound(by_path.begin(), by_path.end(), path,
+                             [](const std::pair<std::string_view, std::size_t>& e, std::string_view p) { return e.first < p; });
+  if (it != by_path.end() && it->first == path) return it->second;
   // Another path of a module registered twice: walk the names from the model.
   const Module* m = impl_->model;
   while (!path.empty()) {

@@ -14,6 +14,7 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/nn/module.hpp"
+#include "symtrace/nn/module_index.hpp"
 #include "symtrace/trace/tracing_state.hpp"
 
 #include <boost/core/demangle.hpp>
@@ -206,6 +207,10 @@ std::optional<std::string> RobustTracer::failure_msg(const Module& module) const
 const std::vector<InputSpec>* RobustTracer::observed_inputs(const Module& module) const noexcept {
   auto it = observed_.find(&module);
   return it == observed_.end() ? nullptr : &it->second;
+}
+
+std::shared_ptr<const ModuleIndex> RobustTracer::module_index(const Module& root) const {
+  return model_index_ != nullptr && &model_index_->root() == &root ? model_index_ : nullptr;
 }
 
 OutputMeta RobustTracer::leaf_result_meta(Module& module, const std::string& path, const ValueList& args,

@@ -184,7 +184,7 @@ Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, const Co
   install_symbolic_handler();
   Graph graph;
   {
-    TracingState state(*this, graph, root);
+    TracingState state(*this, graph, root, module_index(root));
     ActiveTrace active(state_, &state);
     TraceScope scope(state);
     ValueList args;
@@ -208,6 +208,8 @@ Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, const Co
 }
 
 bool Tracer::any_unknown_rank(const ValueList& args) noexcept { return has_unknown_rank(args); }
+
+std::shared_ptr<const ModuleIndex> Tracer::module_index(const Module&) const { return nullptr; }
 
 Value Tracer::trace_root(Module& root, const ValueList& args, std::source_location) {
   return root.forward_values(args);

@@ -2,6 +2,7 @@
 
 #include "symtrace/core/tensor.hpp"
 #include "symtrace/nn/module.hpp"
+#include "symtrace/nn/module_index.hpp"
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/trace/tracer.hpp"
 
@@ -17,19 +18,22 @@ thread_local TracingState* current_state = nullptr;
 
 }  // namespace
 
-TracingState::TracingState(Tracer& tracer, Graph& graph, const Module& root)
-    : ids_{next_trace_id.fetch_add(1, std::memory_order_relaxed)}, tracer_(tracer), graph_(&graph), root_(root) {
-  std::vector<NamedModule> modules = root.named_modules();
-  module_paths_.reserve(modules.size());
-  for (NamedModule& m : modules) module_paths_.emplace(m.module, std::move(m.path));
+TracingState::TracingState(Tracer& tracer, Graph& graph, const Module& root, std::shared_ptr<const ModuleIndex> modules)
+    : ids_{next_trace_id.fetch_add(1, std::memory_order_relaxed)},
+      tracer_(tracer),
+      graph_(&graph),
+      root_(root),
+      modules_(modules != nullptr && &modules->root() == &root && modules->size() > 0 && modules->modules()[0].path.empty()
+                   ? std::move(modules)
+                   : std::make_shared<const ModuleIndex>(root)) {
+  frames_.reserve(8);
   frames_.push_back(Frame{&root, {}});
 }
 
 TracingState::~TracingState() = default;
 
 const std::string* TracingState::path_of(const Module& module) const noexcept {
-  auto it = module_paths_.find(&module);
-  return it == module_paths_.end() ? nullptr : &it->second;
+  return modules_->path_of(module);
 }
 
 const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor) const {

@@ -353,6 +353,38 @@ TEST_CASE("a shared module is listed at the path of its first visit in preorder,
   CHECK(params == std::vector<std::string>{"0.0.weight", "0.0.bias"});
 }
 
+TEST_CASE("a module index lists named_modules' order and finds each module's first path in constant time") {
+  auto shared = std::make_shared<nn::LinearImpl>(2, 2);
+  nn::Sequential inner(shared, nn::ReLU());
+  nn::Sequential outer(inner, shared);
+  const nn::Linear stranger(2, 2);
+
+  const ModuleIndex index(*outer.ptr());
+  REQUIRE(index.size() == 4);
+  CHECK(&index.root() == outer.ptr().get());
+  std::vector<std::string> paths;
+  for (std::size_t i = 0; i < index.size(); ++i) paths.push_back(index[i].path);
+  CHECK(paths == std::vector<std::string>{"", "0", "0.0", "0.1"});
+  CHECK(index.find(*outer.ptr()) == 0);
+  CHECK(index.find(*shared) == 2);
+  CHECK(*index.path_of(*shared) == "0.0");  // not "1": its first path in preorder
+  CHECK(index.find(*stranger.ptr()) == ModuleIndex::npos);
+  CHECK(index.path_of(*stranger.ptr()) == nullptr);
+
+  const ModuleIndex prefixed(*inner.ptr(), "encoder");
+  CHECK(*prefixed.path_of(*shared) == "encoder.0");
+
+  // Past its first sizes the table grows; every module stays found at its own position.
+  nn::ModuleList list;
+  for (int i = 0; i < 1000; ++i) list->push_back(nn::Identity());
+  const ModuleIndex big(*list.ptr());
+  REQUIRE(big.size() == 1001);
+  for (std::size_t i = 0; i < 1000; ++i) {
+    REQUIRE(big.find(*list->ptr(i)) == i + 1);
+    CHECK(big[i + 1].path == std::to_string(i));
+  }
+}
+
 TEST_CASE("a bad tuple element returned through a hook names the declared tuple type") {
   struct WrongTuple : ModuleCallHook {
     Value call_module(Module&, const ValueList&, std::source_location) override {

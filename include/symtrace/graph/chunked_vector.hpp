@@ -3,7 +3,9 @@
 /// `detail::ChunkedVector`: the vertex storage behind `Graph` (see bgl.hpp). A sequence in
 /// fixed chunks of a power-of-two number of elements: indexing is a shift and a mask, growth
 /// allocates one chunk per many elements and never moves an element, so references to
-/// elements stay valid until the element itself is removed. Only the end changes size
+/// elements stay valid until the element itself is removed. The first chunk's worth comes in
+/// four growing pieces (1/8, 1/8, 1/4, 1/2 of a chunk), so that a graph of a few nodes (a
+/// recursive trace makes one per child of a failed module) does not take a whole chunk. Only the end changes size
 /// (`push_back`, `resize`, `pop_back`), as a graph's node slots do. Iterators stay valid
 /// until the chunk table grows (as std::deque's do on push_back).
 
@@ -45,7 +47,7 @@ class ChunkedVector {
     friend class boost::iterator_core_access;
     template <class>
     friend class Iterator;
-    V& dereference() const { return chunks_[index_ / chunk_size][index_ % chunk_size]; }
+    V& dereference() const { return *ChunkedVector::locate(chunks_, index_); }
     template <class W>
     bool equal(const Iterator<W>& other) const noexcept { return index_ == other.index_; }
     void increment() noexcept { ++index_; }
@@ -66,12 +68,13 @@ class ChunkedVector {
   ChunkedVector(const ChunkedVector&) = delete;
   ChunkedVector& operator=(const ChunkedVector&) = delete;
   ChunkedVector(ChunkedVector&& other) noexcept
-      : chunks_(std::move(other.chunks_)), size_(std::exchange(other.size_, 0)) {}
+      : chunks_(std::move(other.chunks_)), size_(std::exchange(other.size_, 0)), capacity_(std::exchange(other.capacity_, 0)) {}
   ChunkedVector& operator=(ChunkedVector&& other) noexcept {
     if (this != &other) {
       clear();
       chunks_ = std::move(other.chunks_);
       size_ = std::exchange(other.size_, 0);
+      capacity_ = std::exchange(other.capacity_, 0);
     }
     return *this;
   }
@@ -79,8 +82,8 @@ class ChunkedVector {
 
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
-  [[nodiscard]] T& operator[](std::size_t i) noexcept { return chunks_[i / chunk_size][i % chunk_size]; }
-  [[nodiscard]] const T& operator[](std::size_t i) const noexcept { return chunks_[i / chunk_size][i % chunk_size]; }
+  [[nodiscard]] T& operator[](std::size_t i) noexcept { return *locate(chunks_.data(), i); }
+  [[nodiscard]] const T& operator[](std::size_t i) const noexcept { return *locate(chunks_.data(), i); }
   [[nodiscard]] T& back() noexcept { return (*this)[size_ - 1]; }
 
   iterator begin() noexcept { return {chunks_.data(), 0}; }
@@ -113,23 +116,50 @@ class ChunkedVector {
   /// Destroys every element and frees every chunk.
   void clear() noexcept {
     while (size_ > 0) pop_back();
-    for (T* chunk : chunks_) std::allocator<T>().deallocate(chunk, chunk_size);
+    for (std::size_t k = 0; k < chunks_.size(); ++k) std::allocator<T>().deallocate(chunks_[k], piece_size(k));
     chunks_.clear();
+    capacity_ = 0;
   }
 
  private:
+  static constexpr bool pieces = chunk_size >= 8;  // the first chunk in four pieces
+  static constexpr std::size_t first_pieces = pieces ? 4 : 1;
+  static constexpr int log2_chunk = std::countr_zero(chunk_size);
+
+  /// The number of elements of the k-th allocation.
+  [[nodiscard]] static constexpr std::size_t piece_size(std::size_t k) noexcept {
+    if constexpr (pieces) {
+      if (k < first_pieces) return k == 0 ? chunk_size / 8 : (chunk_size / 16) << k;  // 1/8 1/8 1/4 1/2
+    }
+    return chunk_size;
+  }
+
+  /// Element `i` in the allocations `chunks`.
+  template <class P>
+  [[nodiscard]] static P* locate(P* const* chunks, std::size_t i) noexcept {
+    if (i >= chunk_size || !pieces) [[likely]] {
+      return chunks[i / chunk_size + (first_pieces - 1)] + i % chunk_size;
+    }
+    if (i < chunk_size / 8) return chunks[0] + i;
+    const int width = std::bit_width(i);  // piece 1 holds [c/8, c/4), piece 2 [c/4, c/2), piece 3 [c/2, c)
+    return chunks[width - log2_chunk + 3] + (i - (std::size_t{1} << (width - 1)));
+  }
+
   /// The address of the next element, allocating its chunk when needed.
   T* room() {
-    if (size_ == chunks_.size() * chunk_size) {
+    if (size_ == capacity_) {
       // Room for the pointer first (geometric growth), so that a new chunk is never lost.
       if (chunks_.size() == chunks_.capacity()) chunks_.reserve(std::max<std::size_t>(8, 2 * chunks_.capacity()));
-      chunks_.push_back(std::allocator<T>().allocate(chunk_size));
+      const std::size_t n = piece_size(chunks_.size());
+      chunks_.push_back(std::allocator<T>().allocate(n));
+      capacity_ += n;
     }
-    return chunks_[size_ / chunk_size] + size_ % chunk_size;
+    return locate(chunks_.data(), size_);
   }
 
   std::vector<T*> chunks_;
   std::size_t size_ = 0;
+  std::size_t capacity_ = 0;
 };
 
 }  // namespace symtrace::detail

@@ -40,6 +40,7 @@ namespace symtrace {
 class Graph;
 class GraphCollection;
 class Module;
+class ModuleIndex;
 
 /// What became of a module in a recursive trace (see the file comment).
 enum class ModuleStatus : std::uint8_t { traced, leaf, failed, unvisited };
@@ -97,7 +98,7 @@ class ModuleHierarchy {
  private:
   friend class GraphCollection;  // builds it, then sets the statuses
   /// The modules of `model` in `named_modules()` order (the model is index 0), all unvisited.
-  explicit ModuleHierarchy(const Module& model);
+  explicit ModuleHierarchy(std::shared_ptr<const ModuleIndex> modules);
   ModuleRecord& record(std::size_t index);
 
   std::unique_ptr<Impl> impl_;

@@ -14,13 +14,16 @@
 /// The graph is read-only: it belongs to the hierarchy.
 
 #include "symtrace/graph/bgl.hpp"  // first: it must precede Boost.Graph's headers
+#include "symtrace/nn/module_index.hpp"
 #include "symtrace/robust/module_hierarchy.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
 
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <memory>
+#include <utility>
+#include <vector>
 
 namespace symtrace {
 
@@ -32,8 +35,8 @@ struct ModuleHierarchy::Impl {
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, ModuleRecord>;
   Graph graph;
   const Module* model = nullptr;
-  std::unordered_map<const Module*, std::size_t> index;
-  std::unordered_map<std::string_view, std::size_t> path_index;  // first paths (views of the records')
+  std::shared_ptr<const ModuleIndex> modules;  // vertex v is module v of the index
+  std::vector<std::pair<std::string_view, std::size_t>> by_path;  // first paths (views of the records'), sorted
 };
 
 namespace bgl {

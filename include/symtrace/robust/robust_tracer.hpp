@@ -95,6 +95,8 @@ class RobustTracer : public Tracer {
   /// does not change during one recursive_trace.
   OutputMeta leaf_result_meta(Module& module, const std::string& path, const ValueList& args,
                               std::source_location where) override;
+  /// The model's index while a GraphCollection traces it (the collection builds it once).
+  [[nodiscard]] std::shared_ptr<const ModuleIndex> module_index(const Module& root) const override;
 
  private:
   friend class GraphCollection;  // turns remember_leaf_calls_ on for one recursive_trace
@@ -120,6 +122,7 @@ class RobustTracer : public Tracer {
   std::unordered_map<const Module*, std::vector<InputSpec>> observed_;
   std::unordered_map<const Module*, std::vector<LeafCall>> leaf_calls_;  // see leaf_result_meta
   bool remember_leaf_calls_ = false;
+  std::shared_ptr<const ModuleIndex> model_index_;  // set by GraphCollection for one recursive_trace
 };
 
 }  // namespace symtrace

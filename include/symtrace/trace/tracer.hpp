@@ -31,12 +31,14 @@
 #include <typeindex>
 #include <utility>
 #include <functional>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
 namespace symtrace {
 
 class Module;
+class ModuleIndex;
 struct OpCall;
 class TracingState;
 
@@ -148,6 +150,9 @@ class Tracer : public ModuleCallHook {
   /// Runs the root's forward on the trace's inputs (placeholders made, output not yet). The
   /// robust tracer overrides it to catch a failing root.
   virtual Value trace_root(Module& root, const ValueList& args, std::source_location where);
+  /// An index of `root`'s modules the trace may borrow instead of building its own, or
+  /// nullptr (the default). A collection tracing one model many times indexes it once.
+  [[nodiscard]] virtual std::shared_ptr<const ModuleIndex> module_index(const Module& root) const;
   /// What a leaf's result is when nothing tells its shape (Note [Unknown in, unknown out] in
   /// tracer.cpp): per the forward's declared result, one tensor or a tuple of tensors of unknown
   /// rank with the dtype of the first tensor argument; TraceError for a list of unknown length.

@@ -22,6 +22,7 @@ namespace symtrace {
 
 class Graph;
 class Module;
+class ModuleIndex;
 class Tracer;
 namespace detail {
 struct TensorImpl;
@@ -39,8 +40,9 @@ class TracingState {
     std::string_view path;
   };
 
-  /// Indexes the modules, parameters and buffers of `root` (once per trace).
-  TracingState(Tracer& tracer, Graph& graph, const Module& root);
+  /// Indexes the modules of `root` (once per trace), or borrows `modules` when it indexes
+  /// `root` already; parameters and buffers are indexed on first use.
+  TracingState(Tracer& tracer, Graph& graph, const Module& root, std::shared_ptr<const ModuleIndex> modules = nullptr);
   TracingState(const TracingState&) = delete;
   TracingState& operator=(const TracingState&) = delete;
   ~TracingState();
@@ -89,7 +91,7 @@ class TracingState {
   Graph* graph_;
   const Module& root_;
   std::vector<Frame> frames_;
-  std::unordered_map<const Module*, std::string> module_paths_;
+  std::shared_ptr<const ModuleIndex> modules_;
   mutable std::unordered_map<const detail::TensorImpl*, std::string> tensor_paths_;  // see tensor_path_of
   mutable bool tensor_paths_indexed_ = false;
 };

@@ -1,0 +1,72 @@
+// ModuleIndex: one preorder walk that both lists the modules and marks them seen, in a flat
+// pointer hash that is also the lookup table afterwards (no node allocation per module).
+#include "symtrace/nn/module_index.hpp"
+
+#include <utility>
+
+namespace symtrace {
+
+namespace {
+
+std::string join_path(const std::string& prefix, std::string_view name) {
+  if (prefix.empty()) return std::string(name);
+  std::string path;
+  path.reserve(prefix.size() + 1 + name.size());
+  path.append(prefix).append(1, '.').append(name);
+  return path;
+}
+
+}  // namespace
+
+std::size_t ModuleIndex::slot_of(const Module* module) const noexcept {
+  // Fibonacci hashing of the address: modules are heap objects, so the low bits say little.
+  const auto key = reinterpret_cast<std::uintptr_t>(module);
+  std::size_t i = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> shift_);
+  const std::size_t mask = slots_.size() - 1;
+  while (slots_[i].module != nullptr && slots_[i].module != module) i = (i + 1) & mask;
+  return i;
+}
+
+ModuleIndex::ModuleIndex(const Module& root, const std::string& prefix) : root_(&root) {
+  slots_.resize(16);
+  shift_ = 64 - 4;
+  // Depth first, children in registration order: an explicit stack of (module, path). A
+  // module is marked when visited, not when pushed, so a shared module gets the path of its
+  // first visit in preorder (["", "a", "a.s"] when the root holds a -> s and s).
+  std::vector<NamedModule> stack{{prefix, const_cast<Module*>(&root)}};
+  while (!stack.empty()) {
+    NamedModule current = std::move(stack.back());
+    stack.pop_back();
+    Slot& slot = slots_[slot_of(current.module)];
+    if (slot.module != nullptr) continue;  // seen at an earlier path
+    slot = Slot{current.module, static_cast<std::uint32_t>(modules_.size())};
+    if (2 * (modules_.size() + 1) > slots_.size()) grow();
+    const auto& kids = current.module->named_children();
+    for (auto it = kids.rbegin(); it != kids.rend(); ++it) {
+      if (slots_[slot_of(it->second.get())].module == nullptr) stack.push_back({join_path(current.path, it->first), it->second.get()});
+    }
+    modules_.push_back(std::move(current));
+  }
+}
+
+void ModuleIndex::grow() {
+  std::vector<Slot> old(2 * slots_.size());
+  old.swap(slots_);
+  --shift_;
+  for (const Slot& s : old) {
+    if (s.module != nullptr) slots_[slot_of(s.module)] = s;
+  }
+}
+
+std::size_t ModuleIndex::find(const Module& module) const noexcept {
+  if (slots_.empty()) return npos;
+  const Slot& slot = slots_[slot_of(&module)];
+  return slot.module == nullptr ? npos : slot.index;
+}
+
+std::vector<NamedModule> ModuleIndex::release() && noexcept {
+  slots_.clear();
+  return std::move(modules_);
+}
+
+}  // namespace symtrace
