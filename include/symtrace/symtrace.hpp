@@ -22,6 +22,7 @@
 #include "symtrace/ops/shape_ops.hpp"
 #include "symtrace/graph.hpp"
 #include "symtrace/nn.hpp"
+#include "symtrace/observe.hpp"
 #include "symtrace/robust.hpp"
 #include "symtrace/trace.hpp"
 #include "symtrace/interp/graph_module.hpp"

@@ -3,6 +3,7 @@
 #include "symtrace/core/error.hpp"
 #include "symtrace/nn/module_call_hook.hpp"
 #include "symtrace/nn/module_index.hpp"
+#include "symtrace/observe/record_function.hpp"
 #include "nn/type_name.hpp"
 
 #include <fmt/format.h>
@@ -108,8 +109,21 @@ Value Module::call(const ValueList& args, Where where) {
     throw_invalid_argument(where,
                            "{} is not callable: it has no forward (index it and call its elements)",
                            type_name());
+  if (has_callbacks()) [[unlikely]] return call_observed(args, where);  // Note [Observers off]
   if (ModuleCallHook* hook = current_module_call_hook()) return hook->call_module(*this, args, where);
   return forward_values(args);
+}
+
+Value Module::call_observed(const ValueList& args, Where where) {
+  RecordFunctionRun run(RecordScope::module, type_name(), args, where);
+  ModuleCallHook* hook = current_module_call_hook();
+  Value result = hook != nullptr ? hook->call_module(*this, args, where) : forward_values(args);
+  if (run.wants_outputs()) {
+    run.end(std::span<const Value>(&result, 1));
+  } else {
+    run.end();
+  }
+  return result;
 }
 
 Value Module::forward_values(const ValueList&) {

@@ -1,5 +1,6 @@
 #include "symtrace/ops/dispatch.hpp"
 
+#include "symtrace/observe/record_function.hpp"
 #include "symtrace/ops/registry.hpp"
 
 #include <fmt/format.h>
@@ -86,6 +87,25 @@ void check_outputs(const OpCall& call, const OutputMeta& meta, const Value& resu
   for (std::size_t i = 0; i < list->size(); ++i) check(meta.outputs[i], (*list)[i]);
 }
 
+Value run_kernel(const OpCall& call) {
+  const OutputMeta meta = call.op.meta(call);
+  Value result = call.op.kernel(call, meta);
+  check_outputs(call, meta, result);
+  return result;
+}
+
+/// An eager op call with observers registered: a `function` event around the kernel.
+[[gnu::noinline]] Value run_observed(const OpCall& call) {
+  RecordFunctionRun run(RecordScope::function, call.op.name(), call.args, call.where);
+  Value result = run_kernel(call);
+  if (run.wants_outputs()) {
+    run.end(std::span<const Value>(&result, 1));
+  } else {
+    run.end();
+  }
+  return result;
+}
+
 }  // namespace
 
 bool contains_symbolic(const Value& value) noexcept {
@@ -121,10 +141,8 @@ Value dispatch(const OpDef& op, std::span<const Value> args, std::source_locatio
     const SymbolicHandler handler = g_symbolic_handler.load(std::memory_order_acquire);
     if (query && handler && reads_traced_tensor(args, query)) return handler(call);
   }
-  const OutputMeta meta = op.meta(call);
-  Value result = op.kernel(call, meta);
-  check_outputs(call, meta, result);
-  return result;
+  if (has_callbacks()) [[unlikely]] return run_observed(call);  // Note [Observers off]
+  return run_kernel(call);
 }
 
 ValueList bind_arguments(const OpDef& op, ValueList args, KeywordValues kwargs, std::source_location where) {

@@ -237,6 +237,9 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual void on_train(bool /*on*/) {}
 
  private:
+  /// `call` with observers registered: a `module` event around the call.
+  Value call_observed(const ValueList& args, Where where);
+
   enum class SlotKind : std::uint8_t { child, parameter, buffer };
   struct Slot {
     SlotKind kind;

@@ -26,6 +26,7 @@
 #include "symtrace/nn/detail/forward_traits.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/nn/module_call_hook.hpp"
+#include "symtrace/observe/has_callbacks.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -77,18 +78,17 @@ class TypedModule : public Module {
     }(std::make_index_sequence<T::arity>{}, std::make_index_sequence<T::arity - given>{});
   }
 
-  /// The call with arguments already converted to forward's parameter types `P...`: passes
-  /// the module call hook when one is installed (boxing the arguments), else runs forward
-  /// directly. For ModuleHolder and call_at.
+  /// The call with arguments already converted to forward's parameter types `P...`: goes
+  /// through `Module::call` (boxing the arguments) when a module call hook is installed or an
+  /// observer is registered, else runs forward directly. For ModuleHolder and call_at.
   template <class... P>
   auto call_typed(std::source_location where, P... args) {
     using T = detail::ForwardTraits<Derived>;
-    if (ModuleCallHook* hook = current_module_call_hook()) [[unlikely]] {
+    if (current_module_call_hook() != nullptr || has_callbacks()) [[unlikely]] {
       ValueList boxed;
       boxed.reserve(sizeof...(P));
       (boxed.push_back(detail::ArgCodec<std::remove_cvref_t<P>>::box(args)), ...);
-      return typename T::Result(
-          T::ResultCodec::unbox(hook->call_module(*this, boxed, where), {this, {}, 0}));
+      return typename T::Result(T::ResultCodec::unbox(Module::call(boxed, where), {this, {}, 0}));
     }
     return typename T::Result(derived().forward(std::forward<P>(args)...));
   }

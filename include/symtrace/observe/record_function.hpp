@@ -1,0 +1,205 @@
+#pragma once
+/// \file
+/// Observers of eager execution: the C++ side of PyTorch's RecordFunction. A callback is a start
+/// function and an end function that run around each observed event: an op whose kernel runs
+/// on concrete tensors (scope `function`; ops recorded symbolically by a trace are not events),
+/// a call of a module through `Module::call` (scope `module`, named by the module's type, eager
+/// or while tracing), or a user scope (`RecordScopeGuard`, `SYMTRACE_RECORD_USER_SCOPE`). Callbacks are global (every thread) or thread-local (the
+/// thread that added them), and are removed, enabled and disabled by the handle `add_*` returns.
+///
+/// The registry sits below the op dispatcher and the module base so both can fire it: with no
+/// callback registered anywhere an event costs one relaxed atomic load and a branch
+/// (Note [Observers off]). Inputs and outputs are handed to callbacks only when one asked for
+/// them, and event ids only when one asked for ids, so a callback that counts calls pays for
+/// nothing else.
+///
+///   auto handle = symtrace::add_global_callback(
+///       symtrace::RecordFunctionCallback([](const symtrace::RecordFunction& fn) {
+///         fmt::print("{}\n", fn.name());
+///         return std::unique_ptr<symtrace::ObserverContext>();
+///       }).scopes({symtrace::RecordScope::function}));
+///   ...
+///   symtrace::remove_callback(handle);
+
+#include "symtrace/core/value.hpp"
+#include "symtrace/observe/has_callbacks.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <source_location>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace symtrace {
+
+/// What kind of event a RecordFunction is.
+enum class RecordScope : std::uint8_t { function, module, user_scope };
+inline constexpr std::size_t num_record_scopes = 3;
+[[nodiscard]] std::string_view to_string(RecordScope scope) noexcept;
+
+/// State a start callback hands to its end callback (derive from it).
+struct ObserverContext {
+  virtual ~ObserverContext() = default;
+};
+
+/// One observed event as callbacks see it. Made by the dispatcher, Module::call or a
+/// RecordScopeGuard; callbacks only read it.
+class RecordFunction {
+ public:
+  [[nodiscard]] std::string_view name() const noexcept { return name_; }
+  [[nodiscard]] RecordScope scope() const noexcept { return scope_; }
+  [[nodiscard]] std::source_location where() const noexcept { return where_; }
+  /// The event's inputs when a callback running for it asked for inputs, else empty.
+  [[nodiscard]] std::span<const Value> inputs() const noexcept { return inputs_; }
+  /// The event's outputs (end callbacks only) when a callback running for it asked for
+  /// outputs, else empty.
+  [[nodiscard]] std::span<const Value> outputs() const noexcept { return outputs_; }
+  /// A process-wide unique, increasing id when a callback running for it asked for ids, else 0.
+  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+  /// The id of the event this one runs inside on this thread (0 at top level), when ids
+  /// were asked for.
+  [[nodiscard]] std::uint64_t parent_id() const noexcept { return parent_id_; }
+
+ private:
+  friend class RecordFunctionRun;
+  std::string_view name_;
+  RecordScope scope_ = RecordScope::function;
+  std::source_location where_;
+  std::span<const Value> inputs_;
+  std::span<const Value> outputs_;
+  std::uint64_t id_ = 0;
+  std::uint64_t parent_id_ = 0;
+};
+
+/// A callback: start and end functions and when they run. Start and end always run as a
+/// pair: an end runs exactly for the events whose start ran (sampling and the should-run
+/// predicate are decided once, at the start).
+class RecordFunctionCallback {
+ public:
+  using StartFn = std::function<std::unique_ptr<ObserverContext>(const RecordFunction&)>;
+  using EndFn = std::function<void(const RecordFunction&, ObserverContext*)>;
+  using ShouldRunFn = std::function<bool(const RecordFunction&)>;
+
+  /// `start` runs before the event and may return a context, which `end` gets after it.
+  /// Either may be empty. Throws std::invalid_argument when both are.
+  explicit RecordFunctionCallback(StartFn start, EndFn end = nullptr,
+                                  std::source_location where = std::source_location::current());
+
+  /// Inputs are passed to the callbacks only when asked.
+  RecordFunctionCallback& needs_inputs(bool needed = true) noexcept;
+  RecordFunctionCallback& needs_outputs(bool needed = true) noexcept;
+  RecordFunctionCallback& needs_ids(bool needed = true) noexcept;
+  /// Runs for a random share `probability` of the events (in [0, 1]; std::invalid_argument
+  /// otherwise). Sampling draws from a per-thread generator: seed it with
+  /// `set_record_function_seed` for repeatable runs.
+  RecordFunctionCallback& sampling_prob(double probability,
+                                        std::source_location where = std::source_location::current());
+  /// Runs only for events of these scopes (all scopes by default). An empty list is an error.
+  RecordFunctionCallback& scopes(std::initializer_list<RecordScope> scopes,
+                                 std::source_location where = std::source_location::current());
+  /// Runs only when `predicate` returns true for the event (asked once per event, before start).
+  RecordFunctionCallback& should_run(ShouldRunFn predicate) noexcept;
+
+  [[nodiscard]] bool wants_inputs() const noexcept { return needs_inputs_; }
+  [[nodiscard]] bool wants_outputs() const noexcept { return needs_outputs_; }
+  [[nodiscard]] bool wants_ids() const noexcept { return needs_ids_; }
+  [[nodiscard]] double probability() const noexcept { return probability_; }
+  [[nodiscard]] bool observes(RecordScope scope) const noexcept {
+    return (scope_mask_ >> static_cast<unsigned>(scope)) & 1U;
+  }
+
+ private:
+  friend class RecordFunctionRun;
+  StartFn start_;
+  EndFn end_;
+  ShouldRunFn should_run_;
+  double probability_ = 1.0;
+  std::uint8_t scope_mask_ = (1U << num_record_scopes) - 1;
+  bool needs_inputs_ = false;
+  bool needs_outputs_ = false;
+  bool needs_ids_ = false;
+};
+
+/// Names a registered callback; 0 is never given out.
+using CallbackHandle = std::uint64_t;
+
+/// Adds a callback that runs on every thread. Safe while other threads run ops: an event that
+/// has started keeps the callbacks it started with.
+CallbackHandle add_global_callback(RecordFunctionCallback callback);
+/// Adds a callback that runs on this thread only.
+CallbackHandle add_thread_local_callback(RecordFunctionCallback callback);
+/// Removes a callback (a thread-local one from the thread that added it). Returns false for a
+/// handle that names no callback. An event already started still runs the removed callback's end.
+bool remove_callback(CallbackHandle handle) noexcept;
+/// Turns a callback off and on again without removing it. Return false for an unknown handle.
+bool disable_callback(CallbackHandle handle) noexcept;
+bool enable_callback(CallbackHandle handle) noexcept;
+/// Removes every global callback and this thread's thread-local ones.
+void clear_callbacks() noexcept;
+/// Seeds this thread's sampling generator.
+void set_record_function_seed(std::uint64_t seed) noexcept;
+
+/// One observed event in flight: runs the start callbacks that apply when made (nothing at all
+/// when no callback is registered), and their end callbacks at `end()` or, if that was not
+/// called, at destruction. Made by the dispatcher and Module::call; RecordScopeGuard is the
+/// user's form. When a start callback throws, the ends of the callbacks started before it run
+/// and the exception propagates. An end callback's exception propagates from `end()` or from
+/// the destructor, except while the stack unwinds for another exception: then the event's own
+/// exception is the one that propagates.
+class RecordFunctionRun {
+ public:
+  RecordFunctionRun(RecordScope scope, std::string_view name, std::span<const Value> inputs,
+                    std::source_location where);
+  RecordFunctionRun(const RecordFunctionRun&) = delete;
+  RecordFunctionRun& operator=(const RecordFunctionRun&) = delete;
+  ~RecordFunctionRun() noexcept(false);
+
+  /// Whether any callback started for this event.
+  [[nodiscard]] bool active() const noexcept { return !started_.empty(); }
+  /// Whether a started callback asked for outputs.
+  [[nodiscard]] bool wants_outputs() const noexcept { return wants_outputs_; }
+  /// Runs the end callbacks with the event's outputs (pass them only if wants_outputs()).
+  void end(std::span<const Value> outputs = {});
+
+ private:
+  struct Started {
+    std::shared_ptr<const RecordFunctionCallback> callback;
+    std::unique_ptr<ObserverContext> context;
+  };
+  void start(std::span<const Value> inputs);
+  void run_ends() noexcept(false);
+
+  RecordFunction fn_;
+  std::vector<Started> started_;
+  std::uint64_t previous_parent_ = 0;
+  int uncaught_ = 0;
+  bool wants_outputs_ = false;
+  bool ended_ = true;
+  bool pushed_id_ = false;
+};
+
+/// Marks a user scope (`RecordScope::user_scope`) from construction to destruction.
+class RecordScopeGuard {
+ public:
+  explicit RecordScopeGuard(std::string_view name, std::span<const Value> inputs = {},
+                            std::source_location where = std::source_location::current())
+      : run_(RecordScope::user_scope, name, inputs, where) {}
+  RecordScopeGuard(const RecordScopeGuard&) = delete;
+  RecordScopeGuard& operator=(const RecordScopeGuard&) = delete;
+  ~RecordScopeGuard() noexcept(false) = default;
+
+ private:
+  RecordFunctionRun run_;
+};
+
+}  // namespace symtrace
+
+#define SYMTRACE_RECORD_CONCAT_INNER(a, b) a##b
+#define SYMTRACE_RECORD_CONCAT(a, b) SYMTRACE_RECORD_CONCAT_INNER(a, b)
+/// Records the rest of the enclosing block as the user scope `name` (RECORD_USER_SCOPE's form).
+#define SYMTRACE_RECORD_USER_SCOPE(name) \
+  const ::symtrace::RecordScopeGuard SYMTRACE_RECORD_CONCAT(symtrace_record_scope_, __LINE__)(name)

@@ -1,0 +1,314 @@
+// The callback registry behind RecordFunction.
+//
+// Global callbacks live in an immutable list that add/remove replace as a whole (under a
+// mutex, published through an atomic shared_ptr), so an event reads a consistent list without
+// a lock and keeps the callbacks it started with even if they are removed meanwhile. Each
+// thread's own callbacks are a plain thread_local list. g_observer_count counts both kinds
+// across all threads (Note [Observers off] in the header): when it is zero an event does no
+// more than read it.
+#include "symtrace/observe/record_function.hpp"
+
+#include "symtrace/core/error.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <random>
+#include <utility>
+
+namespace symtrace {
+
+namespace {
+
+struct Entry {
+  CallbackHandle handle = 0;
+  std::shared_ptr<const RecordFunctionCallback> callback;
+  std::shared_ptr<std::atomic<bool>> enabled;
+};
+using EntryList = std::vector<Entry>;
+
+std::atomic<CallbackHandle> g_next_handle{1};
+std::atomic<std::uint64_t> g_next_event_id{1};
+std::mutex g_global_mutex;  // serialises writers of g_global
+std::atomic<std::shared_ptr<const EntryList>> g_global{std::make_shared<const EntryList>()};
+
+/// This thread's callbacks; on thread exit they stop counting.
+struct ThreadLocalCallbacks {
+  EntryList entries;
+  ~ThreadLocalCallbacks() {
+    detail::g_observer_count.fetch_sub(static_cast<std::uint32_t>(entries.size()), std::memory_order_relaxed);
+  }
+};
+thread_local ThreadLocalCallbacks t_callbacks;
+thread_local std::uint64_t t_current_event = 0;  // the innermost event with an id on this thread
+thread_local std::mt19937_64 t_sampler{0x5eed5eedULL};
+
+bool sampled(double probability) {
+  if (probability >= 1.0) return true;
+  if (probability <= 0.0) return false;
+  return static_cast<double>(t_sampler() >> 11) * 0x1.0p-53 < probability;
+}
+
+Entry make_entry(RecordFunctionCallback callback) {
+  return Entry{g_next_handle.fetch_add(1, std::memory_order_relaxed),
+               std::make_shared<const RecordFunctionCallback>(std::move(callback)),
+               std::make_shared<std::atomic<bool>>(true)};
+}
+
+/// The entry `handle` names among the global callbacks or this thread's, or nullptr.
+std::shared_ptr<std::atomic<bool>> find_enabled_flag(CallbackHandle handle) {
+  for (const Entry& e : t_callbacks.entries) {
+    if (e.handle == handle) return e.enabled;
+  }
+  const std::shared_ptr<const EntryList> global = g_global.load(std::memory_order_acquire);
+  for (const Entry& e : *global) {
+    if (e.handle == handle) return e.enabled;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string_view to_string(RecordScope scope) noexcept {
+  switch (scope) {
+    case RecordScope::function: return "function";
+    case RecordScope::module: return "module";
+    case RecordScope::user_scope: return "user_scope";
+  }
+  return "unknown scope";
+}
+
+// ---- RecordFunctionCallback -------------------------------------------------------------------
+
+RecordFunctionCallback::RecordFunctionCallback(StartFn start, EndFn end, std::source_location where)
+    : start_(std::move(start)), end_(std::move(end)) {
+  if (!start_ && !end_) {
+    throw_invalid_argument(where, "a RecordFunctionCallback needs a start or an end function; both are empty");
+  }
+}
+
+RecordFunctionCallback& RecordFunctionCallback::needs_inputs(bool needed) noexcept {
+  needs_inputs_ = needed;
+  return *this;
+}
+
+RecordFunctionCallback& RecordFunctionCallback::needs_outputs(bool needed) noexcept {
+  needs_outputs_ = needed;
+  return *this;
+}
+
+RecordFunctionCallback& RecordFunctionCallback::needs_ids(bool needed) noexcept {
+  needs_ids_ = needed;
+  return *this;
+}
+
+RecordFunctionCallback& RecordFunctionCallback::sampling_prob(double probability, std::source_location where) {
+  if (!(probability >= 0.0 && probability <= 1.0)) {
+    throw_invalid_argument(where, "sampling_prob({}) is not a probability: give a value in [0, 1]", probability);
+  }
+  probability_ = probability;
+  return *this;
+}
+
+RecordFunctionCallback& RecordFunctionCallback::scopes(std::initializer_list<RecordScope> scopes,
+                                                       std::source_location where) {
+  if (scopes.size() == 0) {
+    throw_invalid_argument(where, "scopes({{}}) would observe nothing: name at least one RecordScope "
+                                  "(function, module, user_scope)");
+  }
+  std::uint8_t mask = 0;
+  for (RecordScope s : scopes) mask = static_cast<std::uint8_t>(mask | (1U << static_cast<unsigned>(s)));
+  scope_mask_ = mask;
+  return *this;
+}
+
+RecordFunctionCallback& RecordFunctionCallback::should_run(ShouldRunFn predicate) noexcept {
+  should_run_ = std::move(predicate);
+  return *this;
+}
+
+// ---- Registry ---------------------------------------------------------------------------------
+
+CallbackHandle add_global_callback(RecordFunctionCallback callback) {
+  Entry entry = make_entry(std::move(callback));
+  const CallbackHandle handle = entry.handle;
+  std::lock_guard lock(g_global_mutex);
+  auto next = std::make_shared<EntryList>(*g_global.load(std::memory_order_acquire));
+  next->push_back(std::move(entry));
+  g_global.store(std::move(next), std::memory_order_release);
+  detail::g_observer_count.fetch_add(1, std::memory_order_relaxed);
+  return handle;
+}
+
+CallbackHandle add_thread_local_callback(RecordFunctionCallback callback) {
+  Entry entry = make_entry(std::move(callback));
+  const CallbackHandle handle = entry.handle;
+  t_callbacks.entries.push_back(std::move(entry));
+  detail::g_observer_count.fetch_add(1, std::memory_order_relaxed);
+  return handle;
+}
+
+bool remove_callback(CallbackHandle handle) noexcept {
+  auto& local = t_callbacks.entries;
+  auto it = std::find_if(local.begin(), local.end(), [&](const Entry& e) { return e.handle == handle; });
+  if (it != local.end()) {
+    local.erase(it);
+    detail::g_observer_count.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+  }
+  try {
+    std::lock_guard lock(g_global_mutex);
+    const std::shared_ptr<const EntryList> current = g_global.load(std::memory_order_acquire);
+    auto found = std::find_if(current->begin(), current->end(), [&](const Entry& e) { return e.handle == handle; });
+    if (found == current->end()) return false;
+    auto next = std::make_shared<EntryList>();
+    next->reserve(current->size() - 1);
+    for (const Entry& e : *current) {
+      if (e.handle != handle) next->push_back(e);
+    }
+    g_global.store(std::move(next), std::memory_order_release);
+    detail::g_observer_count.fetch_sub(1, std::memory_order_relaxed);
+    return true;
+  } catch (const std::bad_alloc&) {
+    // Out of memory for the new list: keep the callback but stop it, so that removing it
+    // still means it no longer runs.
+    if (auto flag = find_enabled_flag(handle)) {
+      flag->store(false, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
+  }
+}
+
+bool disable_callback(CallbackHandle handle) noexcept {
+  if (auto flag = find_enabled_flag(handle)) {
+    flag->store(false, std::memory_order_relaxed);
+    return true;
+  }
+  return false;
+}
+
+bool enable_callback(CallbackHandle handle) noexcept {
+  if (auto flag = find_enabled_flag(handle)) {
+    flag->store(true, std::memory_order_relaxed);
+    return true;
+  }
+  return false;
+}
+
+void clear_callbacks() noexcept {
+  detail::g_observer_count.fetch_sub(static_cast<std::uint32_t>(t_callbacks.entries.size()), std::memory_order_relaxed);
+  t_callbacks.entries.clear();
+  static const std::shared_ptr<const EntryList> empty = std::make_shared<const EntryList>();
+  std::lock_guard lock(g_global_mutex);
+  const std::shared_ptr<const EntryList> old = g_global.exchange(empty, std::memory_order_acq_rel);
+  detail::g_observer_count.fetch_sub(static_cast<std::uint32_t>(old->size()), std::memory_order_relaxed);
+}
+
+void set_record_function_seed(std::uint64_t seed) noexcept { t_sampler.seed(seed); }
+
+// ---- RecordFunctionRun ------------------------------------------------------------------------
+
+RecordFunctionRun::RecordFunctionRun(RecordScope scope, std::string_view name, std::span<const Value> inputs,
+                                     std::source_location where) {
+  if (!has_callbacks()) return;
+  fn_.name_ = name;
+  fn_.scope_ = scope;
+  fn_.where_ = where;
+  start(inputs);
+}
+
+void RecordFunctionRun::start(std::span<const Value> inputs) {
+  // The callbacks that apply, decided once: scope, enabled, sampled.
+  std::vector<std::shared_ptr<const RecordFunctionCallback>> chosen;
+  const auto consider = [&](const Entry& e) {
+    if (e.callback->observes(fn_.scope_) && e.enabled->load(std::memory_order_relaxed) &&
+        sampled(e.callback->probability())) {
+      chosen.push_back(e.callback);
+    }
+  };
+  const std::shared_ptr<const EntryList> global = g_global.load(std::memory_order_acquire);
+  for (const Entry& e : *global) consider(e);
+  for (const Entry& e : t_callbacks.entries) consider(e);
+  if (chosen.empty()) return;
+
+  bool wants_inputs = false;
+  bool wants_ids = false;
+  for (const auto& c : chosen) {
+    wants_inputs = wants_inputs || c->wants_inputs();
+    wants_ids = wants_ids || c->wants_ids();
+    wants_outputs_ = wants_outputs_ || c->wants_outputs();
+  }
+  if (wants_inputs) fn_.inputs_ = inputs;
+  if (wants_ids) {
+    fn_.id_ = g_next_event_id.fetch_add(1, std::memory_order_relaxed);
+    fn_.parent_id_ = t_current_event;
+    previous_parent_ = t_current_event;
+    t_current_event = fn_.id_;
+    pushed_id_ = true;
+  }
+  started_.reserve(chosen.size());
+  ended_ = false;
+  uncaught_ = std::uncaught_exceptions();
+  try {
+    for (auto& c : chosen) {
+      if (c->should_run_ && !c->should_run_(fn_)) continue;
+      std::unique_ptr<ObserverContext> context = c->start_ ? c->start_(fn_) : nullptr;
+      started_.push_back(Started{std::move(c), std::move(context)});
+    }
+  } catch (...) {
+    // Pairs stay pairs: the callbacks that started see their end, then the start's error goes on.
+    try {
+      run_ends();
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the start's exception is the one reported
+    }
+    throw;
+  }
+  if (started_.empty()) {
+    ended_ = true;
+    if (pushed_id_) t_current_event = previous_parent_;
+    pushed_id_ = false;
+  }
+}
+
+void RecordFunctionRun::end(std::span<const Value> outputs) {
+  if (ended_) return;
+  if (wants_outputs_) fn_.outputs_ = outputs;
+  run_ends();
+}
+
+void RecordFunctionRun::run_ends() noexcept(false) {
+  ended_ = true;
+  if (pushed_id_) {
+    t_current_event = previous_parent_;
+    pushed_id_ = false;
+  }
+  // Every started callback gets its end even when an earlier end throws; the first error is
+  // reported once all have run.
+  std::exception_ptr first;
+  for (Started& s : started_) {
+    if (!s.callback->end_) continue;
+    try {
+      s.callback->end_(fn_, s.context.get());
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  started_.clear();
+  if (first) std::rethrow_exception(first);
+}
+
+RecordFunctionRun::~RecordFunctionRun() noexcept(false) {
+  if (ended_) return;
+  if (std::uncaught_exceptions() > uncaught_) {
+    // The event itself is failing: its exception is the one that propagates.
+    try {
+      run_ends();
+    } catch (...) {  // NOLINT(bugprone-empty-catch)
+    }
+    return;
+  }
+  run_ends();
+}
+
+}  // namespace symtrace
