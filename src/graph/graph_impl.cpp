@@ -96,7 +96,7 @@ std::uint32_t ScopeTable::intern(std::string_view scope) {
   auto it = index_.find(scope);
   if (it != index_.end()) return it->second;
   auto index = static_cast<std::uint32_t>(texts_.size() + 1);
-  texts_.reserve(texts_.size() + 1);  // nothing is stored if this throws
+  if (texts_.size() == texts_.capacity()) texts_.reserve(std::max<std::size_t>(8, 2 * texts_.capacity()));  // no throw below
   const std::string_view text = arena_.store(scope);
   index_.emplace(text, index);
   texts_.push_back(text);  // capacity reserved: no throw

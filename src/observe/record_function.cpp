@@ -43,6 +43,18 @@ thread_local ThreadLocalCallbacks t_callbacks;
 thread_local std::uint64_t t_current_event = 0;  // the innermost event with an id on this thread
 thread_local std::mt19937_64 t_sampler{0x5eed5eedULL};
 
+// Note [No observing observers]: while a callback runs on a thread, events on that thread (ops
+// the callback itself runs) are not observed, so a callback that computes with the event's
+// tensors does not observe itself without end.
+thread_local bool t_in_callback = false;
+struct InCallback {
+  bool previous = t_in_callback;
+  InCallback() noexcept { t_in_callback = true; }
+  ~InCallback() { t_in_callback = previous; }
+  InCallback(const InCallback&) = delete;
+  InCallback& operator=(const InCallback&) = delete;
+};
+
 bool sampled(double probability) {
   if (probability >= 1.0) return true;
   if (probability <= 0.0) return false;
@@ -148,36 +160,30 @@ CallbackHandle add_thread_local_callback(RecordFunctionCallback callback) {
   return handle;
 }
 
-bool remove_callback(CallbackHandle handle) noexcept {
+bool remove_callback(CallbackHandle handle) {
   auto& local = t_callbacks.entries;
   auto it = std::find_if(local.begin(), local.end(), [&](const Entry& e) { return e.handle == handle; });
   if (it != local.end()) {
+    const Entry removed = std::move(*it);  // its callback is destroyed last, after the list is consistent
     local.erase(it);
     detail::g_observer_count.fetch_sub(1, std::memory_order_relaxed);
     return true;
   }
-  try {
+  std::shared_ptr<const EntryList> old;  // released after the lock: callbacks' destructors may use the registry
+  {
     std::lock_guard lock(g_global_mutex);
-    const std::shared_ptr<const EntryList> current = g_global.load(std::memory_order_acquire);
-    auto found = std::find_if(current->begin(), current->end(), [&](const Entry& e) { return e.handle == handle; });
-    if (found == current->end()) return false;
+    old = g_global.load(std::memory_order_acquire);
+    auto found = std::find_if(old->begin(), old->end(), [&](const Entry& e) { return e.handle == handle; });
+    if (found == old->end()) return false;
     auto next = std::make_shared<EntryList>();
-    next->reserve(current->size() - 1);
-    for (const Entry& e : *current) {
+    next->reserve(old->size() - 1);
+    for (const Entry& e : *old) {
       if (e.handle != handle) next->push_back(e);
     }
     g_global.store(std::move(next), std::memory_order_release);
     detail::g_observer_count.fetch_sub(1, std::memory_order_relaxed);
-    return true;
-  } catch (const std::bad_alloc&) {
-    // Out of memory for the new list: keep the callback but stop it, so that removing it
-    // still means it no longer runs.
-    if (auto flag = find_enabled_flag(handle)) {
-      flag->store(false, std::memory_order_relaxed);
-      return true;
-    }
-    return false;
   }
+  return true;
 }
 
 bool disable_callback(CallbackHandle handle) noexcept {
@@ -196,12 +202,14 @@ bool enable_callback(CallbackHandle handle) noexcept {
   return false;
 }
 
-void clear_callbacks() noexcept {
-  detail::g_observer_count.fetch_sub(static_cast<std::uint32_t>(t_callbacks.entries.size()), std::memory_order_relaxed);
+void clear_callbacks() {
+  EntryList local = std::move(t_callbacks.entries);  // destroyed on return, after the registry is consistent
   t_callbacks.entries.clear();
-  static const std::shared_ptr<const EntryList> empty = std::make_shared<const EntryList>();
+  detail::g_observer_count.fetch_sub(static_cast<std::uint32_t>(local.size()), std::memory_order_relaxed);
+  auto empty = std::make_shared<const EntryList>();
+  std::shared_ptr<const EntryList> old;  // released after the lock, as in remove_callback
   std::lock_guard lock(g_global_mutex);
-  const std::shared_ptr<const EntryList> old = g_global.exchange(empty, std::memory_order_acq_rel);
+  old = g_global.exchange(std::move(empty), std::memory_order_acq_rel);
   detail::g_observer_count.fetch_sub(static_cast<std::uint32_t>(old->size()), std::memory_order_relaxed);
 }
 
@@ -211,7 +219,7 @@ void set_record_function_seed(std::uint64_t seed) noexcept { t_sampler.seed(seed
 
 RecordFunctionRun::RecordFunctionRun(RecordScope scope, std::string_view name, std::span<const Value> inputs,
                                      std::source_location where) {
-  if (!has_callbacks()) return;
+  if (!has_callbacks() || t_in_callback) return;  // Note [Observers off]; Note [No observing observers]
   fn_.name_ = name;
   fn_.scope_ = scope;
   fn_.where_ = where;
@@ -219,7 +227,7 @@ RecordFunctionRun::RecordFunctionRun(RecordScope scope, std::string_view name, s
 }
 
 void RecordFunctionRun::start(std::span<const Value> inputs) {
-  // The callbacks that apply, decided once: scope, enabled, sampled.
+  // The callbacks that apply, decided once: scope, enabled, sampled, then their predicate.
   std::vector<std::shared_ptr<const RecordFunctionCallback>> chosen;
   const auto consider = [&](const Entry& e) {
     if (e.callback->observes(fn_.scope_) && e.enabled->load(std::memory_order_relaxed) &&
@@ -231,6 +239,17 @@ void RecordFunctionRun::start(std::span<const Value> inputs) {
   for (const Entry& e : *global) consider(e);
   for (const Entry& e : t_callbacks.entries) consider(e);
   if (chosen.empty()) return;
+  // A predicate sees the inputs when its own callback asked for them.
+  {
+    const InCallback guard;
+    std::erase_if(chosen, [&](const std::shared_ptr<const RecordFunctionCallback>& c) {
+      if (!c->should_run_) return false;
+      fn_.inputs_ = c->wants_inputs() ? inputs : std::span<const Value>();
+      return !c->should_run_(fn_);
+    });
+  }
+  fn_.inputs_ = {};
+  if (chosen.empty()) return;
 
   bool wants_inputs = false;
   bool wants_ids = false;
@@ -239,6 +258,7 @@ void RecordFunctionRun::start(std::span<const Value> inputs) {
     wants_ids = wants_ids || c->wants_ids();
     wants_outputs_ = wants_outputs_ || c->wants_outputs();
   }
+  started_.reserve(chosen.size());  // before any state changes: no throw below until the starts
   if (wants_inputs) fn_.inputs_ = inputs;
   if (wants_ids) {
     fn_.id_ = g_next_event_id.fetch_add(1, std::memory_order_relaxed);
@@ -247,14 +267,13 @@ void RecordFunctionRun::start(std::span<const Value> inputs) {
     t_current_event = fn_.id_;
     pushed_id_ = true;
   }
-  started_.reserve(chosen.size());
   ended_ = false;
   uncaught_ = std::uncaught_exceptions();
   try {
+    const InCallback guard;
     for (auto& c : chosen) {
-      if (c->should_run_ && !c->should_run_(fn_)) continue;
       std::unique_ptr<ObserverContext> context = c->start_ ? c->start_(fn_) : nullptr;
-      started_.push_back(Started{std::move(c), std::move(context)});
+      started_.push_back(Started{std::move(c), std::move(context)});  // capacity reserved: no throw
     }
   } catch (...) {
     // Pairs stay pairs: the callbacks that started see their end, then the start's error goes on.
@@ -263,11 +282,6 @@ void RecordFunctionRun::start(std::span<const Value> inputs) {
     } catch (...) {  // NOLINT(bugprone-empty-catch): the start's exception is the one reported
     }
     throw;
-  }
-  if (started_.empty()) {
-    ended_ = true;
-    if (pushed_id_) t_current_event = previous_parent_;
-    pushed_id_ = false;
   }
 }
 
@@ -286,6 +300,7 @@ void RecordFunctionRun::run_ends() noexcept(false) {
   // Every started callback gets its end even when an earlier end throws; the first error is
   // reported once all have run.
   std::exception_ptr first;
+  const InCallback guard;
   for (Started& s : started_) {
     if (!s.callback->end_) continue;
     try {

@@ -63,7 +63,7 @@ bool TracingState::accepts(SymbolicRef ref) const noexcept {
 }
 
 void TracingState::retire(std::uint32_t bound) {
-  retired_.reserve(retired_.size() + 1);  // nothing changes if this throws
+  if (retired_.size() == retired_.capacity()) retired_.reserve(std::max<std::size_t>(4, 2 * retired_.capacity()));  // nothing changes if this throws
   for (auto& entry : retired_) entry.second = std::min(entry.second, bound);
   retired_.emplace_back(ids_.back(), bound);
   ids_.back() = next_trace_id.fetch_add(1, std::memory_order_relaxed);

@@ -177,6 +177,55 @@ TEST_CASE("a chunked vector keeps element addresses while it grows and shrinks a
   CHECK(v.begin() == v.end());
 }
 
+namespace {
+
+template <std::size_t Bytes>
+struct Sized {
+  std::uint64_t value;
+  char pad[Bytes - sizeof(std::uint64_t)];
+};
+
+/// Fills a ChunkedVector of `Sized<Bytes>` across the first chunk's pieces and several whole
+/// chunks, and checks every element's value and address.
+template <std::size_t Bytes>
+void check_every_element_kept() {
+  using V = ChunkedVector<Sized<Bytes>>;
+  CAPTURE(V::chunk_size);
+  V v;
+  const std::size_t n = 4 * V::chunk_size + 5;
+  std::vector<const Sized<Bytes>*> addresses;
+  for (std::size_t i = 0; i < n; ++i) {
+    Sized<Bytes>& e = v.emplace_back();
+    e.value = i;
+    addresses.push_back(&e);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    REQUIRE(&v[i] == addresses[i]);
+    REQUIRE(v[i].value == i);
+  }
+  std::size_t i = 0;
+  for (const Sized<Bytes>& e : std::as_const(v)) CHECK(e.value == i++);
+  CHECK(i == n);
+  // Distinct elements never share storage: every address is unique.
+  std::vector<const Sized<Bytes>*> sorted = addresses;
+  std::sort(sorted.begin(), sorted.end());
+  CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+  v.clear();
+  v.emplace_back().value = 7;  // usable again after clear
+  CHECK(v[0].value == 7);
+}
+
+}  // namespace
+
+TEST_CASE("a chunked vector keeps every element at every chunk size, pieces of the first chunk included") {
+  check_every_element_kept<16>();    // 512 per chunk
+  check_every_element_kept<136>();   // 32
+  check_every_element_kept<512>();   // 16: pieces of 2, 2, 4, 8
+  check_every_element_kept<1024>();  // 8: pieces of 1, 1, 2, 4
+  check_every_element_kept<2048>();  // 4: no pieces
+  check_every_element_kept<9000>();  // 1
+}
+
 TEST_CASE("chunks hold a power-of-two number of elements of about 8 KiB") {
   CHECK(ChunkedVector<char>::chunk_size == 8192);
   CHECK(ChunkedVector<std::uint64_t>::chunk_size == 1024);

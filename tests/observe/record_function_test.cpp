@@ -5,6 +5,7 @@
 #include <symtrace/symtrace.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -230,6 +231,14 @@ TEST_CASE("global callbacks come and go while two threads run ops, and every sta
   };
   std::thread a(worker);
   std::thread b(worker);
+  // Waits (at most 10 s) until `counter` passes `target`.
+  const auto wait_for = [](const std::atomic<long>& counter, long target) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (counter.load() < target && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    return counter.load() >= target;
+  };
+  REQUIRE(wait_for(ops, 100));  // both workers are running
+  int rounds_seen = 0;
   for (int round = 0; round < 300; ++round) {
     const CallbackHandle h = add_global_callback(RecordFunctionCallback(
         [&](const RecordFunction&) {
@@ -237,17 +246,39 @@ TEST_CASE("global callbacks come and go while two threads run ops, and every sta
           return std::unique_ptr<ObserverContext>();
         },
         [&](const RecordFunction&, ObserverContext*) { ++ends; }));
-    if (round % 3 == 0) disable_callback(h);
-    if (round % 3 == 0) enable_callback(h);
-    std::this_thread::yield();
+    if (round % 3 == 0) {
+      CHECK(disable_callback(h));
+      CHECK(enable_callback(h));
+    }
+    rounds_seen += wait_for(starts, starts.load() + 1);  // a worker's op ran the new callback
     CHECK(remove_callback(h));
   }
   stop = true;
   a.join();
   b.join();
-  CHECK(ops.load() > 0);
+  CHECK(rounds_seen == 300);
+  CHECK(starts.load() >= 300);
   CHECK(starts.load() == ends.load());
   CHECK_FALSE(has_callbacks());
+}
+
+TEST_CASE("ops a callback runs are not observed, and a user scope keeps its own copy of its name") {
+  CleanCallbacks clean;
+  std::vector<std::string> names;
+  add_thread_local_callback(RecordFunctionCallback([&](const RecordFunction& fn) {
+                              names.emplace_back(fn.name());
+                              if (fn.scope() == RecordScope::function) {
+                                (void)fn.inputs()[0].to_tensor().sum();  // an op inside the callback
+                              }
+                              return std::unique_ptr<ObserverContext>();
+                            },
+                            [&](const RecordFunction& fn, ObserverContext*) { names.emplace_back(fn.name()); })
+                                .needs_inputs());
+  {
+    SYMTRACE_RECORD_USER_SCOPE(fmt::format("block {}", 3));  // a temporary name
+    (void)relu(ones({2}));
+  }
+  CHECK(names == std::vector<std::string>{"block 3", "relu", "relu", "block 3"});
 }
 
 TEST_CASE("handles remove, disable and enable exactly the callback they name") {

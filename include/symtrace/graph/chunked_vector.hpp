@@ -129,7 +129,7 @@ class ChunkedVector {
   /// The number of elements of the k-th allocation.
   [[nodiscard]] static constexpr std::size_t piece_size(std::size_t k) noexcept {
     if constexpr (pieces) {
-      if (k < first_pieces) return k == 0 ? chunk_size / 8 : (chunk_size / 16) << k;  // 1/8 1/8 1/4 1/2
+      if (k < first_pieces) return k <= 1 ? chunk_size / 8 : chunk_size >> (4 - k);  // 1/8 1/8 1/4 1/2
     }
     return chunk_size;
   }

@@ -11,7 +11,9 @@
 /// callback registered anywhere an event costs one relaxed atomic load and a branch
 /// (Note [Observers off]). Inputs and outputs are handed to callbacks only when one asked for
 /// them, and event ids only when one asked for ids, so a callback that counts calls pays for
-/// nothing else.
+/// nothing else. Events a callback causes on its own thread (ops it runs on the event's
+/// tensors) are not observed. Any registered callback, even another thread's or one for other
+/// scopes, sends module calls through the boxed `Module::call` path.
 ///
 ///   auto handle = symtrace::add_global_callback(
 ///       symtrace::RecordFunctionCallback([](const symtrace::RecordFunction& fn) {
@@ -31,6 +33,7 @@
 #include <memory>
 #include <source_location>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -134,12 +137,12 @@ CallbackHandle add_global_callback(RecordFunctionCallback callback);
 CallbackHandle add_thread_local_callback(RecordFunctionCallback callback);
 /// Removes a callback (a thread-local one from the thread that added it). Returns false for a
 /// handle that names no callback. An event already started still runs the removed callback's end.
-bool remove_callback(CallbackHandle handle) noexcept;
+bool remove_callback(CallbackHandle handle);
 /// Turns a callback off and on again without removing it. Return false for an unknown handle.
 bool disable_callback(CallbackHandle handle) noexcept;
 bool enable_callback(CallbackHandle handle) noexcept;
 /// Removes every global callback and this thread's thread-local ones.
-void clear_callbacks() noexcept;
+void clear_callbacks();
 /// Seeds this thread's sampling generator.
 void set_record_function_seed(std::uint64_t seed) noexcept;
 
@@ -182,18 +185,24 @@ class RecordFunctionRun {
   bool pushed_id_ = false;
 };
 
-/// Marks a user scope (`RecordScope::user_scope`) from construction to destruction.
+/// Marks a user scope (`RecordScope::user_scope`) from construction to destruction. It keeps
+/// its own copy of the name and inputs (when a callback is registered), so temporaries may be
+/// passed.
 class RecordScopeGuard {
  public:
   explicit RecordScopeGuard(std::string_view name, std::span<const Value> inputs = {},
                             std::source_location where = std::source_location::current())
-      : run_(RecordScope::user_scope, name, inputs, where) {}
+      : name_(has_callbacks() ? name : std::string_view()),
+        inputs_(has_callbacks() ? ValueList(inputs.begin(), inputs.end()) : ValueList()),
+        run_(RecordScope::user_scope, name_, inputs_, where) {}
   RecordScopeGuard(const RecordScopeGuard&) = delete;
   RecordScopeGuard& operator=(const RecordScopeGuard&) = delete;
   ~RecordScopeGuard() noexcept(false) = default;
 
  private:
-  RecordFunctionRun run_;
+  std::string name_;
+  ValueList inputs_;
+  RecordFunctionRun run_;  // last: it reads the two above
 };
 
 }  // namespace symtrace
