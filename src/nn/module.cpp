@@ -4,6 +4,7 @@
 #include "symtrace/nn/module_call_hook.hpp"
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/observe/record_function.hpp"
+#include "nn/join_path.hpp"
 #include "nn/type_name.hpp"
 
 #include <fmt/format.h>
@@ -21,13 +22,7 @@ namespace {
 // Sequential of 100k blocks); below it, scanning a few names is cheaper than hashing.
 constexpr std::size_t kIndexThreshold = 16;
 
-std::string join_path(const std::string& prefix, std::string_view name) {
-  if (prefix.empty()) return std::string(name);
-  std::string path;
-  path.reserve(prefix.size() + 1 + name.size());
-  path.append(prefix).append(1, '.').append(name);
-  return path;
-}
+using detail::join_path;
 
 std::string_view slot_kind_name(int kind) {
   switch (kind) {

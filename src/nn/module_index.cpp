@@ -2,21 +2,11 @@
 // pointer hash that is also the lookup table afterwards (no node allocation per module).
 #include "symtrace/nn/module_index.hpp"
 
+#include "nn/join_path.hpp"
+
 #include <utility>
 
 namespace symtrace {
-
-namespace {
-
-std::string join_path(const std::string& prefix, std::string_view name) {
-  if (prefix.empty()) return std::string(name);
-  std::string path;
-  path.reserve(prefix.size() + 1 + name.size());
-  path.append(prefix).append(1, '.').append(name);
-  return path;
-}
-
-}  // namespace
 
 std::size_t ModuleIndex::slot_of(const Module* module) const noexcept {
   // Fibonacci hashing of the address: modules are heap objects, so the low bits say little.
@@ -43,7 +33,7 @@ ModuleIndex::ModuleIndex(const Module& root, const std::string& prefix) : root_(
     if (2 * (modules_.size() + 1) > slots_.size()) grow();
     const auto& kids = current.module->named_children();
     for (auto it = kids.rbegin(); it != kids.rend(); ++it) {
-      if (slots_[slot_of(it->second.get())].module == nullptr) stack.push_back({join_path(current.path, it->first), it->second.get()});
+      if (slots_[slot_of(it->second.get())].module == nullptr) stack.push_back({detail::join_path(current.path, it->first), it->second.get()});
     }
     modules_.push_back(std::move(current));
   }
