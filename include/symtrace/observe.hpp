@@ -6,3 +6,4 @@
 #include "symtrace/observe/has_callbacks.hpp"
 #include "symtrace/observe/operator_call_tracer.hpp"
 #include "symtrace/observe/record_function.hpp"
+#include "symtrace/observe/trace_by_execution.hpp"

@@ -110,7 +110,7 @@ Value Module::call(const ValueList& args, Where where) {
 }
 
 Value Module::call_observed(const ValueList& args, Where where) {
-  RecordFunctionRun run(RecordScope::module, type_name(), args, where);
+  RecordFunctionRun run(*this, type_name(), args, where);
   ModuleCallHook* hook = current_module_call_hook();
   Value result = hook != nullptr ? hook->call_module(*this, args, where) : forward_values(args);
   if (run.wants_outputs()) {

@@ -9,6 +9,7 @@
 #include "symtrace/observe/record_function.hpp"
 
 #include "symtrace/core/error.hpp"
+#include "symtrace/ops/op.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -223,6 +224,25 @@ RecordFunctionRun::RecordFunctionRun(RecordScope scope, std::string_view name, s
   fn_.name_ = name;
   fn_.scope_ = scope;
   fn_.where_ = where;
+  start(inputs);
+}
+
+RecordFunctionRun::RecordFunctionRun(const OpCall& call) {
+  if (!has_callbacks() || t_in_callback) return;
+  fn_.name_ = call.op.name();
+  fn_.scope_ = RecordScope::function;
+  fn_.where_ = call.where;
+  fn_.op_call_ = &call;
+  start(call.args);
+}
+
+RecordFunctionRun::RecordFunctionRun(const Module& module, std::string_view type_name, std::span<const Value> inputs,
+                                     std::source_location where) {
+  if (!has_callbacks() || t_in_callback) return;
+  fn_.name_ = type_name;
+  fn_.scope_ = RecordScope::module;
+  fn_.where_ = where;
+  fn_.module_ = &module;
   start(inputs);
 }
 

@@ -96,7 +96,7 @@ Value run_kernel(const OpCall& call) {
 
 /// An eager op call with observers registered: a `function` event around the kernel.
 [[gnu::noinline]] Value run_observed(const OpCall& call) {
-  RecordFunctionRun run(RecordScope::function, call.op.name(), call.args, call.where);
+  RecordFunctionRun run(call);
   Value result = run_kernel(call);
   if (run.wants_outputs()) {
     run.end(std::span<const Value>(&result, 1));

@@ -39,6 +39,9 @@
 
 namespace symtrace {
 
+class Module;
+struct OpCall;
+
 /// What kind of event a RecordFunction is.
 enum class RecordScope : std::uint8_t { function, module, user_scope };
 inline constexpr std::size_t num_record_scopes = 3;
@@ -66,9 +69,16 @@ class RecordFunction {
   /// The id of the event this one runs inside on this thread (0 at top level), when ids
   /// were asked for.
   [[nodiscard]] std::uint64_t parent_id() const noexcept { return parent_id_; }
+  /// The op call of a `function` event made by the dispatcher (op, complete arguments, call
+  /// style), else nullptr.
+  [[nodiscard]] const OpCall* op_call() const noexcept { return op_call_; }
+  /// The module called by a `module` event, else nullptr.
+  [[nodiscard]] const Module* module() const noexcept { return module_; }
 
  private:
   friend class RecordFunctionRun;
+  const OpCall* op_call_ = nullptr;
+  const Module* module_ = nullptr;
   std::string_view name_;
   RecordScope scope_ = RecordScope::function;
   std::source_location where_;
@@ -156,6 +166,11 @@ void set_record_function_seed(std::uint64_t seed) noexcept;
 class RecordFunctionRun {
  public:
   RecordFunctionRun(RecordScope scope, std::string_view name, std::span<const Value> inputs,
+                    std::source_location where);
+  /// A `function` event for `call` (callbacks can read the op and its call style).
+  explicit RecordFunctionRun(const OpCall& call);
+  /// A `module` event for a call of `module`, named by its type.
+  RecordFunctionRun(const Module& module, std::string_view type_name, std::span<const Value> inputs,
                     std::source_location where);
   RecordFunctionRun(const RecordFunctionRun&) = delete;
   RecordFunctionRun& operator=(const RecordFunctionRun&) = delete;
