@@ -24,6 +24,32 @@ std::string source_of(const ModuleFailure& f) {
   return f.where.line() == 0 ? std::string() : fmt::format("{}:{}", f.where.file_name(), f.where.line());
 }
 
+/// "float32[1, 8, 16, 16], int64[4]".
+std::string inputs_text(const std::vector<InputSpec>& inputs) {
+  std::string out;
+  for (const InputSpec& s : inputs) fmt::format_to(std::back_inserter(out), "{}{}{}", out.empty() ? "" : ", ", s.dtype, s.shape);
+  return out.empty() ? std::string("no inputs") : out;
+}
+
+/// A capture by execution as JSON: null when none was attempted.
+json by_execution_json(const ExecutionCapture* x) {
+  if (x == nullptr) return nullptr;
+  json inputs = json::array();
+  for (const InputSpec& s : x->inputs) inputs.push_back({{"dtype", fmt::format("{}", s.dtype)}, {"shape", fmt::format("{}", s.shape)}});
+  json warnings = json::array();
+  for (const TraceWarning& w : x->warnings) {
+    warnings.push_back({{"kind", to_string(w.kind)},
+                        {"source", fmt::format("{}:{}", w.where.file_name(), w.where.line())},
+                        {"module", w.module_path},
+                        {"count", w.count},
+                        {"message", w.message}});
+  }
+  return {{"nodes", x->graph ? json(x->graph->size()) : json(nullptr)},
+          {"inputs", std::move(inputs)},
+          {"warnings", std::move(warnings)},
+          {"error", x->error.empty() ? json(nullptr) : json(x->error)}};
+}
+
 std::size_t total_nodes(const GraphCollection& c) {
   std::size_t nodes = 0;
   for (const GraphCollection::Entry& e : c) nodes += e.graph.size();
@@ -86,6 +112,19 @@ std::string text_report(const GraphCollection& c, std::string_view model_name) {
     if (!source.empty() && message.starts_with(source + ": ")) message.remove_prefix(source.size() + 2);
     fmt::format_to(std::back_inserter(out), "    {}: {}\n", f.kind, message);
     if (!f.op.empty()) fmt::format_to(std::back_inserter(out), "    the op that failed: {}\n", f.op);
+    if (const ExecutionCapture* x = f.by_execution.get()) {
+      if (!x->graph) {
+        fmt::format_to(std::back_inserter(out), "    not captured by execution: {}\n", x->error);
+        continue;
+      }
+      fmt::format_to(std::back_inserter(out), "    captured by execution on {}: {} nodes, specialised ({} {})\n",
+                     inputs_text(x->inputs), x->graph->size(), x->warnings.size(),
+                     x->warnings.size() == 1 ? "place reads tensor data" : "places read tensor data");
+      for (const TraceWarning& w : x->warnings) {
+        fmt::format_to(std::back_inserter(out), "      {}:{} {} ({} {})\n", w.where.file_name(),
+                       w.where.line(), to_string(w.kind), w.count, w.count == 1 ? "time" : "times");
+      }
+    }
   }
 
   fmt::format_to(std::back_inserter(out), "\ngraphs ({})\n", c.size());
@@ -119,7 +158,8 @@ std::string json_report(const GraphCollection& c, std::string_view model_name) {
                       {"kind", f.kind},
                       {"message", f.message},
                       {"source", source.empty() ? json(nullptr) : json(source)},
-                      {"op", f.op.empty() ? json(nullptr) : json(f.op)}});
+                      {"op", f.op.empty() ? json(nullptr) : json(f.op)},
+                      {"by_execution", by_execution_json(f.by_execution.get())}});
   }
   doc["failed"] = std::move(failed);
   json unvisited = json::array();

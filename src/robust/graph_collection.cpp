@@ -99,7 +99,7 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
       } catch (const std::exception& e) {
         // A forward that takes more than tensors cannot be traced without concrete_args.
         return tracer_->failed_root_graph(
-            *module, ModuleFailure{"", module->type_name(), boost::core::demangle(typeid(e).name()), e.what(), where, {}},
+            *module, ModuleFailure{"", module->type_name(), boost::core::demangle(typeid(e).name()), e.what(), where, {}, {}},
             where);
       }
     }();

@@ -33,7 +33,7 @@ namespace {
 /// unwind a second time.
 ModuleFailure describe_exception(const std::exception* e, const Module& module, const std::string& path,
                                  std::source_location call_site) {
-  ModuleFailure f{path, module.type_name(), {}, {}, call_site, {}};
+  ModuleFailure f{path, module.type_name(), {}, {}, call_site, {}, {}};
   if (e == nullptr) {
     f.kind = "unknown exception";
     f.message = "an exception of a type that is not derived from std::exception";
@@ -62,11 +62,19 @@ std::string to_string(const ModuleFailure& failure) {
 
 Graph RobustTracer::trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
                           std::source_location where) {
+  const std::size_t first_failure = failure_order_.size();
+  Graph graph = trace_robustly(root, inputs, concrete_args, where);
+  if (capture_by_execution_) capture_failures(graph, first_failure);
+  return graph;
+}
+
+Graph RobustTracer::trace_robustly(Module& root, const std::vector<InputSpec>& inputs,
+                                   const ConcreteArgs& concrete_args, std::source_location where) {
   if (root.forward_signature() == nullptr) {
     return failed_root_graph(root,
                              ModuleFailure{"", root.type_name(), "std::invalid_argument",
                                            fmt::format("{} cannot be called as a whole: it has no forward", root.type_name()),
-                                           where, {}},
+                                           where, {}, {}},
                              where);
   }
   try {

@@ -15,11 +15,13 @@
 /// is unknown (a shape of unknown rank, the dtype of its first tensor argument): downstream ops
 /// then have unknown shapes too (Note [Unknown in, unknown out] in src/trace/tracer.cpp).
 
+#include "symtrace/observe/trace_by_execution.hpp"
 #include "symtrace/trace/tracer.hpp"
 
 #include <fmt/core.h>
 
 #include <exception>
+#include <memory>
 #include <optional>
 #include <source_location>
 #include <string>
@@ -29,6 +31,17 @@
 
 namespace symtrace {
 
+/// A failed module captured by execution (RobustTracer::capture_failed_by_execution): its body
+/// run eagerly on synthetic inputs of the shapes seen at its call and recorded by
+/// `trace_by_execution`. The graph is *specialised*: it holds what the module computed for those
+/// inputs, and `warnings` say where it read tensor data (the reason it failed symbolically).
+struct ExecutionCapture {
+  std::shared_ptr<const Graph> graph;  ///< null when the module could not be captured
+  std::vector<InputSpec> inputs;       ///< the synthetic inputs' dtypes and shapes
+  std::vector<TraceWarning> warnings;  ///< where the captured graph specialised on data
+  std::string error;                   ///< why it could not be captured, else empty
+};
+
 /// Why a module could not be traced: a structured failure record.
 struct ModuleFailure {
   std::string module;   ///< qualified path under the traced root ("" for the root itself)
@@ -37,6 +50,8 @@ struct ModuleFailure {
   std::string message;  ///< what() of the exception
   std::source_location where;  ///< the user's file:line (line 0 when the exception carried none)
   std::string op;       ///< the op that refused its input (OpError), else empty
+  /// Set when the tracer captured failed modules by execution (the capture, or why not).
+  std::shared_ptr<const ExecutionCapture> by_execution;
 };
 
 /// "resnet.cpp:80: TraceError: a symbolic tensor was read as data ...".
@@ -56,6 +71,15 @@ class RobustTracer : public Tracer {
   Graph trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},
               std::source_location where = std::source_location::current());
 
+  /// Also captures each module that fails, once its trace is done, by running its forward
+  /// eagerly on synthetic inputs (random float32, zero integers and bools) of the shapes seen
+  /// at its call, when they are all known: `failure(m)->by_execution` holds the specialised
+  /// graph and its warnings, and in the graph `trace` returns, it is a subgraph
+  /// (`by_execution_0`, ...) that the failed module's `call_module` nodes name in their
+  /// metadata (`by_execution`, with `specialised` true). The module's buffers are restored
+  /// after its run (BatchNorm statistics in training). Off by default.
+  void capture_failed_by_execution(bool on = true) noexcept { capture_by_execution_ = on; }
+  [[nodiscard]] bool captures_failed_by_execution() const noexcept { return capture_by_execution_; }
   /// Built-in layers, registered types and failed modules are leaves.
   [[nodiscard]] bool is_leaf_module(const Module& module, std::string_view qualified_name) const override;
   /// Traces into `module` under a checkpoint; a failure rolls back and records a leaf.
@@ -116,12 +140,18 @@ class RobustTracer : public Tracer {
   /// Records `module` as a failed leaf called with `args` (its metadata as the file comment says).
   Value record_failed_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
 
+  /// `trace` without the captures by execution.
+  Graph trace_robustly(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                       std::source_location where);
+  /// Captures by execution the modules that failed from `failure_order_[first]` on, into `graph`.
+  void capture_failures(Graph& graph, std::size_t first);
   std::unordered_map<const Module*, std::size_t> failed_;  // index into failure_order_
   std::vector<std::pair<const Module*, ModuleFailure>> failure_order_;
   std::unordered_set<const Module*> visited_;
   std::unordered_map<const Module*, std::vector<InputSpec>> observed_;
   std::unordered_map<const Module*, std::vector<LeafCall>> leaf_calls_;  // see leaf_result_meta
   bool remember_leaf_calls_ = false;
+  bool capture_by_execution_ = false;
   std::shared_ptr<const ModuleIndex> model_index_;  // set by GraphCollection for one recursive_trace
 };
 

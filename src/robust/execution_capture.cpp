@@ -1,0 +1,100 @@
+// The robust tracer's fallback by execution: a module that failed symbolically is run eagerly
+// on synthetic inputs of the shapes seen at its call and recorded by trace_by_execution, so a
+// report shows what was captured symbolically and what only by example. It runs after the
+// symbolic trace is complete (no trace is active on the thread), once per failure, and only
+// when asked (RobustTracer::capture_failed_by_execution).
+#include "symtrace/robust/robust_tracer.hpp"
+
+#include "symtrace/core/factories.hpp"
+#include "symtrace/core/random.hpp"
+#include "symtrace/nn/module.hpp"
+
+#include <boost/core/demangle.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <typeinfo>
+#include <utility>
+
+namespace symtrace {
+
+namespace {
+
+/// Copies of a module's buffers, written back on destruction: a capture leaves the module's
+/// state (BatchNorm's running statistics in training) as it found it.
+class BufferSnapshot {
+ public:
+  explicit BufferSnapshot(const Module& module) {
+    for (NamedTensor& b : module.named_buffers()) {
+      if (!b.tensor.defined() || !b.tensor.is_concrete()) continue;
+      Tensor copy = Tensor::empty(b.tensor.shape(), b.tensor.dtype());
+      (void)copy.copy_(b.tensor);
+      saved_.emplace_back(std::move(b.tensor), std::move(copy));
+    }
+  }
+  ~BufferSnapshot() {
+    for (auto& [buffer, copy] : saved_) (void)buffer.copy_(copy);
+  }
+  BufferSnapshot(const BufferSnapshot&) = delete;
+  BufferSnapshot& operator=(const BufferSnapshot&) = delete;
+
+ private:
+  std::vector<std::pair<Tensor, Tensor>> saved_;
+};
+
+bool fully_known(const std::vector<InputSpec>& specs) {
+  return std::all_of(specs.begin(), specs.end(), [](const InputSpec& s) {
+    return s.shape.is_rank_known() &&
+           std::all_of(s.shape.begin(), s.shape.end(), [](Dim d) { return d.is_known(); });
+  });
+}
+
+ExecutionCapture capture(Module& module, const std::vector<InputSpec>* specs) {
+  ExecutionCapture c;
+  if (specs == nullptr) {
+    c.error = "it was not called with tensors only, so there are no inputs to run it on";
+    return c;
+  }
+  c.inputs = *specs;
+  if (!fully_known(*specs)) {
+    c.error = "the shapes of its inputs at its call are not all known";
+    return c;
+  }
+  Generator gen(0);  // the same synthetic inputs on every run
+  ValueList inputs;
+  for (const InputSpec& s : *specs) {
+    inputs.emplace_back(s.dtype == DType::float32 ? randn(s.shape.sizes(), gen) : zeros(SymIntList(s.shape.sizes()), s.dtype));
+  }
+  try {
+    const BufferSnapshot state(module);
+    ExecutionTrace t = trace_by_execution(module, inputs);
+    c.graph = std::make_shared<const Graph>(std::move(t.graph));
+    c.warnings = std::move(t.warnings);
+  } catch (const std::exception& e) {
+    c.error = fmt::format("running it failed: {}: {}", boost::core::demangle(typeid(e).name()), e.what());
+  }
+  return c;
+}
+
+}  // namespace
+
+void RobustTracer::capture_failures(Graph& graph, std::size_t first) {
+  for (std::size_t i = first; i < failure_order_.size(); ++i) {
+    auto& [failed, failure] = failure_order_[i];
+    if (failure.by_execution) continue;
+    // The tracer was handed the module as Module& and records it as const; it runs it here.
+    Module& module = const_cast<Module&>(*failed);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    auto c = std::make_shared<const ExecutionCapture>(capture(module, observed_inputs(module)));
+    if (c->graph) {
+      const std::string name = graph.add_subgraph("by_execution", *c->graph);
+      for (Node& node : graph.nodes()) {
+        if (node.op() != OpKind::call_module || node.target() != failure.module) continue;
+        node.set_meta("by_execution", Argument(name));
+        node.set_meta("specialised", Argument(true));
+      }
+    }
+    failure.by_execution = std::move(c);
+  }
+}
+
+}  // namespace symtrace
