@@ -211,6 +211,97 @@ TEST_CASE("report prints the coverage report of recursive_trace, as text, JSON a
   }
 }
 
+TEST_CASE("report --by-execution records each failed module by execution on its call shapes") {
+  const Run plain = run({"report", "resnet50_fail1", "--input", "1x3x32x32", "--format", "json"});
+  REQUIRE(plain.code == 0);
+  const Json p = Json::parse(plain.out);
+  REQUIRE(p["failed"].size() == 1);
+  CHECK(p["failed"][0]["by_execution"].is_null());
+
+  const Run json = run({"report", "resnet50_fail1", "--input", "1x3x32x32", "--by-execution", "--format", "json"});
+  REQUIRE(json.code == 0);
+  const Json j = Json::parse(json.out);
+  REQUIRE(j["failed"].size() == 1);
+  const Json& failure = j["failed"][0];
+  CHECK(failure["module"] == "layer3.0");
+  const Json& capture = failure["by_execution"];
+  REQUIRE(capture.is_object());
+  CHECK(capture["error"].is_null());
+  CHECK(capture["inputs"] == Json::parse(R"([{"dtype": "float32", "shape": "[1, 512, 4, 4]"}])"));
+  CHECK(capture["nodes"].get<int>() > 0);
+  REQUIRE(capture["warnings"].size() == 1);
+  CHECK(capture["warnings"][0]["kind"] == "branch");
+  CHECK(capture["warnings"][0]["source"] == "src/zoo/resnet.cpp:74");
+  // Everything else is the plain report.
+  Json rest = j;
+  rest["failed"][0].erase("by_execution");
+  Json plain_rest = p;
+  plain_rest["failed"][0].erase("by_execution");
+  rest.erase("graphs");
+  plain_rest.erase("graphs");
+  CHECK(rest == plain_rest);
+
+  const Run text = run({"report", "resnet50_fail1", "--input", "1x3x32x32", "--by-execution"});
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find(fmt::format("    captured by execution on float32[1, 512, 4, 4]: {} nodes, specialised (1 place "
+                                  "reads tensor data)\n      src/zoo/resnet.cpp:74 branch (1 time)\n",
+                                  capture["nodes"].get<int>())) != std::string::npos);
+}
+
+TEST_CASE("ops lists exactly the ops a model calls, and with --training what training adds") {
+  const Run text = run({"ops", "resnet50", "--input", "2x3x32x32"});
+  REQUIRE(text.code == 0);
+  CHECK(text.out ==
+        "ops of resnet50 on 2x3x32x32: 8 in inference\n"
+        "op                     calls   nested  training path\n"
+        "adaptive_avg_pool2d        1        0              0\n"
+        "add                       16        0              0\n"
+        "batch_norm                53        0              0\n"
+        "conv2d                    53        0              0\n"
+        "flatten                    1        0              0\n"
+        "linear                     1        0              0\n"
+        "max_pool2d                 1        0              0\n"
+        "relu_                     49        0              0\n");
+
+  const Run json = run({"ops", "resnet50", "--input", "2x3x32x32", "--training", "--format", "json"});
+  REQUIRE(json.code == 0);
+  const Json j = Json::parse(json.out);
+  CHECK(j["model"] == "resnet50");
+  CHECK(j["inputs"] == Json::parse(R"(["2x3x32x32"])"));
+  CHECK(j["ops"] == Json::parse(R"(["adaptive_avg_pool2d", "add", "add_", "batch_norm", "conv2d", "flatten",
+                                    "linear", "max_pool2d", "relu_"])"));
+  // Training updates batch_norm's batch counter in place and takes batch_norm's training path.
+  CHECK(j["training_only"] == Json::parse(R"(["add_"])"));
+  std::vector<std::string> inference;
+  for (const Json& u : j["modes"]["inference"]) inference.push_back(u["op"].get<std::string>());
+  CHECK(inference == std::vector<std::string>{"adaptive_avg_pool2d", "add", "batch_norm", "conv2d", "flatten", "linear",
+                                              "max_pool2d", "relu_"});
+  const auto use = [&](const char* mode, const char* op) {
+    for (const Json& u : j["modes"][mode])
+      if (u["op"] == op) return u;
+    return Json();
+  };
+  CHECK(use("inference", "batch_norm") ==
+        Json::parse(R"({"op": "batch_norm", "calls": 53, "nested_calls": 0, "training_calls": 0})"));
+  CHECK(use("training", "batch_norm") ==
+        Json::parse(R"({"op": "batch_norm", "calls": 53, "nested_calls": 0, "training_calls": 53})"));
+  CHECK(use("training", "add_") == Json::parse(R"({"op": "add_", "calls": 53, "nested_calls": 0, "training_calls": 0})"));
+  CHECK(use("inference", "add_").is_null());
+
+  const Run both = run({"ops", "resnet50", "--input", "2x3x32x32", "--training"});
+  REQUIRE(both.code == 0);
+  CHECK(first_line(both.out) == "ops of resnet50 on 2x3x32x32: 8 in inference, 9 in training");
+  CHECK(both.out.find("\nadd_                         -         53              0\n") != std::string::npos);
+  CHECK(both.out.find("\nbatch_norm                  53         53             53\n") != std::string::npos);
+  CHECK(both.out.ends_with("\nonly in training: add_\n"));
+
+  // A batch of one cannot be normalised in training: the model refuses the input.
+  const Run one = run({"ops", "resnet50", "--input", "1x3x32x32", "--training"});
+  CHECK(one.code == 2);
+  CHECK(one.out.empty());
+  CHECK(one.err.find("batch_norm(): Expected more than 1 value per channel when training") != std::string::npos);
+}
+
 TEST_CASE("check runs the graph against the eager forward and reports the errors") {
   const Run text = run({"check", "resnet18", "--input", "1x3x32x32"});
   CHECK(text.code == 0);
@@ -259,7 +350,7 @@ TEST_CASE("no arguments run the report of a model with failing blocks") {
 }
 
 TEST_CASE("--help on the program and on every command, and --version") {
-  for (const std::string command : {"", "zoo", "trace", "report", "check"}) {
+  for (const std::string command : {"", "zoo", "trace", "report", "check", "ops"}) {
     CAPTURE(command);
     std::vector<std::string> args;
     if (!command.empty()) args.push_back(command);
@@ -318,8 +409,8 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
        "zoo"},
       {{"trace", "resnet18", "-o", "/tmp"},
        "symtrace trace: error: cannot write '/tmp': it is a directory; give a file name with -o", "trace"},
-      {{"compile", "resnet18"}, "symtrace: error: unknown command 'compile'; the commands are zoo, trace, report and check",
-       ""},
+      {{"compile", "resnet18"},
+       "symtrace: error: unknown command 'compile'; the commands are zoo, trace, report, check and ops", ""},
       {{"trace", "resnet18", "--verbose"}, "symtrace trace: error: unknown option '--verbose'; see --help for the options",
        "trace"},
       {{"trace"}, "symtrace trace: error: trace needs a MODEL; `symtrace zoo` lists them", "trace"},
@@ -336,6 +427,15 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
        "symtrace check: error: --tolerance 'lots' is not a number >= 0; write e.g. --tolerance 1e-4", "check"},
       {{"report", "resnet18", "--tolerance", "1e-3"}, "symtrace report: error: report takes no --tolerance (check does)",
        "report"},
+      {{"report", "resnet18", "--training"}, "symtrace report: error: report takes no --training (ops does)", "report"},
+      {{"ops", "resnet18", "--by-execution"}, "symtrace ops: error: ops takes no --by-execution (report does)", "ops"},
+      {{"ops"}, "symtrace ops: error: ops needs a MODEL; `symtrace zoo` lists them", "ops"},
+      {{"ops", "resnet18", "--format", "dot"}, "symtrace ops: error: ops has no format 'dot'; use one of text, json",
+       "ops"},
+      {{"ops", "resnet18", "--input", "?x3x32x32"},
+       "symtrace ops: error: --input '?x3x32x32': ops runs the model, so every size must be known", "ops"},
+      {{"--training"},
+       "symtrace: error: options need a command first, e.g. symtrace report resnet50_fail4 --format json", ""},
       {{"--format", "json"},
        "symtrace: error: options need a command first, e.g. symtrace report resnet50_fail4 --format json", ""},
   };
@@ -355,7 +455,7 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
 }
 
 TEST_CASE("input the model refuses is an error naming the op, exit 2, for every command") {
-  for (const std::string command : {"trace", "report"}) {
+  for (const std::string command : {"trace", "report", "ops"}) {
     CAPTURE(command);
     const Run r = run({command, "resnet18", "--input", "1x4x32x32"});
     CHECK(r.code == 2);

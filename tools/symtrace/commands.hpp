@@ -18,5 +18,7 @@ int trace_command(const Options& options, Output& output, std::ostream& err);
 int report_command(const Options& options, Output& output, std::ostream& err);
 /// `symtrace check MODEL`: the traced graph run against the eager forward; exit 1 on mismatch.
 int check_command(const Options& options, Output& output, std::ostream& err);
+/// `symtrace ops MODEL`: the ops a run of the model calls, in inference (and training).
+int ops_command(const Options& options, Output& output, std::ostream& err);
 
 }  // namespace symtrace::cli

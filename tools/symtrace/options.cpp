@@ -18,16 +18,26 @@ struct CommandSpec {
   std::vector<std::string_view> formats;
   bool takes_inputs;
   bool takes_tolerance;
+  std::vector<std::string_view> flags;  ///< the command's own switches
 };
 
-const std::array<CommandSpec, 4>& commands() {
-  static const std::array<CommandSpec, 4> specs{{
-      {"zoo", false, {"text", "json"}, false, false},
-      {"trace", true, {"text", "tabular", "json", "dot", "svg"}, true, false},
-      {"report", true, {"text", "json", "dot", "svg"}, true, false},
-      {"check", true, {"text", "json"}, true, true},
+const std::array<CommandSpec, 5>& commands() {
+  static const std::array<CommandSpec, 5> specs{{
+      {"zoo", false, {"text", "json"}, false, false, {}},
+      {"trace", true, {"text", "tabular", "json", "dot", "svg"}, true, false, {}},
+      {"report", true, {"text", "json", "dot", "svg"}, true, false, {"--by-execution"}},
+      {"check", true, {"text", "json"}, true, true, {}},
+      {"ops", true, {"text", "json"}, true, false, {"--training"}},
   }};
   return specs;
+}
+
+/// The command that has the switch `flag`.
+std::string_view owner_of(std::string_view flag) {
+  for (const CommandSpec& c : commands()) {
+    if (std::find(c.flags.begin(), c.flags.end(), flag) != c.flags.end()) return c.name;
+  }
+  return {};
 }
 
 const CommandSpec* find_command(std::string_view name) {
@@ -60,6 +70,7 @@ Options parse_options(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
   bool format_given = false;
   bool tolerance_given = false;
+  std::vector<std::string_view> flags;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     const std::string& command = o.command;
@@ -84,12 +95,15 @@ Options parse_options(const std::vector<std::string>& args) {
       }
       o.tolerance = value;
       tolerance_given = true;
+    } else if (arg == "--by-execution" || arg == "--training") {
+      (arg == "--training" ? o.training : o.by_execution) = true;
+      flags.push_back(arg == "--training" ? std::string_view("--training") : std::string_view("--by-execution"));
     } else if (arg.size() > 1 && arg.front() == '-') {
       throw UsageError(command, fmt::format("unknown option '{}'; see --help for the options", arg));
     } else if (spec == nullptr && o.command.empty()) {
       spec = find_command(arg);
       if (spec == nullptr) {
-        throw UsageError("", fmt::format("unknown command '{}'; the commands are zoo, trace, report and check", arg));
+        throw UsageError("", fmt::format("unknown command '{}'; the commands are zoo, trace, report, check and ops", arg));
       }
       o.command = arg;
     } else {
@@ -98,7 +112,7 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   if (o.help || o.version) return o;
   if (spec == nullptr) {
-    if (!o.inputs.empty() || format_given || !o.output.empty() || tolerance_given) {
+    if (!o.inputs.empty() || format_given || !o.output.empty() || tolerance_given || !flags.empty()) {
       throw UsageError("", "options need a command first, e.g. symtrace report resnet50_fail4 --format json");
     }
     return o;  // no command: the default job
@@ -123,6 +137,11 @@ Options parse_options(const std::vector<std::string>& args) {
   }
   if (!spec->takes_tolerance && tolerance_given) {
     throw UsageError(command, fmt::format("{} takes no --tolerance (check does)", command));
+  }
+  for (std::string_view flag : flags) {
+    if (std::find(spec->flags.begin(), spec->flags.end(), flag) == spec->flags.end()) {
+      throw UsageError(command, fmt::format("{} takes no {} ({} does)", command, flag, owner_of(flag)));
+    }
   }
   return o;
 }
@@ -178,7 +197,7 @@ std::string help_text(std::string_view command) {
            "\"dtype\", \"source\"}], \"guards\": [{\"input\", \"value\"}]}.\n";
   }
   if (command == "report") {
-    return "usage: symtrace report MODEL [--input SHAPE]... [--format text|json|dot|svg] [-o FILE]\n"
+    return "usage: symtrace report MODEL [--input SHAPE]... [--by-execution] [--format text|json|dot|svg] [-o FILE]\n"
            "\n"
            "Traces MODEL robustly (recursive_trace) and prints its coverage report: the module tree\n"
            "with a status per module (traced, leaf, failed, unvisited), each failure with its\n"
@@ -186,12 +205,15 @@ std::string help_text(std::string_view command) {
            "and totals. dot and svg draw the module tree coloured by status.\n"
            "\n"
            "  --input SHAPE   the shape of the next input (1x3x224x224; ? for an unknown size)\n"
+           "  --by-execution  also run each failed module whose input shapes are known on random\n"
+           "                  inputs and record it by execution (a graph specialised on those\n"
+           "                  inputs, with the places it read tensor data)\n"
            "  --format F      text (default), json, dot or svg\n"
            "  -o FILE         write to FILE instead of standard output\n"
            "\n"
            "JSON: {\"model\", \"graphs\": [{\"module\", \"type\", \"nodes\"}], \"failed\": [{\"module\", \"type\",\n"
-           "\"kind\", \"message\", \"source\", \"op\"}], \"unvisited\": [...], \"modules\": [{\"module\", \"type\",\n"
-           "\"status\"}], \"totals\": {...}}.\n";
+           "\"kind\", \"message\", \"source\", \"op\", \"by_execution\"}], \"unvisited\": [...], \"modules\":\n"
+           "[{\"module\", \"type\", \"status\"}], \"totals\": {...}}.\n";
   }
   if (command == "check") {
     return "usage: symtrace check MODEL [--input SHAPE]... [--tolerance REL] [--format text|json] [-o FILE]\n"
@@ -208,6 +230,21 @@ std::string help_text(std::string_view command) {
            "\n"
            "JSON: {\"model\", \"max_abs_error\", \"max_rel_error\", \"ok\"}.\n";
   }
+  if (command == "ops") {
+    return "usage: symtrace ops MODEL [--input SHAPE]... [--training] [--format text|json] [-o FILE]\n"
+           "\n"
+           "Runs MODEL eagerly on random inputs and lists the ops it called (the closed set a\n"
+           "selective build needs), with the calls of each, the calls made inside other ops\n"
+           "(nested) and the calls that took an op's training path.\n"
+           "\n"
+           "  --input SHAPE   the shape of the next input (1x3x64x64); default: the model's example inputs\n"
+           "  --training      also run it in training mode and list what each mode needs\n"
+           "  --format F      text (default) or json\n"
+           "  -o FILE         write to FILE instead of standard output\n"
+           "\n"
+           "JSON: {\"model\", \"inputs\", \"modes\": {\"inference\": [{\"op\", \"calls\", \"nested_calls\",\n"
+           "\"training_calls\"}], \"training\": [...]}, \"ops\": [...], \"training_only\": [...]}.\n";
+  }
   return "usage: symtrace [COMMAND] [OPTIONS]\n"
          "\n"
          "Robust symbolic tracing of module hierarchies: what torch.fx does for Python, for C++\n"
@@ -218,6 +255,7 @@ std::string help_text(std::string_view command) {
          "  trace MODEL       the symbolic graph of MODEL (text, tabular, json, dot, svg)\n"
          "  report MODEL      recursive_trace of MODEL and its coverage report (text, json, dot, svg)\n"
          "  check MODEL       trace MODEL, run the graph, compare with eager\n"
+         "  ops MODEL         the ops MODEL calls when run (for a selective build)\n"
          "\n"
          "With no command, symtrace runs `symtrace report mixed_failures`: a model whose blocks\n"
          "fail in each of the common ways, captured as far as it can be.\n"

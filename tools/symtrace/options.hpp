@@ -12,12 +12,14 @@ namespace symtrace::cli {
 
 /// What the command line asks for.
 struct Options {
-  std::string command;              ///< zoo, trace, report or check; empty when none was given
+  std::string command;              ///< zoo, trace, report, check or ops; empty when none was given
   std::string model;                ///< the MODEL argument
   std::vector<std::string> inputs;  ///< each --input, as written
   std::string format = "text";      ///< --format
   std::string output;               ///< -o FILE; empty: standard output
   double tolerance = 1e-5;          ///< check --tolerance: the largest relative error accepted
+  bool by_execution = false;        ///< report --by-execution: capture failed modules by execution
+  bool training = false;            ///< ops --training: also run the model in training mode
   bool help = false;                ///< --help
   bool version = false;             ///< --version
 };

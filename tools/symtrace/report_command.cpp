@@ -3,6 +3,7 @@
 #include "hierarchy_dot.hpp"
 #include "model_inputs.hpp"
 
+#include <memory>
 #include <stdexcept>
 
 namespace symtrace::cli {
@@ -11,7 +12,10 @@ int report_command(const Options& options, Output& output, std::ostream& /*err*/
   const zoo::ModelInfo& info = find_model(options);
   const std::vector<InputSpec> specs = input_specs(info, options);
   const std::shared_ptr<Module> model = zoo::create(info.name);
-  const GraphCollection collection = recursive_trace(*model, specs);
+  auto tracer = std::make_unique<RobustTracer>();
+  tracer->capture_failed_by_execution(options.by_execution);
+  GraphCollection collection(std::move(tracer));
+  collection.recursive_trace(*model, specs);
   // The model's own forward refusing its input is bad input, not a finding.
   for (const ModuleFailure& f : collection.failures()) {
     if (f.module.empty() && (f.kind == "OpError" || f.kind == "std::invalid_argument")) {

@@ -1,0 +1,100 @@
+// `symtrace ops MODEL`: the ops a run of the model calls (OperatorCallTracer), per mode.
+#include "commands.hpp"
+#include "model_inputs.hpp"
+
+#include <nlohmann/json.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace symtrace::cli {
+namespace {
+
+/// The ops one run of `model` on `args` calls, in training mode or not.
+std::vector<OperatorUse> uses_of_run(Module& model, const ValueList& args, bool training) {
+  model.train(training);
+  OperatorCallTracer tracer;
+  (void)model.call(args);
+  return tracer.uses();
+}
+
+const OperatorUse* find(const std::vector<OperatorUse>& uses, const std::string& op) {
+  auto it = std::lower_bound(uses.begin(), uses.end(), op,
+                             [](const OperatorUse& u, const std::string& name) { return u.name < name; });
+  return it != uses.end() && it->name == op ? &*it : nullptr;
+}
+
+nlohmann::ordered_json uses_json(const std::vector<OperatorUse>& uses) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const OperatorUse& u : uses) {
+    out.push_back({{"op", u.name}, {"calls", u.calls}, {"nested_calls", u.nested_calls}, {"training_calls", u.training_calls}});
+  }
+  return out;
+}
+
+}  // namespace
+
+int ops_command(const Options& options, Output& output, std::ostream& /*err*/) {
+  const zoo::ModelInfo& info = find_model(options);
+  const std::vector<Tensor> inputs = example_tensors(info, options);
+  const ValueList args(inputs.begin(), inputs.end());
+  const std::shared_ptr<Module> model = zoo::create(info.name);
+  const std::vector<OperatorUse> inference = uses_of_run(*model, args, false);
+  std::vector<OperatorUse> training;
+  if (options.training) training = uses_of_run(*model, args, true);
+  model->eval();
+
+  std::vector<std::string> ops;  // the union, sorted
+  std::vector<std::string> training_only;
+  for (const OperatorUse& u : inference) ops.push_back(u.name);
+  for (const OperatorUse& u : training) {
+    if (find(inference, u.name) == nullptr) training_only.push_back(u.name);
+  }
+  ops.insert(ops.end(), training_only.begin(), training_only.end());
+  std::sort(ops.begin(), ops.end());
+  std::vector<std::string> shapes;
+  for (const Tensor& t : inputs) shapes.push_back(shape_text(t.shape()));
+
+  if (options.format == "json") {
+    nlohmann::ordered_json modes{{"inference", uses_json(inference)}};
+    if (options.training) modes["training"] = uses_json(training);
+    nlohmann::ordered_json j{{"model", info.name}, {"inputs", shapes}, {"modes", std::move(modes)}, {"ops", ops}};
+    if (options.training) j["training_only"] = training_only;
+    output.write(j.dump(2) + "\n");
+    return exit_ok;
+  }
+  std::size_t width = 2;
+  for (const std::string& op : ops) width = std::max(width, op.size());
+  std::string text;
+  if (!options.training) {
+    fmt::format_to(std::back_inserter(text), "ops of {} on {}: {} in inference\n", info.name, fmt::join(shapes, ", "),
+                   inference.size());
+    fmt::format_to(std::back_inserter(text), "{:<{}}  {:>7}  {:>7}  {:>13}\n", "op", width, "calls", "nested",
+                   "training path");
+    for (const OperatorUse& u : inference) {
+      fmt::format_to(std::back_inserter(text), "{:<{}}  {:>7}  {:>7}  {:>13}\n", u.name, width, u.calls, u.nested_calls,
+                     u.training_calls);
+    }
+  } else {
+    fmt::format_to(std::back_inserter(text), "ops of {} on {}: {} in inference, {} in training\n", info.name,
+                   fmt::join(shapes, ", "), inference.size(), training.size());
+    fmt::format_to(std::back_inserter(text), "{:<{}}  {:>9}  {:>9}  {:>13}\n", "op", width, "inference", "training",
+                   "training path");
+    for (const std::string& op : ops) {
+      const OperatorUse* i = find(inference, op);
+      const OperatorUse* t = find(training, op);
+      fmt::format_to(std::back_inserter(text), "{:<{}}  {:>9}  {:>9}  {:>13}\n", op, width,
+                     i ? fmt::format("{}", i->calls) : std::string("-"), t ? fmt::format("{}", t->calls) : std::string("-"),
+                     t ? t->training_calls : 0);
+    }
+    fmt::format_to(std::back_inserter(text), "only in training: {}\n",
+                   training_only.empty() ? std::string("none") : fmt::format("{}", fmt::join(training_only, ", ")));
+  }
+  output.write(text);
+  return exit_ok;
+}
+
+}  // namespace symtrace::cli
