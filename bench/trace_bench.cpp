@@ -1,11 +1,16 @@
-// Tracing the zoo: symbolic_trace per model (time per node), and recursive_trace on the failing
-// variants against a clean trace of the same architecture timed in the same run (the one-pass
-// claim: ModelOpt's recursive_trace costs 16x its clean trace on resnet50 with 16 failing blocks).
+// Tracing the zoo: symbolic_trace per model (time and graph bytes per node, deep_mlp from 1k to
+// 100k blocks for the growth), recursive_trace on the failing variants against a clean trace of
+// the same architecture timed in the same run (the one-pass claim: ModelOpt's recursive_trace
+// costs 16x its clean trace on resnet50 with 16 failing blocks), and what running costs on top
+// of the eager forward: tracing by execution, and the interpreter running a traced graph.
+// tools/bench runs this and prints the figures as one table.
 //
 //   ninja -C build-rel bench/trace_bench && build-rel/bench/trace_bench
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/mlp.hpp>
 
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
@@ -22,24 +27,19 @@ std::vector<InputSpec> example_specs(const std::string& name) {
   return specs;
 }
 
-/// The median time of `runs` clean traces of `model`, in seconds.
-double clean_trace_seconds(Module& model, const std::vector<InputSpec>& specs, int runs) {
-  std::vector<double> times;
-  for (int i = 0; i < runs; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    benchmark::DoNotOptimize(symbolic_trace(model, specs));
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::nth_element(times.begin(), times.begin() + runs / 2, times.end());
-  return times[static_cast<std::size_t>(runs / 2)];
+
+/// The heap bytes one graph holds per node: heap growth over a trace while its graph is alive.
+double graph_bytes_per_node(Module& model, const std::vector<InputSpec>& specs) {
+  const std::size_t before = mallinfo2().uordblks;
+  Graph g = symbolic_trace(model, specs);
+  const std::size_t after = mallinfo2().uordblks;
+  return static_cast<double>(after - before) / static_cast<double>(g.size());
 }
 
-void BM_SymbolicTrace(benchmark::State& state, const std::string& name) {
-  auto model = zoo::create(name);
-  const std::vector<InputSpec> specs = example_specs(name);
+void trace_model(benchmark::State& state, Module& model, const std::vector<InputSpec>& specs) {
   std::size_t nodes = 0;
   for (auto _ : state) {
-    Graph g = symbolic_trace(*model, specs);
+    Graph g = symbolic_trace(model, specs);
     nodes = g.size();
     benchmark::DoNotOptimize(g);
   }
@@ -47,6 +47,85 @@ void BM_SymbolicTrace(benchmark::State& state, const std::string& name) {
   state.counters["us_per_node"] = benchmark::Counter(static_cast<double>(nodes) * 1e-6,
                                                      benchmark::Counter::kIsIterationInvariantRate |
                                                          benchmark::Counter::kInvert);
+  state.counters["nodes_per_s"] =
+      benchmark::Counter(static_cast<double>(nodes), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["bytes_per_node"] = graph_bytes_per_node(model, specs);
+}
+
+void BM_SymbolicTrace(benchmark::State& state, const std::string& name) {
+  auto model = zoo::create(name);
+  trace_model(state, *model, example_specs(name));
+}
+
+/// deep_mlp with state.range(0) blocks: the growth from 1k to 100k blocks.
+void BM_SymbolicTraceDeepMlp(benchmark::State& state) {
+  auto model = zoo::deep_mlp(state.range(0));
+  trace_model(state, *model, {InputSpec(Shape{1, 64})});
+}
+
+/// The median time of `runs` calls of `f`, in seconds.
+template <typename F>
+double median_seconds(F&& f, int runs) {
+  std::vector<double> times;
+  for (int i = 0; i < runs; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(times.begin(), times.begin() + runs / 2, times.end());
+  return times[static_cast<std::size_t>(runs / 2)];
+}
+
+/// Counters for a run that does the eager forward's work and more: the time it adds per node
+/// of `graph` over the eager forward timed in the same run, and the ratio.
+void report_overhead(benchmark::State& state, double seconds_per_run, double eager_seconds, std::size_t nodes) {
+  state.counters["nodes"] = static_cast<double>(nodes);
+  state.counters["x_eager"] = seconds_per_run / eager_seconds;
+  state.counters["overhead_us_per_node"] = (seconds_per_run - eager_seconds) * 1e6 / static_cast<double>(nodes);
+}
+
+/// trace_by_execution of a model on its example inputs against its eager forward.
+void BM_TraceByExecution(benchmark::State& state, const std::string& name) {
+  auto model = zoo::create(name);
+  model->eval();
+  manual_seed(0);
+  const std::vector<Tensor> inputs = zoo::example_inputs(zoo::info(name));
+  const ValueList args(inputs.begin(), inputs.end());
+  std::size_t nodes = 0;
+  double seconds = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    ExecutionTrace t = trace_by_execution(*model, args);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    nodes = t.graph.size();
+    benchmark::DoNotOptimize(t);
+  }
+  const double eager = median_seconds([&] { benchmark::DoNotOptimize(model->call(args)); }, 15);
+  report_overhead(state, seconds / static_cast<double>(state.iterations()), eager, nodes);
+}
+
+/// The interpreter running a model's traced graph against the eager forward.
+void BM_Interpreter(benchmark::State& state, const std::string& name) {
+  auto model = zoo::create(name);
+  model->eval();
+  manual_seed(0);
+  const std::vector<Tensor> inputs = zoo::example_inputs(zoo::info(name));
+  const ValueList args(inputs.begin(), inputs.end());
+  const Graph graph = symbolic_trace(*model, example_specs(name));
+  Interpreter interpreter(*model, graph);
+  double seconds = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(interpreter.run(args));
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  const double eager = median_seconds([&] { benchmark::DoNotOptimize(model->call(args)); }, 15);
+  report_overhead(state, seconds / static_cast<double>(state.iterations()), eager, graph.size());
+}
+
+/// The median time of `runs` clean traces of `model`, in seconds.
+double clean_trace_seconds(Module& model, const std::vector<InputSpec>& specs, int runs) {
+  return median_seconds([&] { benchmark::DoNotOptimize(symbolic_trace(model, specs)); }, runs);
 }
 
 void BM_RecursiveTrace(benchmark::State& state, const std::string& name, const std::string& clean) {
@@ -74,6 +153,7 @@ BENCHMARK_CAPTURE(BM_SymbolicTrace, resnet50, std::string("resnet50"))->Unit(ben
 BENCHMARK_CAPTURE(BM_SymbolicTrace, mobilenet_v2, std::string("mobilenet_v2"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_SymbolicTrace, vit_b16, std::string("vit_b16"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_SymbolicTrace, deep_mlp_1000, std::string("deep_mlp_1000"))->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SymbolicTraceDeepMlp)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_RecursiveTrace, resnet50_fail1, std::string("resnet50_fail1"), std::string("resnet50"))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_RecursiveTrace, resnet50_fail16, std::string("resnet50_fail16"), std::string("resnet50"))
@@ -83,5 +163,9 @@ BENCHMARK_CAPTURE(BM_RecursiveTrace, deep_mlp_1000, std::string("deep_mlp_1000")
 BENCHMARK_CAPTURE(BM_RecursiveTrace, deep_mlp_1000_fail16, std::string("deep_mlp_1000_fail16"),
                   std::string("deep_mlp_1000"))
     ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TraceByExecution, deep_mlp_1000, std::string("deep_mlp_1000"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TraceByExecution, resnet18, std::string("resnet18"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Interpreter, deep_mlp_1000, std::string("deep_mlp_1000"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Interpreter, resnet18, std::string("resnet18"))->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();
