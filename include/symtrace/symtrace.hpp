@@ -23,6 +23,7 @@
 #include "symtrace/graph.hpp"
 #include "symtrace/nn.hpp"
 #include "symtrace/observe.hpp"
+#include "symtrace/passes.hpp"
 #include "symtrace/robust.hpp"
 #include "symtrace/trace.hpp"
 #include "symtrace/interp/graph_module.hpp"
