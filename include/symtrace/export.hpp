@@ -1,0 +1,5 @@
+#pragma once
+/// \file
+/// The `export` layer in one include.
+
+#include "symtrace/export/graph_json.hpp"
