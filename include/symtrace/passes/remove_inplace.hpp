@@ -21,6 +21,9 @@ namespace symtrace {
 /// parameter or buffer (the change outlives the graph), through a view other than one slice
 /// while the viewed tensor is used afterwards, or while another view of the same tensor made
 /// before the write is used after it; also a `fill_` or `copy_` whose target shape is unknown.
+/// Views are known from the op registry (and reshape, flatten, contiguous and to, which may
+/// return their input or a view of it); a `call_module` result is taken as a new tensor, so a
+/// leaf module that returns a view of its input is not seen as an alias.
 std::size_t remove_inplace(Graph& graph, std::source_location where = std::source_location::current());
 
 }  // namespace symtrace
