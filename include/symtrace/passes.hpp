@@ -8,3 +8,5 @@
 #include "symtrace/passes/pass_manager.hpp"
 #include "symtrace/passes/remove_inplace.hpp"
 #include "symtrace/passes/remove_unnecessary_slices.hpp"
+#include "symtrace/passes/fuse_conv_bn.hpp"
+#include "symtrace/passes/subgraph_rewriter.hpp"
