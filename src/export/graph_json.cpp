@@ -144,7 +144,7 @@ class Reader {
       fail(path_ + ".format", "is '{}'; a graph document has \"format\": \"{}\"", format.get<std::string>(), format_name);
     }
     const Json& version = field(doc, path_, "version", Json::value_t::number_integer);
-    if (!version.is_number_integer() || version.get<std::int64_t>() != graph_json_version) {
+    if (too_large(version) || version.get<std::int64_t>() != graph_json_version) {
       fail(path_ + ".version", "is {}; this build reads version {}", version.dump(), graph_json_version);
     }
     Graph graph;
@@ -173,6 +173,11 @@ class Reader {
   [[noreturn]] static void fail(const std::string& at, fmt::format_string<A...> what, A&&... args) {
     throw std::invalid_argument(
         fmt::format("graph_from_json: {}: {}", at, fmt::format(what, std::forward<A>(args)...)));
+  }
+
+  /// True for an unsigned integer beyond the int64 range (get<int64_t> would wrap it).
+  static bool too_large(const Json& j) {
+    return j.is_number_unsigned() && j.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
   }
 
   static const char* type_word(Json::value_t t) {
@@ -212,7 +217,7 @@ class Reader {
     for (std::size_t i = 0; i < j.size(); ++i) {
       if (j[i].is_null()) {
         shape.push_back(Dim());
-      } else if (j[i].is_number_integer() && j[i].get<std::int64_t>() >= 0) {
+      } else if (j[i].is_number_integer() && !too_large(j[i]) && j[i].get<std::int64_t>() >= 0) {
         shape.push_back(Dim(j[i].get<std::int64_t>()));
       } else {
         fail(fmt::format("{}[{}]", at, i), "is {}; a size is an integer >= 0, or null when unknown", j[i].dump());
@@ -345,7 +350,9 @@ class Reader {
       if (dtype == DType::int64) {
         std::vector<std::int64_t> v;
         for (std::size_t k = 0; k < data.size(); ++k) {
-          if (!data[k].is_number_integer()) fail(fmt::format("{}.data[{}]", at, k), "is {}, not an integer", data[k].dump());
+          if (!data[k].is_number_integer() || too_large(data[k])) {
+            fail(fmt::format("{}.data[{}]", at, k), "is {}, not a 64-bit integer", data[k].dump());
+          }
           v.push_back(data[k].get<std::int64_t>());
         }
         t = tensor(v, {numel});
@@ -395,10 +402,14 @@ Graph graph_from_json(std::string_view document) {
   Json doc;
   try {
     doc = Json::parse(document.begin(), document.end());
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number too large to read
     throw std::invalid_argument(fmt::format("graph_from_json: the document is not JSON: {}", e.what()));
   }
-  return Reader("document", 0).read(doc);
+  try {
+    return Reader("document", 0).read(doc);
+  } catch (const Json::exception& e) {  // every access is checked first; this is the last line of defence
+    throw std::invalid_argument(fmt::format("graph_from_json: the document cannot be read: {}", e.what()));
+  }
 }
 
 }  // namespace symtrace

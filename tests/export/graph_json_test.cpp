@@ -135,6 +135,13 @@ TEST_CASE("malformed documents are refused with an error naming the place and th
   const std::vector<Case> cases{
       {"", "graph_from_json: the document is not JSON: [json.exception.parse_error.101]"},
       {resnet.substr(0, resnet.size() / 2), "graph_from_json: the document is not JSON: "},
+      // Found by the fuzz target: a number too large to read is nlohmann's out_of_range, not a parse error.
+      {R"({"format": "symtrace.graph", "version": 1, "nodes": [2222222222222222222E222222222222]})",
+       "graph_from_json: the document is not JSON: [json.exception.out_of_range.406] number overflow parsing"},
+      {R"({"format": "symtrace.graph", "version": 18446744073709551617})",
+       "graph_from_json: document.version: is number, not an integer"},
+      {R"({"format": "symtrace.graph", "version": 18446744073709551615})",
+       "graph_from_json: document.version: is 18446744073709551615; this build reads version 1"},
       {"[1, 2]", "graph_from_json: document: the document is array, not an object"},
       {R"({"format": "onnx", "version": 1})",
        "graph_from_json: document.format: is 'onnx'; a graph document has \"format\": \"symtrace.graph\""},
