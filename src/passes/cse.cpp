@@ -56,7 +56,13 @@ std::size_t eliminate_common_subexpressions(Graph& graph) {
   std::string key;
   for (Node* node = graph.nodes().empty() ? nullptr : &*graph.nodes().begin(); node != nullptr;) {
     Node* next = node->next();
-    if (is_pure(*node)) {
+    // Note [CSE across writes]: a node that may write into a tensor (an in-place or
+    // argument-writing op, an impure node, a module call, whose leaf may work in place) can
+    // change what an equal-looking later node reads, so nothing before it is merged with
+    // anything after it.
+    if (node->op() == OpKind::call_module || (node->op() != OpKind::placeholder && has_side_effects(*node))) {
+      seen.clear();
+    } else if (is_pure(*node)) {
       key.clear();
       key.push_back(static_cast<char>(node->op()));
       const std::size_t n = node->target().size();

@@ -64,6 +64,23 @@ TEST_CASE("nodes that differ in a constant, a keyword, or have effects are not m
   CHECK(to_string(g) == before);
 }
 
+TEST_CASE("equal nodes on either side of a write, or of a module call, are not merged") {
+  Graph g;
+  Node& x = g.placeholder("x");
+  Node& e = g.call_function("exp", {x});
+  Node& a = g.call_method("mul", {e, 2.0});
+  g.call_method("add_", {e, 1.0});  // e changes here
+  Node& b = g.call_method("mul", {e, 2.0});
+  Node& c = g.call_module("act", {b});
+  Node& d = g.call_method("mul", {e, 2.0});  // after a module call: kept too
+  Node& d2 = g.call_method("mul", {e, 2.0});  // equal to d with nothing between: merged
+  g.output(Argument::list({a, b, c, d, d2}));
+  CHECK(eliminate_common_subexpressions(g) == 1);
+  CHECK(g.find_node("mul_3") == nullptr);
+  CHECK(g.find_node("mul_2") != nullptr);
+  CHECK(g.find_node("mul_1") != nullptr);
+}
+
 TEST_CASE("CSE on a traced model keeps its numerics") {
   auto m = std::make_shared<TwiceImpl>();
   Graph g = symbolic_trace(*m, {InputSpec(Shape{2, 3})});
