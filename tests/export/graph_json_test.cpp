@@ -1,6 +1,7 @@
 // The graph JSON document: exact round trips (every argument kind, metadata, guards, constants,
 // subgraphs; every zoo graph, a robust root graph, a graph traced by execution, a graph with
 // cond), and a suite of malformed documents, each with its pinned error.
+#include "support/cond_modules.hpp"
 #include "support/zoo_checks.hpp"
 
 #include <symtrace/symtrace.hpp>
@@ -8,6 +9,7 @@
 #include <limits>
 
 using namespace symtrace;
+using testing::Gated;
 
 namespace {
 
@@ -23,18 +25,6 @@ Graph round_trip(const Graph& g) {
   CHECK_NOTHROW(back.lint());
   return back;
 }
-
-class Gated : public TypedModule<Gated> {
- public:
-  Gated() { fc = register_module("fc", nn::Linear(3, 3)); }
-  Tensor forward(const Tensor& x) {
-    return cond(
-               x.sum() > 0, [this](const TensorList& in) -> Value { return fc(in[0]).relu(); },
-               [](const TensorList& in) -> Value { return in[0].neg(); }, {x})
-        .to_tensor();
-  }
-  nn::Linear fc{nullptr};
-};
 
 /// The error graph_from_json gives for `doc`.
 std::string error_of(const std::string& doc) {

@@ -1,6 +1,7 @@
 // cond(): control flow kept in the graph. Eager branching, both branches traced into
 // subgraphs owned by the graph, the Interpreter picking a branch at run time, and the errors.
 #include "support/checks.hpp"
+#include "support/cond_modules.hpp"
 
 #include "symtrace/symtrace.hpp"
 
@@ -10,22 +11,10 @@
 #include <string>
 
 using namespace symtrace;
+using testing::Gated;
 using testing::max_rel_error;
 
 namespace {
-
-/// relu(fc(x)) when the sum is positive, else -x: a data-dependent branch written with cond.
-class Gated : public TypedModule<Gated> {
- public:
-  Gated() { fc = register_module("fc", nn::Linear(3, 3)); }
-  Tensor forward(const Tensor& x) {
-    return cond(
-               x.sum() > 0, [this](const TensorList& in) -> Value { return fc(in[0]).relu(); },
-               [](const TensorList& in) -> Value { return in[0].neg(); }, {x})
-        .to_tensor();
-  }
-  nn::Linear fc{nullptr};
-};
 
 /// Two results per branch, of sizes that differ between the branches.
 class Pair : public TypedModule<Pair> {
