@@ -1,7 +1,7 @@
-// libFuzzer target: graph_from_json on any bytes. A document is either refused with
-// std::invalid_argument or read into a graph that lints and exports to a document that reads
-// back to the same graph; anything else (a crash, a sanitizer report, another exception, a
-// graph that fails lint) is a finding.
+// libFuzzer target: graph_from_json and report_from_json on any bytes. A document is either
+// refused with std::invalid_argument or read into a graph that lints (a report whose coverage
+// report prints) and exports to a document that reads back to the same; anything else (a
+// crash, a sanitizer report, another exception, a graph that fails lint) is a finding.
 //
 //   tools/fuzz [SECONDS]
 #include <symtrace/symtrace.hpp>
@@ -13,8 +13,27 @@
 #include <string>
 #include <string_view>
 
+namespace {
+
+void read_report(std::string_view document) {
+  symtrace::CollectionReport report;
+  try {
+    report = symtrace::report_from_json(document);
+  } catch (const std::invalid_argument&) {
+    return;  // refused, as it should be
+  }
+  for (const auto& g : report.graphs) g.graph.lint();
+  (void)symtrace::coverage_report(report, symtrace::ReportFormat::text);
+  (void)symtrace::coverage_report(report, symtrace::ReportFormat::json);
+  const std::string again = symtrace::report_to_json(report);
+  if (symtrace::report_to_json(symtrace::report_from_json(again)) != again) std::abort();
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view document(reinterpret_cast<const char*>(data), size);
+  read_report(document);
   symtrace::Graph graph;
   try {
     graph = symtrace::graph_from_json(document);

@@ -3,6 +3,7 @@
 /// The robust layer: RobustTracer, GraphCollection, recursive_trace, the module hierarchy and
 /// the coverage report.
 
+#include "symtrace/robust/collection_report.hpp"
 #include "symtrace/robust/coverage_report.hpp"
 #include "symtrace/robust/graph_collection.hpp"
 #include "symtrace/robust/module_hierarchy.hpp"

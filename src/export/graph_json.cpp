@@ -6,6 +6,8 @@
 // input recurses deeply; the graph is built aside and linted, and handed out only whole.
 #include "symtrace/export/graph_json.hpp"
 
+#include "json_document.hpp"
+
 #include "symtrace/core/dtype.hpp"
 #include "symtrace/core/factories.hpp"
 #include "symtrace/core/tensor.hpp"
@@ -27,7 +29,7 @@ namespace symtrace {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
+using detail::Json;
 
 constexpr std::string_view format_name = "symtrace.graph";
 constexpr int max_depth = 64;                          // argument lists and subgraphs
@@ -168,11 +170,10 @@ class Reader {
     return graph;
   }
 
- private:
+ // The static readers serve the other documents too (json_document.hpp).
   template <class... A>
   [[noreturn]] static void fail(const std::string& at, fmt::format_string<A...> what, A&&... args) {
-    throw std::invalid_argument(
-        fmt::format("graph_from_json: {}: {}", at, fmt::format(what, std::forward<A>(args)...)));
+    detail::document_error(at, what, std::forward<A>(args)...);
   }
 
   /// True for an unsigned integer beyond the int64 range (get<int64_t> would wrap it).
@@ -237,6 +238,7 @@ class Reader {
     fail(at, "is {}, not a number or {{\"float\": \"nan\" | \"inf\" | \"-inf\"}}", j.dump());
   }
 
+ private:
   Argument read_argument(const Json& j, const std::string& at, int depth) const {
     if (depth > max_depth) fail(at, "nests lists deeper than {} levels", max_depth);
     switch (j.type()) {
@@ -396,17 +398,43 @@ class Reader {
 
 }  // namespace
 
+namespace detail {
+
+Json parse_document(std::string_view text, std::string_view reader) {
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number too large to read
+    throw std::invalid_argument(fmt::format("{}: the document is not JSON: {}", reader, e.what()));
+  }
+}
+
+const Json& document_field(const Json& object, const std::string& at, const char* key, Json::value_t type) {
+  return Reader::field(object, at, key, type);
+}
+
+bool too_large_for_int64(const Json& j) { return Reader::too_large(j); }
+
+Json write_graph_document(const Graph& graph) { return write_graph(graph); }
+Json write_shape_document(const Shape& shape) { return write_shape(shape); }
+
+Graph read_graph_document(const Json& doc, const std::string& at, int depth) {
+  if (depth > max_depth) document_error(at, "nests graphs deeper than {} levels", max_depth);
+  return Reader(at, depth).read(doc);
+}
+
+Shape read_shape_document(const Json& j, const std::string& at) { return Reader::read_shape(j, at); }
+DType read_dtype_document(const Json& j, const std::string& at) { return Reader::read_dtype(j, at); }
+
+}  // namespace detail
+
 std::string graph_to_json(const Graph& graph, int indent) { return write_graph(graph).dump(indent) + "\n"; }
 
 Graph graph_from_json(std::string_view document) {
-  Json doc;
-  try {
-    doc = Json::parse(document.begin(), document.end());
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number too large to read
-    throw std::invalid_argument(fmt::format("graph_from_json: the document is not JSON: {}", e.what()));
-  }
+  const Json doc = detail::parse_document(document, "graph_from_json");
   try {
     return Reader("document", 0).read(doc);
+  } catch (const detail::DocumentError& e) {
+    throw std::invalid_argument(fmt::format("graph_from_json: {}", e.what()));
   } catch (const Json::exception& e) {  // every access is checked first; this is the last line of defence
     throw std::invalid_argument(fmt::format("graph_from_json: the document cannot be read: {}", e.what()));
   }

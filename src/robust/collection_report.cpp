@@ -1,0 +1,68 @@
+// make_report: a GraphCollection's results copied into plain data, locations as text.
+#include "symtrace/robust/collection_report.hpp"
+
+#include "symtrace/core/error.hpp"
+#include "symtrace/nn/module.hpp"
+#include "symtrace/robust/graph_collection.hpp"
+
+#include <fmt/format.h>
+
+namespace symtrace {
+
+namespace {
+
+std::string source_text(std::source_location where) {
+  return where.line() == 0 ? std::string() : fmt::format("{}:{}", where.file_name(), where.line());
+}
+
+CollectionReport::ByExecution by_execution_of(const ExecutionCapture& x) {
+  CollectionReport::ByExecution b;
+  if (x.graph) b.graph = *x.graph;
+  b.inputs = x.inputs;
+  for (const TraceWarning& w : x.warnings) {
+    b.warnings.push_back(CollectionReport::Warning{std::string(to_string(w.kind)),
+                                                   fmt::format("{}:{}", w.where.file_name(), w.where.line()), w.module_path,
+                                                   w.count, w.message});
+  }
+  b.error = x.error;
+  return b;
+}
+
+}  // namespace
+
+std::size_t CollectionReport::count(ModuleStatus status) const noexcept {
+  std::size_t n = 0;
+  for (const ModuleEntry& m : modules) n += m.status == status ? 1 : 0;
+  return n;
+}
+
+std::size_t CollectionReport::total_nodes() const noexcept {
+  std::size_t n = 0;
+  for (const GraphEntry& g : graphs) n += g.graph.size();
+  return n;
+}
+
+CollectionReport make_report(const GraphCollection& collection, std::string_view model_name, std::source_location where) {
+  const ModuleHierarchy& h = collection.hierarchy();
+  if (collection.size() == 0 || h.empty()) {
+    throw_invalid_argument(where, "coverage_report was given a GraphCollection that holds no trace: call "
+                                  "recursive_trace first");
+  }
+  CollectionReport r;
+  r.model = std::string(model_name);
+  r.modules.reserve(h.size());
+  for (const ModuleRecord& m : h) {
+    CollectionReport::ModuleEntry e{m.path, std::string(m.type), m.status, {}};
+    for (const auto& [name, child] : m.module->named_children()) e.children.push_back({name, h.index_of(*child)});
+    r.modules.push_back(std::move(e));
+  }
+  for (const ModuleFailure& f : collection.failures()) {
+    CollectionReport::Failure out{f.module, f.type, f.kind, f.message, source_text(f.where), f.op, std::nullopt};
+    if (f.by_execution) out.by_execution = by_execution_of(*f.by_execution);
+    r.failures.push_back(std::move(out));
+  }
+  for (const GraphCollection::Entry& e : collection) r.graphs.push_back({e.path, e.module->type_name(), e.graph});
+  return r;
+}
+
+}  // namespace symtrace
