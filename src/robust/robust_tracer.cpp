@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include <exception>
+#include <optional>
 #include <stdexcept>
 #include <typeinfo>
 
@@ -77,6 +78,9 @@ Graph RobustTracer::trace_robustly(Module& root, const std::vector<InputSpec>& i
                                            where, {}, {}},
                              where);
   }
+  if (remember_leaf_calls_ && concrete_args.empty() && !is_failed(root) && is_leaf_module(root, "")) {
+    if (std::optional<Graph> graph = remembered_leaf_graph(root, inputs, where)) return std::move(*graph);
+  }
   try {
     return Tracer::trace(root, inputs, concrete_args, where);
   } catch (const std::invalid_argument&) {
@@ -88,6 +92,73 @@ Graph RobustTracer::trace_robustly(Module& root, const std::vector<InputSpec>& i
   } catch (...) {
     return failed_root_graph(root, root_failure(root, nullptr, where), where);
   }
+}
+
+// Note [A remembered leaf root]: in a recursive_trace, most modules traced as roots are
+// leaves (the children of failed modules: Conv2d, BatchNorm2d, ...). When their inputs have an
+// unknown rank (they came after a failure) their result is unknown too, and when the parent
+// called them with these very inputs before it failed, their result is remembered (see
+// leaf_result_meta). The graph is then known without running anything: a placeholder per
+// input, the call_module node of the root, and the output. It is built directly, node for node
+// what Tracer::trace makes for a leaf root (same names, metadata, locations; tested against
+// it), without a tracing state or a module index.
+std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std::vector<InputSpec>& inputs,
+                                                         std::source_location where) {
+  const ForwardSignature* signature = root.forward_signature();
+  if (signature == nullptr || inputs.size() < signature->num_required || inputs.size() > signature->parameters.size()) {
+    return std::nullopt;
+  }
+  std::vector<TensorMeta> metas;
+  metas.reserve(inputs.size());
+  bool unknown_rank = false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const ParamType type = signature->parameters[i].type;
+    if (type != ParamType::tensor && type != ParamType::any) return std::nullopt;
+    unknown_rank = unknown_rank || !inputs[i].shape.is_rank_known();
+    metas.push_back(TensorMeta{inputs[i].dtype, inputs[i].shape});
+  }
+  std::optional<OutputMeta> unknown;
+  const OutputMeta* result = nullptr;
+  if (unknown_rank) {
+    // Note [Unknown in, unknown out], as leaf_result_meta finds it for this call.
+    unknown = unknown_result(root, inputs.empty() ? DType::float32 : inputs[0].dtype);
+    result = unknown ? &*unknown : nullptr;
+  } else if (auto calls = leaf_calls_.find(&root); calls != leaf_calls_.end()) {
+    for (const LeafCall& call : calls->second) {
+      if (call.inputs == metas) {
+        result = &call.result;
+        break;
+      }
+    }
+  }
+  if (result == nullptr || result->is_number || result->outputs.empty()) return std::nullopt;
+
+  const std::vector<std::string> names = root.input_names();
+  Graph graph;
+  Arguments args;
+  args.reserve(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    Node& placeholder = graph.create_node(OpKind::placeholder, names[i], {}, {}, {}, where);
+    placeholder.set_tensor_meta(std::move(metas[i]));
+    args.emplace_back(placeholder);
+  }
+  Node& call = graph.create_node(OpKind::call_module, "", std::move(args), {}, {}, where);
+  if (result->is_list) {
+    ArgumentList items;
+    items.reserve(result->outputs.size());
+    for (std::size_t i = 0; i < result->outputs.size(); ++i) {
+      Node& item = graph.create_node(OpKind::call_function, "getitem", {call, static_cast<std::int64_t>(i)}, {}, {}, where);
+      item.set_tensor_meta(result->outputs[i]);
+      items.emplace_back(item);
+    }
+    graph.output(Argument(std::move(items)), where);
+  } else {
+    call.set_tensor_meta(result->outputs[0]);
+    graph.output(Argument(call), where);
+  }
+  if (!observed_.contains(&root)) observed_.emplace(&root, inputs);
+  record_call_module(root);
+  return graph;
 }
 
 ModuleFailure RobustTracer::root_failure(const Module& root, const std::exception* e, std::source_location where) const {

@@ -266,15 +266,7 @@ OutputMeta meta_of_result(const Value& result, const std::string& path, const Mo
 
 }  // namespace
 
-OutputMeta Tracer::unknown_result(const Module& module, const ValueList& args, const std::string& path,
-                                  std::source_location where) {
-  DType dtype = DType::float32;
-  for (const Value& a : args) {
-    if (a.is_tensor()) {
-      dtype = a.to_tensor().dtype();
-      break;
-    }
-  }
+std::optional<OutputMeta> Tracer::unknown_result(const Module& module, DType dtype) {
   const ForwardSignature* signature = module.forward_signature();
   const ParamType result = signature ? signature->result : ParamType::tensor;
   if (result == ParamType::tensor || result == ParamType::any) {
@@ -286,6 +278,20 @@ OutputMeta Tracer::unknown_result(const Module& module, const ValueList& args, c
     for (std::size_t i = 0; i < signature->result_arity; ++i) meta.outputs.push_back(TensorMeta{dtype, Shape::unknown_rank()});
     return meta;
   }
+  return std::nullopt;
+}
+
+OutputMeta Tracer::unknown_result(const Module& module, const ValueList& args, const std::string& path,
+                                  std::source_location where) {
+  DType dtype = DType::float32;
+  for (const Value& a : args) {
+    if (a.is_tensor()) {
+      dtype = a.to_tensor().dtype();
+      break;
+    }
+  }
+  if (std::optional<OutputMeta> meta = unknown_result(module, dtype)) return std::move(*meta);
+  const ForwardSignature* signature = module.forward_signature();
   throw_trace_error(where,
                     "the module '{}' ({}) cannot stand in its caller's graph as a leaf of unknown shape: it "
                     "returns {}, whose length is unknown; give its type a LeafMetaFn (register_leaf)",

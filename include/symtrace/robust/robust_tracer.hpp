@@ -141,6 +141,9 @@ class RobustTracer : public Tracer {
   Value record_failed_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
 
   /// `trace` without the captures by execution.
+  /// The graph of a leaf root whose call on `inputs` is remembered, built directly; nullopt
+  /// when it cannot be (Note [A remembered leaf root] in robust_tracer.cpp).
+  std::optional<Graph> remembered_leaf_graph(Module& root, const std::vector<InputSpec>& inputs, std::source_location where);
   Graph trace_robustly(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
                        std::source_location where);
   /// Captures by execution the modules that failed from `failure_order_[first]` on, into `graph`.

@@ -158,6 +158,9 @@ class Tracer : public ModuleCallHook {
   /// rank with the dtype of the first tensor argument; TraceError for a list of unknown length.
   [[nodiscard]] static OutputMeta unknown_result(const Module& module, const ValueList& args, const std::string& path,
                                                  std::source_location where);
+  /// The same, given the dtype of the first tensor argument (float32 when there is none);
+  /// nullopt instead of the TraceError.
+  [[nodiscard]] static std::optional<OutputMeta> unknown_result(const Module& module, DType dtype);
   /// True when an argument is (or a list holds) a tensor of unknown rank.
   [[nodiscard]] static bool any_unknown_rank(const ValueList& args) noexcept;
   /// The metadata function `register_leaf` gave for `module`'s type, or nullptr.
