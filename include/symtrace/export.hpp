@@ -3,3 +3,4 @@
 /// The `export` layer in one include.
 
 #include "symtrace/export/graph_json.hpp"
+#include "symtrace/export/onnx.hpp"
