@@ -107,6 +107,7 @@ class Exporter {
   void gelu(const Node& node, const std::string& x, std::string_view approximate);
   void flatten(const Node& node, const Argument& input, std::int64_t start, std::int64_t end);
   void unary(const Node& node, std::string_view op_type, const std::string& x);
+  void upsample_nearest(const Node& node, const std::string& x, const std::optional<std::vector<double>>& scale);
   void clip(const Node& node, const std::string& x, std::optional<double> lo, std::optional<double> hi);
 
   /// The initializer for the tensor `qualified_name` of the root module (written once).
@@ -519,6 +520,37 @@ void Exporter::flatten(const Node& node, const Argument& input, std::int64_t sta
   builder_.node("Reshape", {value(input), builder_.constant_ints(shape, node.name() + "_shape")}, {result(node)});
 }
 
+void Exporter::upsample_nearest(const Node& node, const std::string& x,
+                                const std::optional<std::vector<double>>& scale) {
+  // Nearest neighbour as symtrace's kernel (and PyTorch's legacy 'nearest') picks it:
+  // source = floor(destination / scale).
+  std::vector<std::string> inputs{x, ""};
+  if (scale) {
+    const double sh = scale->empty() ? 1.0 : scale->front(), sw = scale->empty() ? 1.0 : scale->back();
+    inputs.push_back(builder_.constant_tensor(tensor(std::vector<float>{1.0f, 1.0f, static_cast<float>(sh),
+                                                                        static_cast<float>(sw)}, {4}),
+                                              node.name() + "_scales"));
+  } else {
+    const Shape& out = result_meta(node).shape;
+    if (!out.is_fully_known()) unmapped("the upsampled size is not known", "trace with known shapes");
+    inputs.push_back("");
+    inputs.push_back(builder_.constant_ints(out.sizes(), node.name() + "_sizes"));
+  }
+  onnx::NodeProto& n = builder_.node("Resize", inputs, {result(node)});
+  onnx::AttributeProto* a = n.add_attribute();
+  a->set_name("mode");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("nearest");
+  a = n.add_attribute();
+  a->set_name("coordinate_transformation_mode");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("asymmetric");
+  a = n.add_attribute();
+  a->set_name("nearest_mode");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("floor");
+}
+
 // ---- call_module leaves -----------------------------------------------------------------
 
 void Exporter::call_module(const Node& node) {
@@ -580,6 +612,8 @@ void Exporter::call_module(const Node& node) {
     adaptive_avg_pool(node, input, {aap->output_size.h, aap->output_size.w});
   } else if (const auto* fl = dynamic_cast<const nn::FlattenImpl*>(&m)) {
     flatten(node, input, fl->options.start_dim, fl->options.end_dim);
+  } else if (const auto* up = dynamic_cast<const nn::UpsampleImpl*>(&m)) {
+    upsample_nearest(node, x, up->options.size ? std::nullopt : up->options.scale_factor);
   } else if (const auto* emb = dynamic_cast<const nn::EmbeddingImpl*>(&m)) {
     builder_.node("Gather", {param(emb->weight, "weight"), x}, {result(node)});
   } else {
@@ -751,6 +785,21 @@ void Exporter::call_op(const Node& node) {
     return pool(node, "AveragePool", value(node, 0, "self"), ints_arg(node, 1, "kernel_size", {}),
                 ints_arg(node, 2, "stride", {}), ints_arg(node, 3, "padding", {0, 0}), nullptr,
                 bool_arg(node, 4, "ceil_mode", false), bool_arg(node, 5, "count_include_pad", true));
+  }
+  if (op == "upsample_nearest2d") {
+    const Argument* scales = arg(node, 2, "scale_factors");
+    std::optional<std::vector<double>> scale;
+    if (scales != nullptr && !scales->is_none()) {
+      const ArgumentList* list = scales->get_if<ArgumentList>();
+      if (list == nullptr) unmapped("the scale factors are not a list of numbers", "pass numbers");
+      scale.emplace();
+      for (const Argument& f : *list) {
+        if (const double* d = f.get_if<double>()) scale->push_back(*d);
+        else if (const std::int64_t* i = f.get_if<std::int64_t>()) scale->push_back(static_cast<double>(*i));
+        else unmapped("a scale factor is not a number", "pass numbers");
+      }
+    }
+    return upsample_nearest(node, value(*self), scale);
   }
   if (op == "adaptive_avg_pool2d") return adaptive_avg_pool(node, *self, ints_arg(node, 1, "output_size", {}));
   if (op == "mean" || op == "sum" || op == "amax") {

@@ -164,12 +164,15 @@ void check_export(const Traced& t) {
   }
   CHECK(infos.size() == typed_nodes);
 
-  // Initializers: exactly the parameters and the running statistics, by qualified name,
-  // holding their data; the parameters sum to num_parameters().
+  // Initializers: exactly the parameters, the running statistics and the graph's constants,
+  // by name, holding their data; the parameters sum to num_parameters().
   std::map<std::string, Tensor> parameters, buffers;
   for (const auto& [name, tensor] : t.model->named_parameters()) parameters[name] = tensor;
   for (const auto& [name, tensor] : t.model->named_buffers())
     if (!name.ends_with("num_batches_tracked")) buffers[name] = tensor;
+  for (const Node& n : t.graph.nodes())
+    if (const Tensor* constant = n.op() == OpKind::get_attr ? t.graph.find_constant(n.target()) : nullptr)
+      buffers[std::string(n.target())] = *constant;
   REQUIRE(g.initializer_size() == static_cast<int>(parameters.size() + buffers.size()));
   std::int64_t parameter_elements = 0, buffer_elements = 0;
   std::set<std::string> names;
@@ -187,9 +190,9 @@ void check_export(const Traced& t) {
   }
   CHECK(names.size() == static_cast<std::size_t>(g.initializer_size()));
   CHECK(parameter_elements == t.model->num_parameters());
-  std::int64_t statistics = 0;
-  for (const auto& [name, tensor] : buffers) statistics += *tensor.shape().numel();
-  CHECK(buffer_elements == statistics);
+  std::int64_t others = 0;
+  for (const auto& [name, tensor] : buffers) others += *tensor.shape().numel();
+  CHECK(buffer_elements == others);
 
   // The stream and file overloads write the same bytes.
   std::ostringstream stream;
@@ -209,6 +212,12 @@ TEST_CASE("resnet18, mobilenet_v2 and vit_tiny export to models ONNX's full chec
       REQUIRE(std::find(zoo_names.begin(), zoo_names.end(), name) != zoo_names.end());
       check_export(trace_zoo(name));
     }
+  }
+}
+
+TEST_CASE("unet_small (Upsample as Resize), rnn (int64 tokens, Embedding) and deep_mlp_100 export and check as well") {
+  for (const char* name : {"unet_small", "rnn", "deep_mlp_100"}) {
+    SUBCASE(name) { check_export(trace_zoo(name)); }
   }
 }
 
