@@ -158,8 +158,9 @@ void check_export(const Traced& t) {
     REQUIRE(n.tensor_meta() != nullptr);
     ++typed_nodes;
     auto it = infos.find(n.name());
-    REQUIRE_MESSAGE(it != infos.end(), "no value_info for %", n.name());
-    CHECK_MESSAGE(dims_of(*it->second) == dims_of(*n.tensor_meta()), "%", n.name());
+    CAPTURE(n.name());
+    REQUIRE(it != infos.end());
+    CHECK(dims_of(*it->second) == dims_of(*n.tensor_meta()));
     CHECK(it->second->type().tensor_type().elem_type() == elem_type(n.tensor_meta()->dtype));
   }
   CHECK(infos.size() == typed_nodes);
@@ -179,7 +180,8 @@ void check_export(const Traced& t) {
   for (const onnx::TensorProto& init : g.initializer()) {
     names.insert(init.name());
     const bool is_parameter = parameters.contains(init.name());
-    REQUIRE_MESSAGE((is_parameter || buffers.contains(init.name())), init.name());
+    CAPTURE(init.name());
+    REQUIRE((is_parameter || buffers.contains(init.name())));
     const Tensor& tensor = is_parameter ? parameters[init.name()] : buffers[init.name()];
     CHECK(std::vector<std::int64_t>(init.dims().begin(), init.dims().end()) == tensor.shape().sizes());
     CHECK(init.data_type() == onnx::TensorProto::FLOAT);

@@ -12,10 +12,11 @@
 ///
 /// What is mapped: the built-in layers met as `call_module` leaves (Conv2d, BatchNorm2d in
 /// eval mode, Linear, LayerNorm, ReLU, ReLU6, GELU, SiLU, Sigmoid, Tanh, Dropout, MaxPool2d,
-/// AvgPool2d, AdaptiveAvgPool2d, Flatten, Identity, Embedding) and the ops of the registry that
-/// have an ONNX counterpart (arithmetic, activations, matmul, linear, conv2d, the norms,
-/// pooling, softmax, reductions, views and joins, indexing with constant indices, comparisons,
-/// where, casts). The export is of inference: dropout is the identity. Sizes must be known
+/// AvgPool2d, AdaptiveAvgPool2d, Flatten, Identity, Embedding, Upsample) and the ops of the
+/// registry that have an ONNX counterpart (arithmetic, activations, matmul, linear, conv2d, the
+/// norms, pooling, upsampling, softmax, reductions, views, splits and joins, indexing with
+/// constant indices, comparisons, where, casts). GELU is written out with `Erf` (or `Tanh`),
+/// as symtrace's kernel computes it: ONNX's `Gelu` needs opset 20. The export is of inference: dropout is the identity. Sizes must be known
 /// where an op takes them as arguments (reshape, expand, ...), as they are when the graph was
 /// traced on example shapes. In-place ops are rewritten first (`remove_inplace`, on a copy).
 ///
