@@ -40,6 +40,14 @@ std::string Exporter::run(const OnnxOptions& options) {
   // Initializers keep their qualified names: take them all first, so no node name takes one.
   for (const auto& [name, tensor] : root_.named_parameters()) builder_.reserve(name);
   for (const auto& [name, tensor] : root_.named_buffers()) builder_.reserve(name);
+  // Each node's result is named as the node: take those names next, so that the extra values a
+  // mapping makes (`gelu_erf`, `add_a`) never take a node's name. get_attr nodes are named by
+  // their target instead, and a node whose name is a parameter's gets a suffixed one.
+  for (const Node& node : graph_.nodes()) {
+    const std::string name = node.name();
+    if (node.op() != OpKind::get_attr && node.op() != OpKind::output && builder_.reserve(name))
+      own_names_.emplace(node.id().value, name);
+  }
   for (const Node& node : graph_.nodes()) export_node(node);
   if (options.check) {
     try {
@@ -93,7 +101,10 @@ void Exporter::fail(const Node& node, const Unmapped& u) const {
 
 const std::string& Exporter::result(const Node& node) {
   auto [it, inserted] = values_.try_emplace(node.id().value);
-  if (inserted) it->second = builder_.fresh(result_name_base(node));
+  if (inserted) {
+    auto own = own_names_.find(node.id().value);
+    it->second = own != own_names_.end() ? own->second : builder_.fresh(node.name());
+  }
   return it->second;
 }
 

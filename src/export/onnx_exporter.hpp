@@ -91,9 +91,9 @@ class Exporter {
 
   /// The initializer for the tensor `qualified_name` of the root module (written once).
   std::string parameter(const std::string& qualified_name);
-  /// The value name the node's result gets (reserved on first call).
+  /// The value name of the node's result: the node's name, taken for it before the walk
+  /// (suffixed only when a parameter has that name).
   const std::string& result(const Node& node);
-  static std::string result_name_base(const Node& node) { return node.name(); }
 
   const Graph& graph_;
   const Module& root_;
@@ -101,6 +101,7 @@ class Exporter {
   OnnxBuilder builder_;
   std::unordered_map<std::uint32_t, std::string> values_;                 // node id -> value name
   std::unordered_map<std::uint32_t, std::vector<std::string>> lists_;     // node id -> list items
+  std::unordered_map<std::uint32_t, std::string> own_names_;              // node id -> its name, taken
   std::unordered_set<std::string> initializers_;
   std::unordered_set<std::string> typed_;                                 // names with a type
 };

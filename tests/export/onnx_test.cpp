@@ -329,6 +329,33 @@ TEST_CASE("a module type without an ONNX mapping is an error naming the module a
                        std::invalid_argument);
 }
 
+TEST_CASE("values are named as their nodes, initializers as their parameters, even when the two collide") {
+  const auto model = zoo::create("vit_tiny");
+  Graph g;
+  Node& x = g.placeholder("cls_token");  // the name of one of the model's parameters
+  x.set_tensor_meta(TensorMeta{DType::float32, Shape{1, 1, 192}});
+  Node& token = g.get_attr("cls_token");
+  token.set_tensor_meta(TensorMeta{DType::float32, Shape{1, 1, 192}});
+  Node& y = g.call_function("gelu", {g.call_function("add", {x, token})});
+  y.set_tensor_meta(TensorMeta{DType::float32, Shape{1, 1, 192}});
+  g.find_node("add")->set_tensor_meta(TensorMeta{DType::float32, Shape{1, 1, 192}});
+  // Named as the constant gelu's mapping makes first (its 1/sqrt(2) is `gelu_k`).
+  Node& z = g.create_node(OpKind::call_function, "relu", {y}, {}, "gelu_k");
+  z.set_tensor_meta(TensorMeta{DType::float32, Shape{1, 1, 192}});
+  g.output(z);
+  const onnx::ModelProto m = parse(export_onnx(g, *model));
+  CHECK_NOTHROW(full_check(m));
+  REQUIRE(m.graph().input_size() == 1);
+  CHECK(m.graph().input(0).name() == "cls_token_1");
+  REQUIRE(m.graph().initializer_size() == 1);
+  CHECK(m.graph().initializer(0).name() == "cls_token");
+  std::vector<std::string> infos;
+  for (const auto& v : m.graph().value_info()) infos.push_back(v.name());
+  CHECK(infos == std::vector<std::string>{"add", "gelu"});
+  REQUIRE(m.graph().output_size() == 1);
+  CHECK(m.graph().output(0).name() == "gelu_k");
+}
+
 TEST_CASE("a size only known at run time is an error saying to trace with known shapes") {
   Flat flat;
   const Graph g = symbolic_trace(flat, {InputSpec(Shape::unknown(2))});
