@@ -4,3 +4,4 @@
 
 #include "symtrace/export/graph_json.hpp"
 #include "symtrace/export/report_json.hpp"
+#include "symtrace/export/onnx.hpp"

@@ -381,6 +381,44 @@ TEST_CASE("-o writes the result to a file, checked before the job") {
   CHECK_FALSE(std::filesystem::exists(failed));
 }
 
+TEST_CASE("trace --format onnx -o FILE writes the model export_onnx makes, or says the build lacks ONNX") {
+  TempDir dir;
+  const auto path = dir.path / "resnet18.onnx";
+  manual_seed(0);
+  const Run r = run({"trace", "resnet18", "--input", "1x3x32x32", "--format", "onnx", "-o", path.string()});
+  CHECK(r.out.empty());
+  if (!onnx_export_available()) {
+    CHECK(r.code == 2);
+    CHECK(first_line(r.err) ==
+          "symtrace trace: error: --format onnx: this symtrace was built without ONNX support; install libonnx-dev "
+          "and libprotobuf-dev (tools/install-deps) and reconfigure the build");
+    CHECK_FALSE(std::filesystem::exists(path));
+    return;
+  }
+  CHECK(r.code == 0);
+  CHECK(r.err.empty());
+  manual_seed(0);
+  const auto model = zoo::create("resnet18");
+  const std::string expected = export_onnx(symbolic_trace(*model, small_image), *model);
+  CHECK(read_file(path) == expected);
+  CHECK(expected.size() > static_cast<std::size_t>(model->num_parameters()) * sizeof(float));
+}
+
+TEST_CASE("trace --format onnx of a graph ONNX cannot express names the node, exit 2, and writes nothing") {
+  if (!onnx_export_available()) return;  // the case above covers such a build
+  TempDir dir;
+  const auto path = dir.path / "vit_tiny.onnx";
+  // An unknown batch size: the class token is expanded to a size read from the input at run time.
+  const Run r = run({"trace", "vit_tiny", "--input", "?x3x224x224", "--format", "onnx", "-o", path.string()});
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(first_line(r.err).starts_with("symtrace trace: error: src/zoo/vit.cpp:"));
+  CHECK(r.err.find(": cannot export %size (call_method[target=size]) to ONNX in the root module (ViT): the size "
+                   "arithmetic 'size' is computed in the graph (a size not known when tracing); trace with example "
+                   "inputs or InputSpecs of known shape") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(path));
+}
+
 TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
   struct Case {
     std::vector<std::string> args;
@@ -400,7 +438,12 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
        "1x3x224x224 (? for an unknown size)",
        "trace"},
       {{"trace", "resnet18", "--format", "pdf"},
-       "symtrace trace: error: trace has no format 'pdf'; use one of text, tabular, json, dot, svg", "trace"},
+       "symtrace trace: error: trace has no format 'pdf'; use one of text, tabular, json, dot, svg, onnx", "trace"},
+      {{"trace", "resnet18", "--format", "onnx"},
+       "symtrace trace: error: --format onnx writes a binary model: give it a file with -o, e.g. -o model.onnx",
+       "trace"},
+      {{"report", "resnet18", "--format", "onnx"},
+       "symtrace report: error: report has no format 'onnx'; use one of text, json, dot, svg", "report"},
       {{"check", "resnet18", "--format", "dot"},
        "symtrace check: error: check has no format 'dot'; use one of text, json", "check"},
       {{"zoo", "-o", "/nonexistent-dir/zoo.txt"},

@@ -24,7 +24,7 @@ struct CommandSpec {
 const std::array<CommandSpec, 5>& commands() {
   static const std::array<CommandSpec, 5> specs{{
       {"zoo", false, {"text", "json"}, false, false, {}},
-      {"trace", true, {"text", "tabular", "json", "dot", "svg"}, true, false, {}},
+      {"trace", true, {"text", "tabular", "json", "dot", "svg", "onnx"}, true, false, {}},
       {"report", true, {"text", "json", "dot", "svg"}, true, false, {"--by-execution"}},
       {"check", true, {"text", "json"}, true, true, {}},
       {"ops", true, {"text", "json"}, true, false, {"--training"}},
@@ -132,6 +132,15 @@ Options parse_options(const std::vector<std::string>& args) {
     throw UsageError(command, fmt::format("{} has no format '{}'; use one of {}", command, o.format,
                                           fmt::join(spec->formats, ", ")));
   }
+  if (o.format == "onnx") {
+    if (o.output.empty()) {
+      throw UsageError(command, "--format onnx writes a binary model: give it a file with -o, e.g. -o model.onnx");
+    }
+    if (!onnx_export_available()) {
+      throw UsageError(command, "--format onnx: this symtrace was built without ONNX support; install libonnx-dev "
+                                "and libprotobuf-dev (tools/install-deps) and reconfigure the build");
+    }
+  }
   if (!spec->takes_inputs && !o.inputs.empty()) {
     throw UsageError(command, fmt::format("{} takes no --input", command));
   }
@@ -182,16 +191,18 @@ std::string help_text(std::string_view command) {
            "JSON: [{\"name\", \"parameters\", \"description\"}].\n";
   }
   if (command == "trace") {
-    return "usage: symtrace trace MODEL [--input SHAPE]... [--format text|tabular|json|dot|svg] [-o FILE]\n"
+    return "usage: symtrace trace MODEL [--input SHAPE]... [--format text|tabular|json|dot|svg|onnx] [-o FILE]\n"
            "\n"
            "Traces MODEL symbolically and prints its graph: fx's text form (text), a table\n"
-           "(tabular), JSON, Graphviz DOT, or SVG drawn by graphviz's dot. A model that cannot be\n"
-           "traced whole is an error (exit 1): `symtrace report MODEL` traces it robustly.\n"
+           "(tabular), JSON, Graphviz DOT, or SVG drawn by graphviz's dot; or writes it as an\n"
+           "ONNX model (onnx, opset 17, with the parameters as initializers; needs -o). A model\n"
+           "that cannot be traced whole is an error (exit 1): `symtrace report MODEL` traces it\n"
+           "robustly. A node ONNX cannot express is an error naming it (exit 2).\n"
            "\n"
            "  --input SHAPE   the shape of the next input, sizes separated by x (1x3x224x224; ?\n"
            "                  for an unknown size); default: the model's example inputs\n"
-           "  --format F      text (default), tabular, json, dot or svg\n"
-           "  -o FILE         write to FILE instead of standard output\n"
+           "  --format F      text (default), tabular, json, dot, svg or onnx\n"
+           "  -o FILE         write to FILE instead of standard output (needed by onnx)\n"
            "\n"
            "JSON: {\"model\", \"nodes\": [{\"name\", \"op\", \"target\", \"args\", \"kwargs\", \"shape\",\n"
            "\"dtype\", \"source\"}], \"guards\": [{\"input\", \"value\"}]}.\n";
@@ -252,7 +263,7 @@ std::string help_text(std::string_view command) {
          "\n"
          "commands:\n"
          "  zoo               the zoo's models, with parameter counts\n"
-         "  trace MODEL       the symbolic graph of MODEL (text, tabular, json, dot, svg)\n"
+         "  trace MODEL       the symbolic graph of MODEL (text, tabular, json, dot, svg, onnx)\n"
          "  report MODEL      recursive_trace of MODEL and its coverage report (text, json, dot, svg)\n"
          "  check MODEL       trace MODEL, run the graph, compare with eager\n"
          "  ops MODEL         the ops MODEL calls when run (for a selective build)\n"

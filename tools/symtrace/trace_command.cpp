@@ -32,6 +32,8 @@ int trace_command(const Options& options, Output& output, std::ostream& err) {
     output.write(to_string(graph));
   } else if (options.format == "tabular") {
     output.write(to_tabular(graph));
+  } else if (options.format == "onnx") {
+    output.write(export_onnx(graph, *model));  // a node without a mapping: std::invalid_argument, exit 2
   } else if (options.format == "json") {
     output.write(graph_json(graph, info.name).dump(2) + "\n");
   } else {
