@@ -5,6 +5,8 @@
 #include "symtrace/nn/module.hpp"
 #include "symtrace/robust/graph_collection.hpp"
 
+#include "report_render.hpp"
+
 #include <fmt/format.h>
 
 namespace symtrace {
@@ -42,10 +44,13 @@ std::size_t CollectionReport::total_nodes() const noexcept {
   return n;
 }
 
-CollectionReport make_report(const GraphCollection& collection, std::string_view model_name, std::source_location where) {
+namespace detail {
+
+CollectionReport describe_collection(const GraphCollection& collection, std::string_view model_name, bool copy_graphs,
+                                     std::source_location where) {
   const ModuleHierarchy& h = collection.hierarchy();
   if (collection.size() == 0 || h.empty()) {
-    throw_invalid_argument(where, "coverage_report was given a GraphCollection that holds no trace: call "
+    throw_invalid_argument(where, "make_report was given a GraphCollection that holds no trace: call "
                                   "recursive_trace first");
   }
   CollectionReport r;
@@ -61,8 +66,16 @@ CollectionReport make_report(const GraphCollection& collection, std::string_view
     if (f.by_execution) out.by_execution = by_execution_of(*f.by_execution);
     r.failures.push_back(std::move(out));
   }
-  for (const GraphCollection::Entry& e : collection) r.graphs.push_back({e.path, e.module->type_name(), e.graph});
+  if (copy_graphs) {
+    for (const GraphCollection::Entry& e : collection) r.graphs.push_back({e.path, e.module->type_name(), e.graph});
+  }
   return r;
+}
+
+}  // namespace detail
+
+CollectionReport make_report(const GraphCollection& collection, std::string_view model_name, std::source_location where) {
+  return detail::describe_collection(collection, model_name, true, where);
 }
 
 }  // namespace symtrace

@@ -7,6 +7,8 @@
 #include "symtrace/robust/collection_report.hpp"
 #include "symtrace/robust/graph_collection.hpp"
 
+#include "report_render.hpp"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -47,9 +49,10 @@ json by_execution_json(const std::optional<CollectionReport::ByExecution>& x) {
 /// The report with, per module, its failure and its graph (by the module's path).
 class Renderer {
  public:
-  explicit Renderer(const CollectionReport& r) : r_(r) {
+  Renderer(const CollectionReport& r, const std::vector<detail::ReportGraph>& graphs) : r_(r), graphs_(graphs) {
     for (const CollectionReport::Failure& f : r.failures) failure_of_.emplace(f.module, &f);
-    for (const CollectionReport::GraphEntry& g : r.graphs) graph_of_.emplace(g.module, &g.graph);
+    for (const detail::ReportGraph& g : graphs) graph_of_.emplace(g.module, &g);
+    for (const detail::ReportGraph& g : graphs) total_nodes_ += g.nodes;
   }
 
   std::string text() const {
@@ -58,7 +61,7 @@ class Renderer {
     fmt::format_to(std::back_inserter(out), "  modules: {} ({} traced, {} leaf, {} failed, {} unvisited)\n", r_.modules.size(),
                    r_.count(ModuleStatus::traced), r_.count(ModuleStatus::leaf), r_.count(ModuleStatus::failed),
                    r_.count(ModuleStatus::unvisited));
-    fmt::format_to(std::back_inserter(out), "  graphs: {} ({} nodes)\n", r_.graphs.size(), r_.total_nodes());
+    fmt::format_to(std::back_inserter(out), "  graphs: {} ({} nodes)\n", graphs_.size(), total_nodes_);
 
     out += "\nmodule tree\n";
     fmt::format_to(std::back_inserter(out), "{}\n", tree_label("<model>", r_.modules[0]));
@@ -68,9 +71,9 @@ class Renderer {
     if (r_.failures.empty()) out += "  none\n";
     for (const CollectionReport::Failure& f : r_.failures) print_failure(out, f);
 
-    fmt::format_to(std::back_inserter(out), "\ngraphs ({})\n", r_.graphs.size());
-    for (const CollectionReport::GraphEntry& g : r_.graphs) {
-      fmt::format_to(std::back_inserter(out), "  {} ({}): {} nodes\n", display_path(g.module), g.type, g.graph.size());
+    fmt::format_to(std::back_inserter(out), "\ngraphs ({})\n", graphs_.size());
+    for (const detail::ReportGraph& g : graphs_) {
+      fmt::format_to(std::back_inserter(out), "  {} ({}): {} nodes\n", display_path(g.module), g.type, g.nodes);
     }
 
     fmt::format_to(std::back_inserter(out), "\nunvisited ({})\n", r_.count(ModuleStatus::unvisited));
@@ -85,8 +88,8 @@ class Renderer {
     json doc = json::object();
     doc["model"] = r_.model;
     json graphs = json::array();
-    for (const CollectionReport::GraphEntry& g : r_.graphs) {
-      graphs.push_back({{"module", g.module}, {"type", g.type}, {"nodes", g.graph.size()}});
+    for (const detail::ReportGraph& g : graphs_) {
+      graphs.push_back({{"module", g.module}, {"type", g.type}, {"nodes", g.nodes}});
     }
     doc["graphs"] = std::move(graphs);
     json failed = json::array();
@@ -113,8 +116,8 @@ class Renderer {
                      {"leaf", r_.count(ModuleStatus::leaf)},
                      {"failed", r_.count(ModuleStatus::failed)},
                      {"unvisited", r_.count(ModuleStatus::unvisited)},
-                     {"graphs", r_.graphs.size()},
-                     {"nodes", r_.total_nodes()}};
+                     {"graphs", graphs_.size()},
+                     {"nodes", total_nodes_}};
     // Messages may hold bytes that are not UTF-8 (an exception's text): replaced, never a throw.
     return doc.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
   }
@@ -134,7 +137,9 @@ class Renderer {
         fmt::format_to(std::back_inserter(line), ": {}{}{}", f->kind, f->source.empty() ? "" : " at ", f->source);
       }
     }
-    if (const Graph* g = lookup(graph_of_, m.path)) fmt::format_to(std::back_inserter(line), "  [graph: {} nodes]", g->size());
+    if (const detail::ReportGraph* g = lookup(graph_of_, m.path)) {
+      fmt::format_to(std::back_inserter(line), "  [graph: {} nodes]", g->nodes);
+    }
     return line;
   }
 
@@ -180,32 +185,51 @@ class Renderer {
   }
 
   const CollectionReport& r_;
+  const std::vector<detail::ReportGraph>& graphs_;
+  std::size_t total_nodes_ = 0;
   std::unordered_map<std::string_view, const CollectionReport::Failure*> failure_of_;
-  std::unordered_map<std::string_view, const Graph*> graph_of_;
+  std::unordered_map<std::string_view, const detail::ReportGraph*> graph_of_;
 };
 
 }  // namespace
+
+namespace detail {
+
+std::string render_report(const CollectionReport& report, const std::vector<ReportGraph>& graphs, ReportFormat format,
+                          std::source_location where) {
+  switch (format) {
+    case ReportFormat::text: return Renderer(report, graphs).text();
+    case ReportFormat::json: return Renderer(report, graphs).json_text();
+  }
+  throw_invalid_argument(where, "coverage_report was given an unknown format ({}): use ReportFormat::text or json",
+                         static_cast<int>(format));
+}
+
+}  // namespace detail
 
 std::string coverage_report(const CollectionReport& report, ReportFormat format, std::source_location where) {
   if (report.modules.empty()) {
     throw_invalid_argument(where, "coverage_report was given a CollectionReport without modules: make it with "
                                   "make_report or report_from_json");
   }
-  switch (format) {
-    case ReportFormat::text: return Renderer(report).text();
-    case ReportFormat::json: return Renderer(report).json_text();
-  }
-  throw_invalid_argument(where, "coverage_report was given an unknown format ({}): use ReportFormat::text or json",
-                         static_cast<int>(format));
+  std::vector<detail::ReportGraph> graphs;
+  graphs.reserve(report.graphs.size());
+  for (const CollectionReport::GraphEntry& g : report.graphs) graphs.push_back({g.module, g.type, g.graph.size()});
+  return detail::render_report(report, graphs, format, where);
 }
 
 std::string coverage_report(const GraphCollection& collection, std::string_view model_name, ReportFormat format,
                             std::source_location where) {
-  if (format != ReportFormat::text && format != ReportFormat::json) {
-    throw_invalid_argument(where, "coverage_report was given an unknown format ({}): use ReportFormat::text or json",
-                           static_cast<int>(format));
+  if (collection.size() == 0 || collection.hierarchy().empty()) {
+    throw_invalid_argument(where, "coverage_report was given a GraphCollection that holds no trace: call "
+                                  "recursive_trace first");
   }
-  return coverage_report(make_report(collection, model_name, where), format, where);
+  // The graphs are printed in place: the report is made without copies of them.
+  const CollectionReport report = detail::describe_collection(collection, model_name, false, where);
+  std::vector<detail::ReportGraph> graphs;
+  graphs.reserve(collection.size());
+  for (const GraphCollection::Entry& e : collection) graphs.push_back({e.path, e.module->type_name(), e.graph.size()});
+  return detail::render_report(report, graphs, format, where);
 }
 
 }  // namespace symtrace

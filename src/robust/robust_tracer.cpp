@@ -156,7 +156,7 @@ std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std
     call.set_tensor_meta(result->outputs[0]);
     graph.output(Argument(call), where);
   }
-  if (!observed_.contains(&root)) observed_.emplace(&root, inputs);
+  observed_.try_emplace(&root, inputs);
   record_call_module(root);
   return graph;
 }
