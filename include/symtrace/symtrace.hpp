@@ -20,6 +20,7 @@
 #include "symtrace/ops/registry.hpp"
 #include "symtrace/ops/schema.hpp"
 #include "symtrace/ops/shape_ops.hpp"
+#include "symtrace/analysis.hpp"
 #include "symtrace/export.hpp"
 #include "symtrace/graph.hpp"
 #include "symtrace/nn.hpp"

@@ -274,3 +274,18 @@ auto fmt::formatter<symtrace::TensorMeta>::format(const symtrace::TensorMeta& m,
     -> format_context::iterator {
   return formatter<std::string_view>::format(fmt::format("{}{}", m.dtype, m.shape), ctx);
 }
+
+namespace symtrace {
+
+Tensor Tensor::set_(const Tensor& source, Where where) const {
+  if (!defined() || !source.defined()) throw_invalid_argument(where, "set_() needs two defined tensors");
+  if (is_symbolic() || source.is_symbolic()) {
+    throw_invalid_argument(where, "set_() needs concrete tensors: a symbolic tensor names a node of a trace");
+  }
+  if (impl_ == source.impl_) return *this;
+  detail::TensorImpl copy = *source.impl_;  // copy first: `source` may be a view of this tensor
+  *impl_ = std::move(copy);
+  return *this;
+}
+
+}  // namespace symtrace

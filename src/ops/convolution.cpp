@@ -186,7 +186,7 @@ Value conv2d_kernel(const OpCall& call, const OutputMeta& meta) {
 void detail::register_convolution_ops(OpRegistry& r) {
   r.add("conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1, 1], int[] padding=[0, 0], "
         "int[] dilation=[1, 1], int groups=1) -> Tensor",
-        conv2d_meta, conv2d_kernel);
+        conv2d_meta, conv2d_kernel, OpFlags::channel_mixing);
 }
 
 // ---- Typed API ---------------------------------------------------------------------------

@@ -50,7 +50,7 @@ void detail::register_dropout_ops(OpRegistry& r) {
   // the mask depends on the element's position in the draw order, so dropout does not commute
   // with the layout changes an elementwise-aware pass might make.
   r.add("dropout(Tensor input, float p=0.5, bool train=True) -> Tensor", dropout_meta, dropout_kernel,
-        OpFlags::random);
+        OpFlags::random | OpFlags::channel_passthrough);
 }
 
 // ---- Typed API ---------------------------------------------------------------------------

@@ -99,7 +99,8 @@ Value slice_scatter_kernel(const OpCall& call, const OutputMeta&) {
 }  // namespace
 
 void detail::register_indexing_ops(OpRegistry& r) {
-  r.add("index_select(Tensor self, int dim, Tensor index) -> Tensor", index_select_meta, index_select_kernel);
+  r.add("index_select(Tensor self, int dim, Tensor index) -> Tensor", index_select_meta, index_select_kernel,
+        OpFlags::dim_indexing);
   r.add("slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor",
         slice_scatter_meta, slice_scatter_kernel);
 }

@@ -232,7 +232,7 @@ Value unbind_kernel(const OpCall& call, const OutputMeta& meta) {
 
 void detail::register_join_ops(OpRegistry& r) {
   constexpr OpFlags v = OpFlags::view;
-  r.add("cat(Tensor[] tensors, int dim=0) -> Tensor", cat_meta, cat_kernel);
+  r.add("cat(Tensor[] tensors, int dim=0) -> Tensor", cat_meta, cat_kernel, OpFlags::concatenation);
   r.add("stack(Tensor[] tensors, int dim=0) -> Tensor", stack_meta, stack_kernel);
   r.add("chunk(Tensor self, int chunks, int dim=0) -> Tensor[]", chunk_meta, pieces_kernel, v);
   r.add("split(Tensor self, int split_size, int dim=0) -> Tensor[]", split_meta, pieces_kernel, v);

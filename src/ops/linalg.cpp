@@ -196,7 +196,8 @@ Value linear_kernel(const OpCall& call, const OutputMeta& meta) {
 
 void detail::register_linalg_ops(OpRegistry& r) {
   r.add("matmul(Tensor self, Tensor other) -> Tensor", matmul_meta, matmul_kernel);
-  r.add("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear_meta, linear_kernel);
+  r.add("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linear_meta, linear_kernel,
+        OpFlags::channel_mixing);
 }
 
 // ---- Typed API ---------------------------------------------------------------------------

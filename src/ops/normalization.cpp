@@ -226,10 +226,10 @@ void detail::register_normalization_ops(OpRegistry& r) {
   // so passes do not treat it as removable or reorderable across other uses of those statistics.
   r.add("batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, "
         "bool training, float momentum=0.1, float eps=1e-05) -> Tensor",
-        batch_norm_meta, batch_norm_kernel, OpFlags::mutates_arguments);
+        batch_norm_meta, batch_norm_kernel, OpFlags::mutates_arguments | OpFlags::channel_passthrough);
   r.add("layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
         "float eps=1e-05) -> Tensor",
-        layer_norm_meta, layer_norm_kernel, OpFlags::none);
+        layer_norm_meta, layer_norm_kernel, OpFlags::channel_passthrough);
 }
 
 // ---- Typed API ---------------------------------------------------------------------------

@@ -304,14 +304,14 @@ Value upsample_kernel(const OpCall& call, const OutputMeta& meta) {
 void detail::register_pooling_ops(OpRegistry& r) {
   r.add("max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0, 0], "
         "int[] dilation=[1, 1], bool ceil_mode=False) -> Tensor",
-        pool_meta, max_pool_kernel);
+        pool_meta, max_pool_kernel, OpFlags::channel_passthrough);
   r.add("avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0, 0], "
         "bool ceil_mode=False, bool count_include_pad=True) -> Tensor",
-        pool_meta, avg_pool_kernel);
+        pool_meta, avg_pool_kernel, OpFlags::channel_passthrough);
   r.add("adaptive_avg_pool2d(Tensor self, int[] output_size) -> Tensor", adaptive_avg_pool_meta,
-        adaptive_avg_pool_kernel);
+        adaptive_avg_pool_kernel, OpFlags::channel_passthrough);
   r.add("upsample_nearest2d(Tensor self, int[]? output_size=None, float[]? scale_factors=None) -> Tensor",
-        upsample_meta, upsample_kernel);
+        upsample_meta, upsample_kernel, OpFlags::channel_passthrough);
 }
 
 // ---- Typed API ---------------------------------------------------------------------------

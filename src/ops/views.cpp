@@ -443,19 +443,22 @@ Value select_kernel(const OpCall& call, const OutputMeta& meta) {
 
 void detail::register_view_ops(OpRegistry& r) {
   constexpr OpFlags v = OpFlags::view;
-  r.add("reshape(Tensor self, int[] shape) -> Tensor", reshape_meta, reshape_kernel);
-  r.add("view(Tensor self, int[] size) -> Tensor", view_meta, reshape_kernel, v);
-  r.add("flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor", flatten_meta, reshape_kernel);
-  r.add("permute(Tensor self, int[] dims) -> Tensor", permute_meta, permute_kernel, v);
-  r.add("transpose(Tensor self, int dim0, int dim1) -> Tensor", transpose_meta, transpose_kernel, v);
-  r.add("unsqueeze(Tensor self, int dim) -> Tensor", unsqueeze_meta, unsqueeze_kernel, v);
-  r.add("squeeze(Tensor self, int? dim=None) -> Tensor", squeeze_meta, squeeze_kernel, v);
-  r.add("expand(Tensor self, int[] size) -> Tensor", expand_meta, expand_kernel, v);
-  r.add("contiguous(Tensor self) -> Tensor", same_meta, contiguous_kernel);
+  constexpr OpFlags rs = OpFlags::reshape;
+  constexpr OpFlags di = OpFlags::dim_indexing;
+  r.add("reshape(Tensor self, int[] shape) -> Tensor", reshape_meta, reshape_kernel, rs);
+  r.add("view(Tensor self, int[] size) -> Tensor", view_meta, reshape_kernel, v | rs);
+  r.add("flatten(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor", flatten_meta, reshape_kernel, rs);
+  r.add("permute(Tensor self, int[] dims) -> Tensor", permute_meta, permute_kernel, v | OpFlags::permutation);
+  r.add("transpose(Tensor self, int dim0, int dim1) -> Tensor", transpose_meta, transpose_kernel,
+        v | OpFlags::permutation);
+  r.add("unsqueeze(Tensor self, int dim) -> Tensor", unsqueeze_meta, unsqueeze_kernel, v | di);
+  r.add("squeeze(Tensor self, int? dim=None) -> Tensor", squeeze_meta, squeeze_kernel, v | di);
+  r.add("expand(Tensor self, int[] size) -> Tensor", expand_meta, expand_kernel, v | OpFlags::channel_passthrough);
+  r.add("contiguous(Tensor self) -> Tensor", same_meta, contiguous_kernel, OpFlags::channel_passthrough);
   r.add("slice(Tensor self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor", slice_meta,
-        slice_kernel, v);
-  r.add("narrow(Tensor self, int dim, int start, int length) -> Tensor", narrow_meta, narrow_kernel, v);
-  r.add("select(Tensor self, int dim, int index) -> Tensor", select_meta, select_kernel, v);
+        slice_kernel, v | di);
+  r.add("narrow(Tensor self, int dim, int start, int length) -> Tensor", narrow_meta, narrow_kernel, v | di);
+  r.add("select(Tensor self, int dim, int index) -> Tensor", select_meta, select_kernel, v | di);
 }
 
 // ---- Typed API ---------------------------------------------------------------------------

@@ -204,6 +204,11 @@ class Tensor {
   Tensor relu_(Where where = Where::current()) const;
   Tensor copy_(const Tensor& src, Where where = Where::current()) const;
   Tensor fill_(const Scalar& value, Where where = Where::current()) const;
+  /// Makes this tensor, through every handle that shares it, use `source`'s storage, dtype,
+  /// shape and strides, as PyTorch's `Tensor.set_(source)`: a module's parameter then holds
+  /// data of another shape (what structured pruning does). Views taken earlier keep the old
+  /// data. Throws std::invalid_argument unless both tensors are defined and concrete.
+  Tensor set_(const Tensor& source, Where where = Where::current()) const;
 
  private:
   explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) noexcept : impl_(std::move(impl)) {}

@@ -36,6 +36,29 @@ enum class OpFlags : std::uint32_t {
   reduction = 1u << 4,    ///< reduces over dims
   mutates_arguments = 1u << 5,  ///< may write to arguments other than the first (batch_norm's
                                 ///< running statistics in training): never removable as dead code
+  // Channel behaviour, read by the channel-dependency analysis (analysis/channel_groups.hpp).
+  // An op with none of these (nor elementwise or reduction) is a boundary there: channels
+  // cannot be followed through it (matmul, softmax, embedding, ...).
+  /// Output channel c depends on input channel c of its first argument only, and the output
+  /// keeps the first argument's dims, aligned from the end (pooling, batch_norm, layer_norm,
+  /// dropout, expand). Its other tensor arguments of one dim, as long as the channels, are
+  /// per-channel tensors (batch_norm's weight, bias and running statistics).
+  channel_passthrough = 1u << 6,
+  /// Mixes channels through a weight (argument `weight`): weight dim 0 indexes the output
+  /// channels, dim 1 the input channels of one group (argument `groups`, 1 if absent); the
+  /// channel dim of input and output is the weight's rank minus one, counted from the end
+  /// (conv2d: [N, C, H, W]; linear: [..., C]). An optional `bias` follows the output channels.
+  channel_mixing = 1u << 7,
+  /// Joins its tensor list argument along `dim` (cat).
+  concatenation = 1u << 8,
+  /// Reshapes its first argument; a dim survives when the sizes before it multiply to the
+  /// same number in input and output and its own size is unchanged (reshape, view, flatten).
+  reshape = 1u << 9,
+  /// Reorders dims: `permute(dims)` or `transpose(dim0, dim1)`.
+  permutation = 1u << 10,
+  /// Indexes along its `dim` argument: keeps the rank (slice, narrow, index_select), removes
+  /// the dim (select, squeeze) or inserts one (unsqueeze). The other dims keep their channels.
+  dim_indexing = 1u << 11,
 };
 constexpr OpFlags operator|(OpFlags a, OpFlags b) noexcept {
   return static_cast<OpFlags>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));

@@ -1,0 +1,323 @@
+// Costs per node and per module. Each node of the model's graph is charged to the module whose
+// forward recorded it (its scope) and to every ancestor of that module; a failed module or a
+// leaf (a call_module node) makes its own cost unknown and its ancestors' totals lower bounds.
+
+#include "symtrace/analysis/model_summary.hpp"
+
+#include "symtrace/analysis/analysis_trace.hpp"
+#include "symtrace/core/error.hpp"
+#include "symtrace/graph/graph.hpp"
+#include "symtrace/nn/module.hpp"
+#include "symtrace/ops/registry.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <string_view>
+
+namespace symtrace {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+const Node* node_arg(const Node& n, std::size_t i) {
+  if (i >= n.args().size()) return nullptr;
+  const NodeId* id = n.args()[i].get_if<NodeId>();
+  return id ? n.graph().find_node(*id) : nullptr;
+}
+
+std::optional<std::int64_t> numel_of(const Node* n) {
+  if (n == nullptr || n->tensor_meta() == nullptr) return std::nullopt;
+  return n->tensor_meta()->shape.numel();
+}
+
+/// Ops charged one FLOP per input element (they read every element once).
+bool reads_every_input(std::string_view op) {
+  return op == "max_pool2d" || op == "avg_pool2d" || op == "adaptive_avg_pool2d" || op == "softmax" ||
+         op == "log_softmax";
+}
+
+}  // namespace
+
+NodeCost node_cost(const Node& n) {
+  NodeCost c;
+  if (n.op() == OpKind::call_module) {
+    c.known = false;
+    return c;
+  }
+  if (n.op() != OpKind::call_function && n.op() != OpKind::call_method) return c;
+  const OpDef* op = OpRegistry::instance().find(n.target());
+  if (op == nullptr) {
+    c.known = n.target() == "getitem";  // a piece of a list result: no work of its own
+    return c;
+  }
+  if (op->schema.returns_number()) return c;
+  const std::optional<std::int64_t> out = numel_of(&n);
+  const bool owns_storage = !op->has(OpFlags::view) && !op->has(OpFlags::inplace);
+  if (owns_storage && out) c.output_bytes = *out * static_cast<std::int64_t>(element_size(n.tensor_meta()->dtype));
+
+  const std::string_view name = op->name();
+  if (op->has(OpFlags::channel_mixing)) {
+    const std::optional<std::int64_t> weight = numel_of(node_arg(n, 1));
+    const Node* w = node_arg(n, 1);
+    const std::optional<std::int64_t> c_out =
+        w != nullptr && w->tensor_meta() != nullptr && w->tensor_meta()->shape.rank() >= 1
+            ? w->tensor_meta()->shape[0].maybe()
+            : std::nullopt;
+    if (!out || !weight || !c_out || *c_out == 0) {
+      c.known = false;
+      return c;
+    }
+    c.macs = *out * (*weight / *c_out);
+    c.flops = 2 * c.macs + (node_arg(n, 2) != nullptr ? *out : 0);
+  } else if (name == "matmul") {
+    const Node* self = node_arg(n, 0);
+    const TensorMeta* m = self ? self->tensor_meta() : nullptr;
+    const std::optional<std::int64_t> k =
+        m != nullptr && m->shape.is_rank_known() && m->shape.rank() >= 1 ? m->shape[m->shape.rank() - 1].maybe()
+                                                                         : std::nullopt;
+    if (!out || !k) {
+      c.known = false;
+      return c;
+    }
+    c.macs = *out * *k;
+    c.flops = 2 * c.macs;
+  } else if (name == "batch_norm" || name == "layer_norm") {
+    if (!out) c.known = false;
+    c.flops = 2 * out.value_or(0);
+  } else if (op->has(OpFlags::elementwise)) {
+    if (!out) c.known = false;
+    c.flops = out.value_or(0);
+  } else if (op->has(OpFlags::reduction) || reads_every_input(name)) {
+    const std::optional<std::int64_t> in = numel_of(node_arg(n, 0));
+    if (!in) c.known = false;
+    c.flops = in.value_or(0);
+  }
+  return c;
+}
+
+GraphCost graph_cost(const Graph& graph) {
+  GraphCost total;
+  for (const Node& n : graph.nodes()) {
+    const NodeCost c = node_cost(n);
+    if (!c.known) {
+      ++total.unknown_nodes;
+      continue;
+    }
+    total.macs += c.macs;
+    total.flops += c.flops;
+    total.activation_bytes += c.output_bytes;
+  }
+  return total;
+}
+
+ModelSummary summarize(const Module& model, const GraphCollection& collection, std::string name,
+                       std::source_location where) {
+  const Graph* graph = collection.find(model);
+  if (collection.size() == 0 || graph == nullptr || collection.begin()->module != &model) {
+    throw_invalid_argument(where, "summarize(): the collection was not made from this model ({}); "
+                                  "make it with trace_for_analysis(model, inputs)", model.type_name());
+  }
+  const ModuleHierarchy& h = collection.hierarchy();
+  const auto* tracer = dynamic_cast<const AnalysisTracer*>(&collection.tracer());
+
+  ModelSummary s;
+  s.model = std::move(name);
+  s.parameters = model.num_parameters();
+  s.modules.resize(h.size());
+  std::vector<bool> inside_unknown(h.size(), false);  // a failed module or leaf, or inside one
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const ModuleRecord& r = h[i];
+    ModuleSummary& m = s.modules[i];
+    m.path = r.path;
+    m.type = std::string(r.type);
+    m.depth = r.depth;
+    m.status = r.status;
+    m.parameters = r.module->num_parameters();
+    if (tracer != nullptr) {
+      if (const std::vector<TensorMeta>* out = tracer->module_output(*r.module)) m.output = *out;
+    }
+    m.macs = 0;
+    m.flops = 0;
+  }
+
+  // Charges `cost` to the module at `scope` and its ancestors (by path).
+  auto charge = [&](std::string_view scope, const NodeCost& cost) {
+    while (true) {
+      const std::size_t i = h.index_of(scope);
+      if (i != ModuleHierarchy::npos) {
+        ModuleSummary& m = s.modules[i];
+        if (cost.known) {
+          *m.macs += cost.macs;
+          *m.flops += cost.flops;
+        } else {
+          m.complete = false;
+        }
+      }
+      if (scope.empty()) return;
+      const std::size_t dot = scope.rfind('.');
+      scope = dot == std::string_view::npos ? std::string_view() : scope.substr(0, dot);
+    }
+  };
+  for (const Node& n : graph->nodes()) {
+    const NodeCost cost = node_cost(n);
+    if (cost.known) {
+      s.macs += cost.macs;
+      s.flops += cost.flops;
+      s.activation_bytes += cost.output_bytes;
+    } else {
+      s.complete = false;
+    }
+    if (n.op() == OpKind::call_module) {
+      const std::size_t i = h.index_of(n.target());
+      if (i != ModuleHierarchy::npos && !inside_unknown[i]) {
+        inside_unknown[i] = true;
+        s.unknown.push_back(h[i].path);
+      }
+    }
+    charge(n.scope(), cost);
+  }
+  // A module inside a failed module or leaf: how often and on what it runs is unknown.
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const std::string& path = s.modules[i].path;
+    for (const std::string& u : s.unknown) {
+      if (path == u || (path.starts_with(u) && (u.empty() || path[u.size()] == '.'))) {
+        s.modules[i].macs.reset();
+        s.modules[i].flops.reset();
+        s.modules[i].complete = false;
+      }
+    }
+  }
+  return s;
+}
+
+namespace {
+
+std::string grouped(std::int64_t n) {
+  std::string digits = fmt::format("{}", n < 0 ? -n : n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+std::string shapes(const std::vector<TensorMeta>& output) {
+  if (output.empty()) return "--";
+  std::string out;
+  for (const TensorMeta& m : output) out += (out.empty() ? "" : ", ") + to_string(m.shape);
+  return out;
+}
+
+std::string cost(const std::optional<std::int64_t>& value, bool complete) {
+  if (!value) return "?";
+  return complete ? grouped(*value) : "≥ " + grouped(*value);
+}
+
+std::string bytes(std::int64_t n) {
+  if (n < 1024) return fmt::format("{} B", n);
+  if (n < 1024 * 1024) return fmt::format("{:.1f} KiB", static_cast<double>(n) / 1024.0);
+  return fmt::format("{:.1f} MiB", static_cast<double>(n) / (1024.0 * 1024.0));
+}
+
+std::string giga(std::int64_t n) { return fmt::format("{:.2f} G", static_cast<double>(n) / 1e9); }
+
+/// Width in terminal columns of UTF-8 text (every code point one column).
+std::size_t columns(std::string_view s) {
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+std::string pad(const std::string& s, std::size_t width, bool right) {
+  const std::size_t w = columns(s);
+  const std::string fill(w < width ? width - w : 0, ' ');
+  return right ? fill + s : s + fill;
+}
+
+json dims_json(const Shape& shape) {
+  json dims = json::array();
+  if (!shape.is_rank_known()) return nullptr;
+  for (const Dim d : shape) dims.push_back(d.is_known() ? json(d.raw()) : json(nullptr));
+  return dims;
+}
+
+std::string text(const ModelSummary& s) {
+  struct Row {
+    std::string module, output, parameters, macs, status;
+  };
+  std::vector<Row> rows;
+  rows.push_back({"Module (type)", "Output", "Parameters", "MACs", ""});
+  for (const ModuleSummary& m : s.modules) {
+    const std::size_t dot = m.path.rfind('.');
+    const std::string name = m.path.empty() ? s.model : dot == std::string::npos ? m.path : m.path.substr(dot + 1);
+    const bool plain = m.status == ModuleStatus::traced;
+    rows.push_back({fmt::format("{}{} ({})", std::string(2 * m.depth, ' '), name, m.type), shapes(m.output),
+                    grouped(m.parameters), cost(m.macs, m.complete), plain ? "" : std::string(to_string(m.status))});
+  }
+  std::size_t w0 = 0, w1 = 0, w2 = 0, w3 = 0;
+  for (const Row& r : rows) {
+    w0 = std::max(w0, columns(r.module));
+    w1 = std::max(w1, columns(r.output));
+    w2 = std::max(w2, columns(r.parameters));
+    w3 = std::max(w3, columns(r.macs));
+  }
+  std::string out;
+  for (const Row& r : rows) {
+    std::string line = fmt::format("{}  {}  {}  {}", pad(r.module, w0, false), pad(r.output, w1, false),
+                                   pad(r.parameters, w2, true), pad(r.macs, w3, true));
+    if (!r.status.empty()) line += "  " + r.status;
+    out += line + '\n';
+  }
+  const char* bound = s.complete ? "" : "≥ ";
+  out += fmt::format("Parameters: {}\n", grouped(s.parameters));
+  out += fmt::format("MACs: {}{} ({}{})\n", bound, grouped(s.macs), bound, giga(s.macs));
+  out += fmt::format("FLOPs: {}{} ({}{})\n", bound, grouped(s.flops), bound, giga(s.flops));
+  out += fmt::format("Activation memory: {}{}\n", bound, bytes(s.activation_bytes));
+  if (!s.unknown.empty()) {
+    std::vector<std::string> names;
+    for (const std::string& u : s.unknown) {
+      const auto it = std::find_if(s.modules.begin(), s.modules.end(), [&](const ModuleSummary& m) { return m.path == u; });
+      names.push_back(it == s.modules.end() ? u : fmt::format("{} ({}, {})", u, it->type, to_string(it->status)));
+    }
+    out += fmt::format("Unknown cost (not guessed): {}\n", fmt::join(names, ", "));
+  }
+  return out;
+}
+
+std::string json_text(const ModelSummary& s) {
+  json modules = json::array();
+  for (const ModuleSummary& m : s.modules) {
+    json output = nullptr;
+    if (!m.output.empty()) {
+      output = json::array();
+      for (const TensorMeta& t : m.output) output.push_back(dims_json(t.shape));
+    }
+    modules.push_back(json{{"module", m.path},
+                           {"type", m.type},
+                           {"status", to_string(m.status)},
+                           {"output", std::move(output)},
+                           {"parameters", m.parameters},
+                           {"macs", m.macs ? json(*m.macs) : json(nullptr)},
+                           {"flops", m.flops ? json(*m.flops) : json(nullptr)},
+                           {"complete", m.complete}});
+  }
+  const json doc{{"model", s.model},
+                 {"parameters", s.parameters},
+                 {"macs", s.macs},
+                 {"flops", s.flops},
+                 {"activation_bytes", s.activation_bytes},
+                 {"complete", s.complete},
+                 {"unknown", s.unknown},
+                 {"modules", std::move(modules)}};
+  return doc.dump(2, ' ', false, json::error_handler_t::replace) + '\n';
+}
+
+}  // namespace
+
+std::string to_string(const ModelSummary& summary, ReportFormat format) {
+  return format == ReportFormat::json ? json_text(summary) : text(summary);
+}
+
+}  // namespace symtrace

@@ -1,0 +1,156 @@
+// Structured pruning. prune_channels checks everything and computes every new tensor before it
+// replaces any, so a bad selection leaves the model as it was; the replacement itself
+// (Tensor::set_) cannot fail. The layers' size fields are then made to agree with their
+// new weights: that is the one place where layer types matter, as in any pruning tool.
+
+#include "symtrace/analysis/prune.hpp"
+
+#include "symtrace/core/error.hpp"
+#include "symtrace/core/factories.hpp"
+#include "symtrace/nn/batch_norm.hpp"
+#include "symtrace/nn/conv.hpp"
+#include "symtrace/nn/layer_norm.hpp"
+#include "symtrace/nn/linear.hpp"
+#include "symtrace/nn/module.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <utility>
+
+namespace symtrace {
+
+namespace {
+
+std::string owner_of(const std::string& tensor) {
+  const std::size_t dot = tensor.rfind('.');
+  return dot == std::string::npos ? std::string() : tensor.substr(0, dot);
+}
+
+/// The tensor at `member.tensor`, checked to hold the member's channels.
+Tensor member_tensor(const Module& model, const GroupMember& member, std::int64_t channels, std::source_location where) {
+  Tensor t = model.get_tensor(member.tensor, where);
+  const std::vector<std::int64_t> sizes = t.meta().shape.sizes();
+  if (member.dim < 0 || member.dim >= static_cast<std::int64_t>(sizes.size()) || member.offset < 0 ||
+      member.offset + channels > sizes[static_cast<std::size_t>(member.dim)]) {
+    throw_invalid_argument(where, "'{}' of shape {} does not hold {} channels at offset {} of dim {}", member.tensor,
+                           t.meta().shape, channels, member.offset, member.dim);
+  }
+  return t;
+}
+
+/// Makes a layer's size fields agree with its (cut) parameters.
+void update_layer(Module& m) {
+  if (auto* conv = dynamic_cast<nn::Conv2dImpl*>(&m)) {
+    const std::vector<std::int64_t> w = conv->weight.meta().shape.sizes();
+    const bool depthwise = conv->options.groups > 1 && conv->options.groups == conv->in_channels &&
+                           conv->options.groups == conv->out_channels;
+    conv->out_channels = w[0];
+    if (depthwise) conv->options.groups = w[0];
+    conv->in_channels = w[1] * conv->options.groups;
+  } else if (auto* linear = dynamic_cast<nn::LinearImpl*>(&m)) {
+    const std::vector<std::int64_t> w = linear->weight.meta().shape.sizes();
+    linear->out_features = w[0];
+    linear->in_features = w[1];
+  } else if (auto* bn = dynamic_cast<nn::BatchNorm2dImpl*>(&m)) {
+    const Tensor& t = bn->running_mean.defined() ? bn->running_mean : bn->weight;
+    if (t.defined()) bn->num_features = t.meta().shape.sizes()[0];
+  } else if (auto* ln = dynamic_cast<nn::LayerNormImpl*>(&m)) {
+    if (ln->weight.defined() && ln->normalized_shape.size() == 1) ln->normalized_shape[0] = ln->weight.meta().shape.sizes()[0];
+  }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> channels_to_keep(const Module& model, const ChannelGroup& group, double amount,
+                                           std::source_location where) {
+  if (!(amount >= 0.0 && amount < 1.0)) throw_invalid_argument(where, "channels_to_keep(): amount {} is not in [0, 1)", amount);
+  if (!group.prunable) throw_invalid_argument(where, "channels_to_keep(): the group cannot be pruned: {}", group.reason);
+  std::vector<double> norm(static_cast<std::size_t>(group.channels), 0.0);
+  bool any = false;
+  for (const GroupMember& m : group.members) {
+    if (m.role != ChannelRole::out) continue;
+    any = true;
+    // |t| with the member's dim first, one row per channel, summed along the rows.
+    Tensor t = member_tensor(model, m, group.channels, where).narrow(m.dim, m.offset, group.channels).abs();
+    if (m.dim != 0) t = t.transpose(0, m.dim);
+    const std::vector<float> sums = t.contiguous().reshape({group.channels, -1}).sum({1}).to_vector<float>();
+    for (std::size_t c = 0; c < norm.size(); ++c) norm[c] += static_cast<double>(sums[c]);
+  }
+  if (!any) throw_invalid_argument(where, "channels_to_keep(): the group has no layer output to rank its channels by");
+  std::vector<std::int64_t> order(norm.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+    return norm[static_cast<std::size_t>(a)] < norm[static_cast<std::size_t>(b)];
+  });
+  const auto cut = static_cast<std::size_t>(amount * static_cast<double>(group.channels));
+  std::vector<std::int64_t> keep(order.begin() + static_cast<std::ptrdiff_t>(cut), order.end());
+  std::sort(keep.begin(), keep.end());
+  return keep;
+}
+
+void prune_channels(Module& model, std::span<const ChannelSelection> selections, std::source_location where) {
+  // (tensor, dim) -> the ranges the selections cover: offset, channels, kept indices.
+  struct Range {
+    std::int64_t offset, channels;
+    const std::vector<std::int64_t>* keep;
+  };
+  std::map<std::pair<std::string, std::int64_t>, std::vector<Range>> cuts;
+  std::map<std::string, Tensor> tensors;
+  std::set<const ChannelGroup*> seen;
+  for (std::size_t k = 0; k < selections.size(); ++k) {
+    const ChannelSelection& s = selections[k];
+    if (s.group == nullptr) throw_invalid_argument(where, "prune_channels(): selection {} has no group", k);
+    if (!seen.insert(s.group).second) throw_invalid_argument(where, "prune_channels(): selection {} repeats a group", k);
+    if (!s.group->prunable) {
+      throw_invalid_argument(where, "prune_channels(): the group of selection {} cannot be pruned: {}", k, s.group->reason);
+    }
+    if (s.keep.empty()) throw_invalid_argument(where, "prune_channels(): selection {} keeps no channel", k);
+    for (std::size_t i = 0; i < s.keep.size(); ++i) {
+      if (s.keep[i] < 0 || s.keep[i] >= s.group->channels || (i > 0 && s.keep[i] <= s.keep[i - 1])) {
+        throw_invalid_argument(where,
+                               "prune_channels(): selection {} keeps channel {} at position {}: indices must increase "
+                               "and lie in [0, {})", k, s.keep[i], i, s.group->channels);
+      }
+    }
+    for (const GroupMember& m : s.group->members) {
+      tensors.try_emplace(m.tensor, member_tensor(model, m, s.group->channels, where));
+      std::vector<Range>& ranges = cuts[{m.tensor, m.dim}];
+      for (const Range& r : ranges) {
+        if (m.offset < r.offset + r.channels && r.offset < m.offset + s.group->channels && r.keep != &s.keep) {
+          throw_invalid_argument(where, "prune_channels(): two groups cut the same channels of '{}' (dim {})", m.tensor, m.dim);
+        }
+      }
+      if (std::none_of(ranges.begin(), ranges.end(), [&](const Range& r) { return r.keep == &s.keep && r.offset == m.offset; })) {
+        ranges.push_back(Range{m.offset, s.group->channels, &s.keep});
+      }
+    }
+  }
+  // The new tensors, all computed before any replaces its original.
+  std::map<std::string, Tensor> cut_tensors;
+  for (const auto& [key, ranges] : cuts) {
+    const auto& [path, dim] = key;
+    auto it = cut_tensors.try_emplace(path, tensors.at(path)).first;
+    const std::int64_t size = it->second.meta().shape.sizes()[static_cast<std::size_t>(dim)];
+    std::vector<std::int64_t> index;
+    for (std::int64_t i = 0; i < size;) {
+      const auto r = std::find_if(ranges.begin(), ranges.end(), [&](const Range& x) { return x.offset == i; });
+      if (r == ranges.end()) {
+        index.push_back(i++);
+        continue;
+      }
+      for (std::int64_t c : *r->keep) index.push_back(i + c);
+      i += r->channels;
+    }
+    it->second = it->second.index_select(dim, tensor(index, {static_cast<std::int64_t>(index.size())})).contiguous();
+  }
+  std::set<std::string> owners;
+  for (const auto& [path, t] : cut_tensors) {
+    tensors.at(path).set_(t);
+    owners.insert(owner_of(path));
+  }
+  for (const std::string& owner : owners) update_layer(model.get_submodule(owner));
+}
+
+}  // namespace symtrace
