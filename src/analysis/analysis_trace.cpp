@@ -1,6 +1,12 @@
 #include "symtrace/analysis/analysis_trace.hpp"
 
+#include "robust/synthetic_run.hpp"
+#include "symtrace/nn/module.hpp"
+
+#include <cstdint>
+#include <exception>
 #include <memory>
+#include <optional>
 #include <utility>
 
 namespace symtrace {
@@ -36,10 +42,65 @@ const std::vector<TensorMeta>* AnalysisTracer::module_output(const Module& modul
   return it == outputs_.end() ? nullptr : &it->second;
 }
 
+OutputMeta AnalysisTracer::failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
+                                            std::source_location where) const {
+  auto it = executed_.find(&module);
+  if (it != executed_.end()) {
+    std::vector<TensorMeta> inputs;
+    for (const Value& a : args) collect_tensors(a, inputs);
+    if (inputs == it->second.inputs) return it->second.result;
+  }
+  return RobustTracer::failed_leaf_meta(module, path, args, where);
+}
+
+namespace {
+
+/// The one tensor `module` returns when run on synthetic inputs of `specs`, if two runs on
+/// different inputs agree on its dtype and shape.
+std::optional<TensorMeta> executed_result(Module& module, const std::vector<InputSpec>& specs) {
+  std::optional<TensorMeta> result;
+  for (std::uint64_t seed : {0u, 1u}) {
+    try {
+      const detail::BufferSnapshot state(module);
+      const Value out = module.forward_values(detail::synthetic_inputs(specs, seed));
+      if (!out.is_tensor()) return std::nullopt;
+      const TensorMeta& meta = out.to_tensor().meta();
+      if (result && *result != meta) return std::nullopt;  // its shape depends on the data
+      result = meta;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
 GraphCollection trace_for_analysis(Module& model, const std::vector<InputSpec>& inputs, std::source_location where) {
   GraphCollection c(std::make_unique<AnalysisTracer>(), where);
   c.recursive_trace(model, inputs, {}, where);
-  return c;
+  while (true) {
+    AnalysisTracer::ExecutedCalls executed = dynamic_cast<const AnalysisTracer&>(c.tracer()).executed_calls();
+    bool found = false;
+    for (const auto& [failed, failure] : c.tracer().failures()) {
+      if (executed.contains(failed)) continue;
+      const std::vector<InputSpec>* specs = c.tracer().observed_inputs(*failed);
+      if (specs == nullptr || !detail::fully_known(*specs) || failure.module.empty()) continue;
+      // The tracer records modules as const; the analysis runs them, as a capture does.
+      Module& module = const_cast<Module&>(*failed);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+      const std::optional<TensorMeta> result = executed_result(module, *specs);
+      if (!result) continue;
+      AnalysisTracer::ExecutedCall call;
+      for (const InputSpec& s : *specs) call.inputs.push_back(TensorMeta{s.dtype, s.shape});
+      call.result = OutputMeta::single(result->dtype, result->shape);
+      executed.emplace(failed, std::move(call));
+      found = true;
+    }
+    if (!found) return c;
+    GraphCollection next(std::make_unique<AnalysisTracer>(std::move(executed)), where);
+    next.recursive_trace(model, inputs, {}, where);
+    c = std::move(next);
+  }
 }
 
 }  // namespace symtrace

@@ -296,15 +296,29 @@ class Analysis {
     const std::optional<std::int64_t> c_out = size_of(*weight, 0);
     const std::optional<std::int64_t> c_in_group = size_of(*weight, 1);
     const std::int64_t groups = int_argument(n, op, "groups").value_or(1);
-    if (in_rank < w_rank - 1 || out_rank < w_rank - 1 || !c_out || !c_in_group || groups < 1) return boundary(n);
-    const int in_dim = in_rank - (w_rank - 1);
-    const int out_dim = out_rank - (w_rank - 1);
-    const std::int64_t c_in = *c_in_group * groups;
-    const Segments in = channels_at(*input, in_dim, c_in, n);
+    if (!c_out || !c_in_group || groups < 1) return boundary(n);
     const Argument* bias_arg = argument(n, op, "bias");
     const Node* bias = bias_arg ? node_at(*bias_arg) : nullptr;
     const Info* b = bias ? &info(*bias) : nullptr;
     const bool bias_param = b != nullptr && b->param && b->param->second == 1;
+    if (in_rank < w_rank - 1 || out_rank < w_rank - 1) {
+      // Sizes unknown (a module traced on its own, never called before its parent failed):
+      // still a layer, whose channels cannot be followed either way.
+      boundary(n);
+      const std::string reason = fmt::format("the rank of the tensors around {}{} is unknown", n.target(), at(n));
+      const int in_set = new_set(*c_in_group * groups);
+      const int out_set = new_set(*c_out);
+      fix(in_set, reason);
+      fix(out_set, reason);
+      add_member(in_set, weight_path, 1, 0, ChannelRole::in);
+      add_member(out_set, weight_path, 0, 0, ChannelRole::out);
+      if (bias_param) add_member(out_set, b->param->first, 0, 0, ChannelRole::out);
+      return;
+    }
+    const int in_dim = in_rank - (w_rank - 1);
+    const int out_dim = out_rank - (w_rank - 1);
+    const std::int64_t c_in = *c_in_group * groups;
+    const Segments in = channels_at(*input, in_dim, c_in, n);
     if (b != nullptr && !bias_param) fix(*b, fmt::format("used as the bias of {}{}", n.target(), at(n)));
 
     if (groups > 1 && *c_in_group == 1 && *c_out == groups) {

@@ -5,8 +5,7 @@
 // when asked (RobustTracer::capture_failed_by_execution).
 #include "symtrace/robust/robust_tracer.hpp"
 
-#include "symtrace/core/factories.hpp"
-#include "symtrace/core/random.hpp"
+#include "robust/synthetic_run.hpp"
 #include "symtrace/nn/module.hpp"
 
 #include <boost/core/demangle.hpp>
@@ -20,35 +19,6 @@ namespace symtrace {
 
 namespace {
 
-/// Copies of a module's buffers, written back on destruction: a capture leaves the module's
-/// state (BatchNorm's running statistics in training) as it found it.
-class BufferSnapshot {
- public:
-  explicit BufferSnapshot(const Module& module) {
-    for (NamedTensor& b : module.named_buffers()) {
-      if (!b.tensor.defined() || !b.tensor.is_concrete()) continue;
-      Tensor copy = Tensor::empty(b.tensor.shape(), b.tensor.dtype());
-      (void)copy.copy_(b.tensor);
-      saved_.emplace_back(std::move(b.tensor), std::move(copy));
-    }
-  }
-  ~BufferSnapshot() {
-    for (auto& [buffer, copy] : saved_) (void)buffer.copy_(copy);
-  }
-  BufferSnapshot(const BufferSnapshot&) = delete;
-  BufferSnapshot& operator=(const BufferSnapshot&) = delete;
-
- private:
-  std::vector<std::pair<Tensor, Tensor>> saved_;
-};
-
-bool fully_known(const std::vector<InputSpec>& specs) {
-  return std::all_of(specs.begin(), specs.end(), [](const InputSpec& s) {
-    return s.shape.is_rank_known() &&
-           std::all_of(s.shape.begin(), s.shape.end(), [](Dim d) { return d.is_known(); });
-  });
-}
-
 ExecutionCapture capture(Module& module, const std::vector<InputSpec>* specs) {
   ExecutionCapture c;
   if (specs == nullptr) {
@@ -56,17 +26,13 @@ ExecutionCapture capture(Module& module, const std::vector<InputSpec>* specs) {
     return c;
   }
   c.inputs = *specs;
-  if (!fully_known(*specs)) {
+  if (!detail::fully_known(*specs)) {
     c.error = "the shapes of its inputs at its call are not all known";
     return c;
   }
-  Generator gen(0);  // the same synthetic inputs on every run
-  ValueList inputs;
-  for (const InputSpec& s : *specs) {
-    inputs.emplace_back(s.dtype == DType::float32 ? randn(s.shape.sizes(), gen) : zeros(SymIntList(s.shape.sizes()), s.dtype));
-  }
+  const ValueList inputs = detail::synthetic_inputs(*specs, 0);  // the same inputs on every run
   try {
-    const BufferSnapshot state(module);
+    const detail::BufferSnapshot state(module);
     ExecutionTrace t = trace_by_execution(module, inputs);
     c.graph = std::make_shared<const Graph>(std::move(t.graph));
     c.warnings = std::move(t.warnings);

@@ -18,6 +18,7 @@
 #include <source_location>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace symtrace {
@@ -25,6 +26,18 @@ namespace symtrace {
 /// A RobustTracer for analysis; see the file comment.
 class AnalysisTracer : public RobustTracer {
  public:
+  /// The result of a failed module found by running it (see trace_for_analysis): the dtypes
+  /// and shapes of the tensor arguments it was run with, and of what it returned.
+  struct ExecutedCall {
+    std::vector<TensorMeta> inputs;
+    OutputMeta result;
+  };
+  using ExecutedCalls = std::unordered_map<const Module*, ExecutedCall>;
+
+  AnalysisTracer() = default;
+  /// A tracer that gives a failed module called with `executed`'s inputs `executed`'s result.
+  explicit AnalysisTracer(ExecutedCalls executed) : executed_(std::move(executed)) {}
+
   /// Failed modules and registered leaf types are leaves; built-in layers are traced through.
   [[nodiscard]] bool is_leaf_module(const Module& module, std::string_view qualified_name) const override;
   /// RobustTracer's, keeping the tensors of the result of `module`'s first call.
@@ -33,14 +46,30 @@ class AnalysisTracer : public RobustTracer {
   /// depth-first walk of the result meets them), or nullptr when it was never called in a
   /// trace of this tracer.
   [[nodiscard]] const std::vector<TensorMeta>* module_output(const Module& module) const noexcept;
+  /// The failed modules' results this tracer was given.
+  [[nodiscard]] const ExecutedCalls& executed_calls() const noexcept { return executed_; }
+
+ protected:
+  /// The executed result when the module is called with the inputs it was run with, else
+  /// RobustTracer's.
+  [[nodiscard]] OutputMeta failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
+                                            std::source_location where) const override;
 
  private:
   std::unordered_map<const Module*, std::vector<TensorMeta>> outputs_;
+  ExecutedCalls executed_;
 };
 
 /// `recursive_trace(model, inputs)` made with an AnalysisTracer (reach it through
-/// `dynamic_cast<const AnalysisTracer&>(c.tracer())`). Throws std::invalid_argument when the
-/// inputs do not fit the model's forward.
+/// `dynamic_cast<const AnalysisTracer&>(c.tracer())`). The output shape of a failed module is
+/// unknown to a symbolic trace, and so would be every shape after it; so a failed module whose
+/// inputs had fully known shapes is run eagerly, twice, on synthetic inputs of those shapes
+/// (standard normal float32 from two seeds, zeros of other dtypes; its buffers restored
+/// afterwards). When both runs return one tensor of the same dtype and shape, the model is
+/// traced again with that as the module's result, so the ops after it have shapes. That
+/// repeats while it finds new results (once per failed module at most). The failed module's
+/// own cost stays unknown. Throws std::invalid_argument when the inputs do not fit the
+/// model's forward.
 [[nodiscard]] GraphCollection trace_for_analysis(Module& model, const std::vector<InputSpec>& inputs,
                                                  std::source_location where = std::source_location::current());
 

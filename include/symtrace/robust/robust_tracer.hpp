@@ -122,6 +122,11 @@ class RobustTracer : public Tracer {
   /// The model's index while a GraphCollection traces it (the collection builds it once).
   [[nodiscard]] std::shared_ptr<const ModuleIndex> module_index(const Module& root) const override;
 
+  /// A failed module's result metadata: from the LeafMetaFn registered for its type, else
+  /// unknown (as the file comment says). A subclass that knows more may say so.
+  [[nodiscard]] virtual OutputMeta failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
+                                                    std::source_location where) const;
+
  private:
   friend class GraphCollection;  // turns remember_leaf_calls_ on for one recursive_trace
 
@@ -134,9 +139,6 @@ class RobustTracer : public Tracer {
   /// The failure of a root whose trace threw `e` (nullptr: not a std::exception): the one
   /// recorded for it, else `e` described.
   ModuleFailure root_failure(const Module& root, const std::exception* e, std::source_location where) const;
-  /// A failed module's result metadata (as the file comment says).
-  OutputMeta failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
-                              std::source_location where) const;
   /// Records `module` as a failed leaf called with `args` (its metadata as the file comment says).
   Value record_failed_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
 

@@ -1,0 +1,57 @@
+#pragma once
+// Running a module eagerly on synthetic inputs of the shapes seen at its call: the robust
+// tracer's capture by execution and the analysis tracer's output shapes of failed modules.
+
+#include "symtrace/core/factories.hpp"
+#include "symtrace/core/random.hpp"
+#include "symtrace/nn/module.hpp"
+#include "symtrace/trace/tracer.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace symtrace::detail {
+
+/// Copies of a module's buffers, written back on destruction: a run leaves the module's state
+/// (BatchNorm's running statistics in training) as it found it.
+class BufferSnapshot {
+ public:
+  explicit BufferSnapshot(const Module& module) {
+    for (NamedTensor& b : module.named_buffers()) {
+      if (!b.tensor.defined() || !b.tensor.is_concrete()) continue;
+      Tensor copy = Tensor::empty(b.tensor.shape(), b.tensor.dtype());
+      (void)copy.copy_(b.tensor);
+      saved_.emplace_back(std::move(b.tensor), std::move(copy));
+    }
+  }
+  ~BufferSnapshot() {
+    for (auto& [buffer, copy] : saved_) (void)buffer.copy_(copy);
+  }
+  BufferSnapshot(const BufferSnapshot&) = delete;
+  BufferSnapshot& operator=(const BufferSnapshot&) = delete;
+
+ private:
+  std::vector<std::pair<Tensor, Tensor>> saved_;
+};
+
+/// True when every spec has a known rank and known sizes.
+inline bool fully_known(const std::vector<InputSpec>& specs) {
+  return std::all_of(specs.begin(), specs.end(), [](const InputSpec& s) {
+    return s.shape.is_rank_known() && std::all_of(s.shape.begin(), s.shape.end(), [](Dim d) { return d.is_known(); });
+  });
+}
+
+/// Inputs of the specs' shapes (fully known): standard normal float32 drawn from a generator
+/// seeded with `seed`, zeros of other dtypes.
+inline ValueList synthetic_inputs(const std::vector<InputSpec>& specs, std::uint64_t seed) {
+  Generator gen(seed);
+  ValueList inputs;
+  for (const InputSpec& s : specs) {
+    inputs.emplace_back(s.dtype == DType::float32 ? randn(s.shape.sizes(), gen) : zeros(SymIntList(s.shape.sizes()), s.dtype));
+  }
+  return inputs;
+}
+
+}  // namespace symtrace::detail
