@@ -277,6 +277,10 @@ class Analysis {
     if (i.has_channels()) fix(i, fmt::format("used along another dim by {}{}", user.target(), at(user)));
     const int s = new_set(channels);
     fix(s, fmt::format("comes from {}", origin(in)));
+    if (!i.has_channels() && !i.param) {  // every layer reading these channels shares the set
+      i.dim = dim;
+      i.segments = {Segment{s, channels}};
+    }
     return {Segment{s, channels}};
   }
 

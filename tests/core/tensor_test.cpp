@@ -93,3 +93,20 @@ TEST_CASE("to_bool is the truth value of one element and a TraceError on a symbo
   CHECK_THROWS_WITH_AS((void)s.to_bool(), doctest::Contains(fmt::format("tensor_test.cpp:{}: a symbolic tensor was read as data (to_bool())", line).c_str()),
                        TraceError);
 }
+
+TEST_CASE("set_ gives every handle of a tensor another tensor's data and shape; views taken before keep the old") {
+  Tensor t = symtrace::testing::iota({2, 3});
+  const Tensor handle = t;
+  const Tensor view = t.narrow(1, 0, 1);
+  const Tensor source = symtrace::testing::iota({4});
+  (void)t.set_(source);
+  CHECK(handle.meta().shape == Shape{4});
+  CHECK(handle.to_vector<float>() == std::vector<float>{0, 1, 2, 3});
+  CHECK(view.to_vector<float>() == std::vector<float>{0, 3});
+  (void)t.set_(t.narrow(0, 1, 2));  // a view of itself
+  CHECK(handle.to_vector<float>() == std::vector<float>{1, 2});
+  const Tensor s = Tensor::symbolic(TensorMeta{DType::float32, Shape{2}}, SymbolicRef{1, 1});
+  CHECK_THROWS_WITH_AS((void)t.set_(s), doctest::Contains("set_() needs concrete tensors"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)Tensor().set_(t), doctest::Contains("set_() needs two defined tensors"), std::invalid_argument);
+  CHECK(handle.to_vector<float>() == std::vector<float>{1, 2});
+}

@@ -1,0 +1,154 @@
+// Structured pruning along the channel groups.
+#include "symtrace/symtrace.hpp"
+
+#include "support/checks.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+using namespace symtrace;
+using namespace symtrace::testing;
+
+namespace {
+
+/// conv1 (3 -> 4) -> batch norm -> relu -> conv2 (4 -> 2).
+class Chain : public TypedModule<Chain> {
+ public:
+  Chain() {
+    conv1 = register_module("conv1", nn::Conv2d(3, 4, 1));
+    bn = register_module("bn", nn::BatchNorm2d(4));
+    conv2 = register_module("conv2", nn::Conv2d(4, 2, 1));
+  }
+  Tensor forward(const Tensor& x) { return conv2(relu(bn(conv1(x)))); }
+  nn::Conv2d conv1{nullptr};
+  nn::BatchNorm2d bn{nullptr};
+  nn::Conv2d conv2{nullptr};
+};
+
+ChannelGroups groups_of(Module& model, const Shape& input) {
+  return channel_groups(model, trace_for_analysis(model, {input}));
+}
+
+/// resnet18's parameter count with the given widths per stage (every group of a stage, inner
+/// and residual, at the same width).
+std::int64_t resnet18_parameters(const std::array<std::int64_t, 4>& k) {
+  std::int64_t n = 3 * k[0] * 49 + 2 * k[0];  // stem conv and norm
+  std::int64_t in = k[0];
+  for (std::size_t s = 0; s < 4; ++s) {
+    const std::int64_t w = k[s];
+    n += in * w * 9 + 2 * w + w * w * 9 + 2 * w;  // block 0
+    if (s > 0) n += in * w + 2 * w;               // its downsample
+    n += 2 * (w * w * 9 + 2 * w);                 // block 1
+    in = w;
+  }
+  return n + k[3] * 1000 + 1000;  // fc
+}
+
+}  // namespace
+
+TEST_CASE("channels_to_keep drops the channels with the smallest L1 norm, and pruning a dead channel changes nothing") {
+  Chain net;
+  net.eval();
+  // Channel 2 of conv1 is dead: zero weights and bias.
+  (void)net.conv1->weight.narrow(0, 2, 1).fill_(0.0);
+  (void)net.conv1->bias.narrow(0, 2, 1).fill_(0.0);
+  const Tensor x = randn({1, 3, 5, 5});
+  const Tensor before = net.call({x}).to_tensor();
+  const ChannelGroups g = groups_of(net, Shape{1, 3, 5, 5});
+  REQUIRE(g.num_prunable() == 1);
+  const ChannelGroup& group = g.groups[1];
+  REQUIRE(group.prunable);
+  const std::vector<std::int64_t> keep = channels_to_keep(net, group, 0.25);
+  CHECK(keep == std::vector<std::int64_t>{0, 1, 3});
+  const std::vector<ChannelSelection> plan{{&group, keep}};
+  prune_channels(net, plan);
+  CHECK(net.conv1->out_channels == 3);
+  CHECK(to_string(net.conv1->weight.meta().shape) == "[3, 3, 1, 1]");
+  CHECK(to_string(net.get_tensor("conv1.weight").meta().shape) == "[3, 3, 1, 1]");  // the same handle
+  CHECK(net.bn->num_features == 3);
+  CHECK(to_string(net.bn->running_var.meta().shape) == "[3]");
+  CHECK(net.conv2->in_channels == 3);
+  CHECK(to_string(net.conv2->weight.meta().shape) == "[2, 3, 1, 1]");
+  CHECK(net.num_parameters() == (3 * 3 + 3) + 2 * 3 + (3 * 2 + 2));
+  const Tensor after = net.call({x}).to_tensor();
+  CHECK(max_abs_diff(after, before) < 1e-6);
+}
+
+TEST_CASE("resnet18 with 30% of every group pruned runs, traces, and has the parameter count of its new widths") {
+  const std::shared_ptr<Module> model = zoo::create("resnet18");
+  CHECK(resnet18_parameters({64, 128, 256, 512}) == model->num_parameters());
+  const ChannelGroups g = groups_of(*model, Shape{1, 3, 64, 64});
+  std::vector<ChannelSelection> plan;
+  for (const ChannelGroup& group : g.groups) {
+    if (group.prunable) plan.push_back({&group, channels_to_keep(*model, group, 0.3)});
+  }
+  REQUIRE(plan.size() == 12);
+  prune_channels(*model, plan);
+  // floor(0.3 C) channels go: 64 -> 45, 128 -> 90, 256 -> 180, 512 -> 359.
+  CHECK(model->num_parameters() == resnet18_parameters({45, 90, 180, 359}));
+  CHECK(model->get_submodule("layer3.1.conv1").extra_repr().starts_with("180, 180, kernel_size=(3, 3)"));
+  const Tensor x = randn({1, 3, 64, 64});
+  const Tensor eager = model->call({x}).to_tensor();
+  CHECK(to_string(eager.meta().shape) == "[1, 1000]");
+  const Graph graph = symbolic_trace(*model, {InputSpec(x)});
+  graph.lint();
+  CHECK(max_rel_error(Interpreter(*model, graph).run({x}).to_tensor(), eager) < 1e-5);
+  // The analysis of the pruned model finds the same groups at their new widths.
+  const ChannelGroups again = groups_of(*model, Shape{1, 3, 64, 64});
+  REQUIRE(again.groups.size() == g.groups.size());
+  for (std::size_t i = 0; i < g.groups.size(); ++i) {
+    CAPTURE(i);
+    CHECK(again.groups[i].members == g.groups[i].members);
+    CHECK(again.groups[i].channels == (g.groups[i].prunable ? g.groups[i].channels - g.groups[i].channels * 3 / 10
+                                                             : g.groups[i].channels));
+  }
+}
+
+TEST_CASE("mobilenet_v2 pruned along its groups keeps its depthwise convolutions depthwise") {
+  const std::shared_ptr<Module> model = zoo::create("mobilenet_v2");
+  const ChannelGroups g = groups_of(*model, Shape{1, 3, 64, 64});
+  std::vector<ChannelSelection> plan;
+  for (const ChannelGroup& group : g.groups) {
+    if (group.prunable) plan.push_back({&group, channels_to_keep(*model, group, 0.5)});
+  }
+  prune_channels(*model, plan);
+  const auto& dw = dynamic_cast<const nn::Conv2dImpl&>(model->get_submodule("features.5.conv.1.0"));
+  CHECK(dw.options.groups == 96);
+  CHECK(dw.in_channels == 96);
+  CHECK(dw.out_channels == 96);
+  const Tensor x = randn({1, 3, 64, 64});
+  const Tensor eager = model->call({x}).to_tensor();
+  const Graph graph = symbolic_trace(*model, {InputSpec(x)});
+  CHECK(max_rel_error(Interpreter(*model, graph).run({x}).to_tensor(), eager) < 1e-5);
+}
+
+TEST_CASE("a bad selection is refused before anything changes") {
+  Chain net;
+  const ChannelGroups g = groups_of(net, Shape{1, 3, 5, 5});
+  const ChannelGroup& fixed = g.groups.front();  // the image's channels
+  REQUIRE_FALSE(fixed.prunable);
+  const ChannelGroup& group = g.groups[1];
+  const std::vector<float> weights = net.conv1->weight.to_vector<float>();
+  auto refused = [&](std::vector<ChannelSelection> plan, const char* message) {
+    CAPTURE(message);
+    CHECK_THROWS_WITH_AS(prune_channels(net, plan), doctest::Contains(message), std::invalid_argument);
+    CHECK(net.conv1->weight.to_vector<float>() == weights);
+    CHECK(net.num_parameters() == 16 + 8 + 10);
+  };
+  refused({{&fixed, {0, 1}}}, "the group of selection 0 cannot be pruned: comes from the graph's input 'x'");
+  refused({{&group, {}}}, "selection 0 keeps no channel");
+  refused({{&group, {1, 0}}}, "selection 0 keeps channel 0 at position 1: indices must increase and lie in [0, 4)");
+  refused({{&group, {0, 4}}}, "selection 0 keeps channel 4 at position 1");
+  refused({{&group, {0}}, {&group, {1}}}, "selection 1 repeats a group");
+  ChannelGroup stale = group;
+  stale.members.push_back(GroupMember{"conv2.missing", 0, 0, ChannelRole::param});
+  refused({{&stale, {0}}}, "conv2.missing");
+  CHECK_THROWS_WITH_AS((void)channels_to_keep(net, group, 1.0), doctest::Contains("amount 1 is not in [0, 1)"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)channels_to_keep(net, fixed, 0.5), doctest::Contains("the group cannot be pruned"),
+                       std::invalid_argument);
+}
