@@ -341,6 +341,37 @@ TEST_CASE("check's comparison finds a difference in values, shapes, dtypes and o
   CHECK(std::isinf(cli::compare_outputs(Value(inf), Value(a)).max_abs_error));
 }
 
+TEST_CASE("analyze prints the summary table and the pruning groups the library finds, as text and JSON") {
+  const auto model = zoo::create("resnet50_fail1");
+  const GraphCollection c = trace_for_analysis(*model, small_image);
+  const ModelSummary summary = summarize(*model, c, "resnet50_fail1");
+  const ChannelGroups groups = channel_groups(*model, c);
+
+  const Run text = run({"analyze", "resnet50_fail1", "--input", "1x3x32x32"});
+  CHECK(text.code == 0);
+  CHECK(text.err.empty());
+  CHECK(text.out == to_string(summary) + "\n" + to_string(groups));
+  CHECK(text.out.find("    0 (FailingBottleneck)") != std::string::npos);
+  CHECK(text.out.find("Layers hidden in failed modules (their channels cannot be followed):\n"
+                      "  layer3.0 (FailingBottleneck): layer3.0.conv1, layer3.0.conv2, layer3.0.conv3, "
+                      "layer3.0.downsample.0\n") != std::string::npos);
+
+  const Run json = run({"analyze", "resnet50_fail1", "--input", "1x3x32x32", "--format", "json"});
+  REQUIRE(json.code == 0);
+  const Json j = Json::parse(json.out);
+  CHECK(j["model"] == "resnet50_fail1");
+  CHECK(j["summary"]["parameters"] == 25'557'032);
+  CHECK(j["summary"]["macs"] == summary.macs);
+  CHECK(j["summary"]["complete"] == false);
+  CHECK(j["summary"]["unknown"] == Json::parse(R"(["layer3.0"])"));
+  CHECK(j["summary"]["modules"].size() == summary.modules.size());
+  CHECK(j["pruning"] == Json::parse(to_string(groups, ReportFormat::json)));
+  std::size_t prunable = 0;
+  for (const Json& g : j["pruning"]["groups"]) prunable += g["prunable"].get<bool>() ? 1 : 0;
+  CHECK(prunable == groups.num_prunable());
+  CHECK(prunable > 0);
+}
+
 TEST_CASE("no arguments run the report of a model with failing blocks") {
   const Run r = run({});
   CHECK(r.code == 0);
@@ -350,7 +381,7 @@ TEST_CASE("no arguments run the report of a model with failing blocks") {
 }
 
 TEST_CASE("--help on the program and on every command, and --version") {
-  for (const std::string command : {"", "zoo", "trace", "report", "check", "ops"}) {
+  for (const std::string command : {"", "zoo", "trace", "report", "check", "ops", "analyze"}) {
     CAPTURE(command);
     std::vector<std::string> args;
     if (!command.empty()) args.push_back(command);
@@ -453,7 +484,7 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
       {{"trace", "resnet18", "-o", "/tmp"},
        "symtrace trace: error: cannot write '/tmp': it is a directory; give a file name with -o", "trace"},
       {{"compile", "resnet18"},
-       "symtrace: error: unknown command 'compile'; the commands are zoo, trace, report, check and ops", ""},
+       "symtrace: error: unknown command 'compile'; the commands are zoo, trace, report, check, ops and analyze", ""},
       {{"trace", "resnet18", "--verbose"}, "symtrace trace: error: unknown option '--verbose'; see --help for the options",
        "trace"},
       {{"trace"}, "symtrace trace: error: trace needs a MODEL; `symtrace zoo` lists them", "trace"},
@@ -475,6 +506,10 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
       {{"ops"}, "symtrace ops: error: ops needs a MODEL; `symtrace zoo` lists them", "ops"},
       {{"ops", "resnet18", "--format", "dot"}, "symtrace ops: error: ops has no format 'dot'; use one of text, json",
        "ops"},
+      {{"analyze", "resnet18", "--format", "dot"},
+       "symtrace analyze: error: analyze has no format 'dot'; use one of text, json", "analyze"},
+      {{"analyze", "resnet18", "--training"}, "symtrace analyze: error: analyze takes no --training (ops does)",
+       "analyze"},
       {{"ops", "resnet18", "--input", "?x3x32x32"},
        "symtrace ops: error: --input '?x3x32x32': ops runs the model, so every size must be known", "ops"},
       {{"--training"},
@@ -498,7 +533,7 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
 }
 
 TEST_CASE("input the model refuses is an error naming the op, exit 2, for every command") {
-  for (const std::string command : {"trace", "report", "ops"}) {
+  for (const std::string command : {"trace", "report", "ops", "analyze"}) {
     CAPTURE(command);
     const Run r = run({command, "resnet18", "--input", "1x4x32x32"});
     CHECK(r.code == 2);

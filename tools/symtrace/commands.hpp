@@ -20,5 +20,7 @@ int report_command(const Options& options, Output& output, std::ostream& err);
 int check_command(const Options& options, Output& output, std::ostream& err);
 /// `symtrace ops MODEL`: the ops a run of the model calls, in inference (and training).
 int ops_command(const Options& options, Output& output, std::ostream& err);
+/// `symtrace analyze MODEL`: the summary table (parameters, MACs) and the pruning groups.
+int analyze_command(const Options& options, Output& output, std::ostream& err);
 
 }  // namespace symtrace::cli

@@ -21,13 +21,14 @@ struct CommandSpec {
   std::vector<std::string_view> flags;  ///< the command's own switches
 };
 
-const std::array<CommandSpec, 5>& commands() {
-  static const std::array<CommandSpec, 5> specs{{
+const std::array<CommandSpec, 6>& commands() {
+  static const std::array<CommandSpec, 6> specs{{
       {"zoo", false, {"text", "json"}, false, false, {}},
       {"trace", true, {"text", "tabular", "json", "dot", "svg", "onnx"}, true, false, {}},
       {"report", true, {"text", "json", "dot", "svg"}, true, false, {"--by-execution"}},
       {"check", true, {"text", "json"}, true, true, {}},
       {"ops", true, {"text", "json"}, true, false, {"--training"}},
+      {"analyze", true, {"text", "json"}, true, false, {}},
   }};
   return specs;
 }
@@ -103,7 +104,7 @@ Options parse_options(const std::vector<std::string>& args) {
     } else if (spec == nullptr && o.command.empty()) {
       spec = find_command(arg);
       if (spec == nullptr) {
-        throw UsageError("", fmt::format("unknown command '{}'; the commands are zoo, trace, report, check and ops", arg));
+        throw UsageError("", fmt::format("unknown command '{}'; the commands are zoo, trace, report, check, ops and analyze", arg));
       }
       o.command = arg;
     } else {
@@ -256,6 +257,25 @@ std::string help_text(std::string_view command) {
            "JSON: {\"model\", \"inputs\", \"modes\": {\"inference\": [{\"op\", \"calls\", \"nested_calls\",\n"
            "\"training_calls\"}], \"training\": [...]}, \"ops\": [...], \"training_only\": [...]}.\n";
   }
+  if (command == "analyze") {
+    return "usage: symtrace analyze MODEL [--input SHAPE]... [--format text|json] [-o FILE]\n"
+           "\n"
+           "Traces MODEL for analysis (robustly, with built-in layers traced through) and prints a\n"
+           "summary table (every module with its output shape, parameters and MACs; one\n"
+           "multiply-add is one MAC; the cost of a failed module is unknown, shown as ?, and totals\n"
+           "that miss it as lower bounds), then the channel groups structured pruning must cut\n"
+           "together, whether each can be pruned (and why not), and the layers failed modules hide.\n"
+           "\n"
+           "  --input SHAPE   the shape of the next input (1x3x224x224); default: the model's example inputs\n"
+           "  --format F      text (default) or json\n"
+           "  -o FILE         write to FILE instead of standard output\n"
+           "\n"
+           "JSON: {\"model\", \"summary\": {\"parameters\", \"macs\", \"flops\", \"activation_bytes\",\n"
+           "\"complete\", \"unknown\", \"modules\": [{\"module\", \"type\", \"status\", \"output\",\n"
+           "\"parameters\", \"macs\", \"flops\", \"complete\"}]}, \"pruning\": {\"groups\": [{\"graph\",\n"
+           "\"channels\", \"prunable\", \"reason\", \"members\": [{\"tensor\", \"dim\", \"offset\",\n"
+           "\"role\"}]}], \"hidden\": [{\"module\", \"type\", \"layers\"}]}}.\n";
+  }
   return "usage: symtrace [COMMAND] [OPTIONS]\n"
          "\n"
          "Robust symbolic tracing of module hierarchies: what torch.fx does for Python, for C++\n"
@@ -267,6 +287,7 @@ std::string help_text(std::string_view command) {
          "  report MODEL      recursive_trace of MODEL and its coverage report (text, json, dot, svg)\n"
          "  check MODEL       trace MODEL, run the graph, compare with eager\n"
          "  ops MODEL         the ops MODEL calls when run (for a selective build)\n"
+         "  analyze MODEL     parameters and MACs per module, and the channel groups for pruning\n"
          "\n"
          "With no command, symtrace runs `symtrace report mixed_failures`: a model whose blocks\n"
          "fail in each of the common ways, captured as far as it can be.\n"

@@ -22,6 +22,7 @@
 ///     GraphCollection c = trace_for_analysis(*model, {Shape{1, 3, 224, 224}});
 ///     ChannelGroups groups = channel_groups(*model, c);
 
+#include "symtrace/robust/coverage_report.hpp"
 #include "symtrace/robust/graph_collection.hpp"
 
 #include <cstdint>
@@ -90,5 +91,12 @@ struct ChannelGroups {
 /// `trace_for_analysis`), and the layers each failed module hides. A group of a child's graph
 /// whose channels another graph also holds is kept once (the first graph's).
 [[nodiscard]] ChannelGroups channel_groups(const Module& model, const GraphCollection& collection);
+
+/// The groups as text, one paragraph per group naming the layers (modules) whose outputs
+/// (`out`) and inputs (`in`) it cuts and the per-channel tensors that go with it (`with`), then
+/// the layers each failed module hides; or as JSON:
+/// `{"groups": [{"graph", "channels", "prunable", "reason", "members": [{"tensor", "dim",
+///   "offset", "role"}]}], "hidden": [{"module", "type", "layers": [...]}]}`.
+[[nodiscard]] std::string to_string(const ChannelGroups& groups, ReportFormat format = ReportFormat::text);
 
 }  // namespace symtrace
