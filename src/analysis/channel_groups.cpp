@@ -433,7 +433,8 @@ class Analysis {
     note_secondary(n, op, &out);
   }
   /// A passthrough op's other tensor arguments: per-channel tensors when one-dim and as long
-  /// as the channels (members), else their channels stop here.
+  /// as the channels, or when their dims, aligned from the end, cross the channels (members);
+  /// other tensors' channels stop here.
   void note_secondary(const Node& n, const OpDef&, const Info* out) {
     for (std::size_t k = 1; k < n.args().size(); ++k) {
       for_each_tensor(n.args()[k], [&](const Node& t) {
@@ -446,10 +447,22 @@ class Analysis {
             offset += s.length;
           }
         } else if (per_channel && i.has_channels() && i.dim == 0) {
-          Info copy = *out;
+          Info copy = *out;  // the same channels, as the one dim of a one-dim tensor
+          copy.dim = 0;
           tie(n, t, 1, copy);
         } else if (i.has_channels()) {
           fix(i, used_by(n));
+        } else if (out != nullptr && i.param) {
+          // A parameter of several dims, aligned with the result from the end (a layer norm's
+          // weight over [C, H, W]): its dim across the channels is cut with them.
+          const int q = out->dim - (rank_of(n) - i.param->second);
+          if (q >= 0 && size_of(t, q) == std::optional(out->channels())) {
+            std::int64_t offset = 0;
+            for (const Segment& s : out->segments) {
+              add_member(s.set, i.param->first, q, offset, ChannelRole::param);
+              offset += s.length;
+            }
+          }
         }
       });
     }
@@ -608,7 +621,7 @@ class Analysis {
 
 }  // namespace
 
-std::vector<ChannelGroup> channel_groups(const Graph& graph, const Module&, const std::string& path) {
+std::vector<ChannelGroup> channel_groups(const Graph& graph, const std::string& path) {
   const std::string prefix = path.empty() ? std::string() : path + ".";
   return Analysis(graph, prefix).run(path);
 }
@@ -617,7 +630,7 @@ ChannelGroups channel_groups(const Module& model, const GraphCollection& collect
   ChannelGroups result;
   std::set<std::vector<std::tuple<std::string, std::int64_t, std::int64_t, ChannelRole>>> seen;
   for (const GraphCollection::Entry& entry : collection) {
-    for (ChannelGroup& g : channel_groups(entry.graph, *entry.module, entry.path)) {
+    for (ChannelGroup& g : channel_groups(entry.graph, entry.path)) {
       std::vector<std::tuple<std::string, std::int64_t, std::int64_t, ChannelRole>> key;
       for (const GroupMember& m : g.members) key.emplace_back(m.tensor, m.dim, m.offset, m.role);
       std::sort(key.begin(), key.end());

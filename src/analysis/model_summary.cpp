@@ -279,7 +279,8 @@ std::string text(const ModelSummary& s) {
     std::vector<std::string> names;
     for (const std::string& u : s.unknown) {
       const auto it = std::find_if(s.modules.begin(), s.modules.end(), [&](const ModuleSummary& m) { return m.path == u; });
-      names.push_back(it == s.modules.end() ? u : fmt::format("{} ({}, {})", u, it->type, to_string(it->status)));
+      const std::string path = u.empty() ? s.model : u;
+      names.push_back(it == s.modules.end() ? path : fmt::format("{} ({}, {})", path, it->type, to_string(it->status)));
     }
     out += fmt::format("Unknown cost (not guessed): {}\n", fmt::join(names, ", "));
   }

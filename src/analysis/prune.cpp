@@ -57,7 +57,7 @@ void update_layer(Module& m) {
     const Tensor& t = bn->running_mean.defined() ? bn->running_mean : bn->weight;
     if (t.defined()) bn->num_features = t.meta().shape.sizes()[0];
   } else if (auto* ln = dynamic_cast<nn::LayerNormImpl*>(&m)) {
-    if (ln->weight.defined() && ln->normalized_shape.size() == 1) ln->normalized_shape[0] = ln->weight.meta().shape.sizes()[0];
+    if (ln->weight.defined()) ln->normalized_shape = ln->weight.meta().shape.sizes();
   }
 }
 

@@ -29,6 +29,20 @@ class Chain : public TypedModule<Chain> {
   nn::Conv2d conv2{nullptr};
 };
 
+/// conv (3 -> 4) -> layer norm over [4, 5, 5] -> conv (4 -> 2).
+class NormOverChannels : public TypedModule<NormOverChannels> {
+ public:
+  NormOverChannels() {
+    conv1 = register_module("conv1", nn::Conv2d(3, 4, 1));
+    norm = register_module("norm", nn::LayerNorm(IntList{4, 5, 5}));
+    conv2 = register_module("conv2", nn::Conv2d(4, 2, 1));
+  }
+  Tensor forward(const Tensor& x) { return conv2(norm(conv1(x))); }
+  nn::Conv2d conv1{nullptr};
+  nn::LayerNorm norm{nullptr};
+  nn::Conv2d conv2{nullptr};
+};
+
 ChannelGroups groups_of(Module& model, const Shape& input) {
   return channel_groups(model, trace_for_analysis(model, {input}));
 }
@@ -151,4 +165,24 @@ TEST_CASE("a bad selection is refused before anything changes") {
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS((void)channels_to_keep(net, fixed, 0.5), doctest::Contains("the group cannot be pruned"),
                        std::invalid_argument);
+}
+
+TEST_CASE("a layer norm over the channels and more dims is cut along its channel dim") {
+  NormOverChannels net;
+  const ChannelGroups g = groups_of(net, Shape{1, 3, 5, 5});
+  REQUIRE(g.num_prunable() == 1);
+  const ChannelGroup& group = g.groups[1];
+  CHECK(group.members == std::vector<GroupMember>{{"conv1.weight", 0, 0, ChannelRole::out},
+                                                  {"conv1.bias", 0, 0, ChannelRole::out},
+                                                  {"norm.weight", 0, 0, ChannelRole::param},
+                                                  {"norm.bias", 0, 0, ChannelRole::param},
+                                                  {"conv2.weight", 1, 0, ChannelRole::in}});
+  const std::vector<ChannelSelection> plan{{&group, {1, 3}}};
+  prune_channels(net, plan);
+  CHECK(net.norm->normalized_shape == IntList{2, 5, 5});
+  const Tensor x = randn({1, 3, 5, 5});
+  const Tensor eager = net.call({x}).to_tensor();
+  CHECK(to_string(eager.meta().shape) == "[1, 2, 5, 5]");
+  const Graph graph = symbolic_trace(net, {InputSpec(x)});
+  CHECK(max_rel_error(Interpreter(net, graph).run({x}).to_tensor(), eager) < 1e-5);
 }

@@ -80,12 +80,11 @@ struct ChannelGroups {
   [[nodiscard]] std::size_t num_prunable() const noexcept;
 };
 
-/// The groups of `graph`, a graph traced from `module` (its get_attr targets are paths
-/// inside `module`); member paths are prefixed with `path` (the module's path in the model,
-/// "" for the model). A graph traced with built-in layers as leaves has its layers as
-/// `call_module` boundaries: trace with an AnalysisTracer (analysis_trace.hpp).
-[[nodiscard]] std::vector<ChannelGroup> channel_groups(const Graph& graph, const Module& module,
-                                                       const std::string& path = {});
+/// The groups of `graph`, a graph traced from the module at `path` in the model ("" for the
+/// model): its get_attr targets, prefixed with `path`, are the members' paths. A graph traced
+/// with built-in layers as leaves has its layers as `call_module` boundaries: trace with an
+/// AnalysisTracer (analysis_trace.hpp).
+[[nodiscard]] std::vector<ChannelGroup> channel_groups(const Graph& graph, const std::string& path = {});
 
 /// The groups of every graph of `collection` (made from `model`, preferably by
 /// `trace_for_analysis`), and the layers each failed module hides. A group of a child's graph
