@@ -238,3 +238,24 @@ TEST_CASE("summarize refuses a collection made from another model") {
                        doctest::Contains("summarize(): the collection was not made from this model (TinyNet)"),
                        std::invalid_argument);
 }
+
+TEST_CASE("tracing through the built-in layers fails exactly where recursive_trace does, on every zoo model") {
+  for (const std::string& name : zoo::names()) {
+    if (name == "vit_b16" || name == "deep_mlp_10000") continue;  // as vit_tiny and deep_mlp_1000, larger
+    CAPTURE(name);
+    const zoo::ModelInfo& info = zoo::info(name);
+    const std::shared_ptr<Module> model = info.create();
+    const GraphCollection plain = recursive_trace(*model, zoo_inputs(info));
+    const GraphCollection analysed = trace_for_analysis(*model, zoo_inputs(info));
+    std::vector<std::string> expected;
+    std::vector<std::string> failed;
+    for (const ModuleFailure& f : plain.failures()) expected.push_back(f.module);
+    for (const ModuleFailure& f : analysed.failures()) failed.push_back(f.module);
+    CHECK(failed == expected);
+    for (const GraphCollection::Entry& e : analysed) e.graph.lint();
+    const ModelSummary s = summarize(*model, analysed, name);
+    CHECK(s.parameters == info.parameters);
+    CHECK(s.complete == expected.empty());
+    CHECK(s.macs > 0);
+  }
+}
