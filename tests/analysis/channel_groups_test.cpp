@@ -119,6 +119,37 @@ TEST_CASE("mobilenet_v2: depthwise convolutions tie their input channels to thei
   // the image channels and the classifier's outputs are fixed.
   CHECK(g.groups.size() == 27);
   CHECK(g.num_prunable() == 25);
+  // Each expansion's hidden group runs through its depthwise convolution to its projection;
+  // the projections of a stage are tied by the residual adds.
+  CHECK(describe(g) == std::vector<std::string>{
+      "C=3 - out  | in features.0.0.weight | comes from the graph's input 'x'",
+      "C=32 P out features.0.0 | in features.1.conv.1.weight",
+      "C=16 P out features.1.conv.1 | in features.2.conv.0.0.weight",
+      "C=96 P out features.2.conv.0.0 | in features.2.conv.2.weight",
+      "C=24 P out features.2.conv.2,features.3.conv.2 | in features.3.conv.0.0.weight,features.4.conv.0.0.weight",
+      "C=144 P out features.3.conv.0.0 | in features.3.conv.2.weight",
+      "C=144 P out features.4.conv.0.0 | in features.4.conv.2.weight",
+      "C=32 P out features.4.conv.2,features.5.conv.2,features.6.conv.2 | in features.5.conv.0.0.weight,features.6.conv.0.0.weight,features.7.conv.0.0.weight",
+      "C=192 P out features.5.conv.0.0 | in features.5.conv.2.weight",
+      "C=192 P out features.6.conv.0.0 | in features.6.conv.2.weight",
+      "C=192 P out features.7.conv.0.0 | in features.7.conv.2.weight",
+      "C=64 P out features.7.conv.2,features.8.conv.2,features.9.conv.2,features.10.conv.2 | in features.8.conv.0.0.weight,features.9.conv.0.0.weight,features.10.conv.0.0.weight,features.11.conv.0.0.weight",
+      "C=384 P out features.8.conv.0.0 | in features.8.conv.2.weight",
+      "C=384 P out features.9.conv.0.0 | in features.9.conv.2.weight",
+      "C=384 P out features.10.conv.0.0 | in features.10.conv.2.weight",
+      "C=384 P out features.11.conv.0.0 | in features.11.conv.2.weight",
+      "C=96 P out features.11.conv.2,features.12.conv.2,features.13.conv.2 | in features.12.conv.0.0.weight,features.13.conv.0.0.weight,features.14.conv.0.0.weight",
+      "C=576 P out features.12.conv.0.0 | in features.12.conv.2.weight",
+      "C=576 P out features.13.conv.0.0 | in features.13.conv.2.weight",
+      "C=576 P out features.14.conv.0.0 | in features.14.conv.2.weight",
+      "C=160 P out features.14.conv.2,features.15.conv.2,features.16.conv.2 | in features.15.conv.0.0.weight,features.16.conv.0.0.weight,features.17.conv.0.0.weight",
+      "C=960 P out features.15.conv.0.0 | in features.15.conv.2.weight",
+      "C=960 P out features.16.conv.0.0 | in features.16.conv.2.weight",
+      "C=960 P out features.17.conv.0.0 | in features.17.conv.2.weight",
+      "C=320 P out features.17.conv.2 | in features.18.0.weight",
+      "C=1280 P out features.18.0 | in classifier.1.weight",
+      "C=1000 - out classifier.1 | in  | reaches the graph's output",
+  });
   const ChannelGroup& hidden = group_producing(g, "features.5.conv.0.0");
   CHECK(describe(hidden) == "C=192 P out features.5.conv.0.0 | in features.5.conv.2.weight");
   CHECK(has_member(hidden, GroupMember{"features.5.conv.1.0.weight", 0, 0, ChannelRole::param}));  // depthwise

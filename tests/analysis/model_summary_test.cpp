@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -258,4 +259,26 @@ TEST_CASE("tracing through the built-in layers fails exactly where recursive_tra
     CHECK(s.complete == expected.empty());
     CHECK(s.macs > 0);
   }
+}
+
+TEST_CASE("a registered leaf keeps its parameters in the summary, and its cost is unknown") {
+  GatedNet net;
+  net.eval();
+  GraphCollection c(std::make_unique<AnalysisTracer>());
+  // Its shape function: the output is shaped as the input.
+  c.tracer().register_leaf<DataGate>([](const Module&, const ValueList& args) {
+    const TensorMeta& in = args.at(0).to_tensor().meta();
+    return OutputMeta::single(in.dtype, in.shape);
+  });
+  c.recursive_trace(net, {Shape{1, 3, 8, 8}});
+  for (const ModuleFailure& f : c.failures()) MESSAGE(to_string(f));
+  REQUIRE(c.failures().empty());
+  const ModelSummary s = summarize(net, c, "gated");
+  CHECK(row(s, "gate").status == ModuleStatus::leaf);
+  CHECK(row(s, "gate").parameters == 20);
+  CHECK_FALSE(row(s, "gate").macs.has_value());
+  CHECK(s.unknown == std::vector<std::string>{"gate"});
+  CHECK(s.macs == 6912 + 8);
+  CHECK_FALSE(s.complete);
+  CHECK(row(s, "conv").complete);
 }
