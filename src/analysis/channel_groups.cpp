@@ -300,7 +300,8 @@ class Analysis {
     const std::optional<std::int64_t> c_out = size_of(*weight, 0);
     const std::optional<std::int64_t> c_in_group = size_of(*weight, 1);
     const std::int64_t groups = int_argument(n, op, "groups").value_or(1);
-    if (!c_out || !c_in_group || groups < 1) return boundary(n);
+    std::int64_t c_in = 0;
+    if (!c_out || !c_in_group || groups < 1 || __builtin_mul_overflow(*c_in_group, groups, &c_in)) return boundary(n);
     const Argument* bias_arg = argument(n, op, "bias");
     const Node* bias = bias_arg ? node_at(*bias_arg) : nullptr;
     const Info* b = bias ? &info(*bias) : nullptr;
@@ -310,7 +311,7 @@ class Analysis {
       // still a layer, whose channels cannot be followed either way.
       boundary(n);
       const std::string reason = fmt::format("the rank of the tensors around {}{} is unknown", n.target(), at(n));
-      const int in_set = new_set(*c_in_group * groups);
+      const int in_set = new_set(c_in);
       const int out_set = new_set(*c_out);
       fix(in_set, reason);
       fix(out_set, reason);
@@ -321,7 +322,6 @@ class Analysis {
     }
     const int in_dim = in_rank - (w_rank - 1);
     const int out_dim = out_rank - (w_rank - 1);
-    const std::int64_t c_in = *c_in_group * groups;
     const Segments in = channels_at(*input, in_dim, c_in, n);
     if (b != nullptr && !bias_param) fix(*b, fmt::format("used as the bias of {}{}", n.target(), at(n)));
 
@@ -481,11 +481,15 @@ class Analysis {
     }
     if (!along_channels) return combine(n, op, out, dim);
     Segments segments;
+    std::int64_t total = 0;
     for (const Argument& a : *list) {
       const Node* t = node_at(a);
       const std::optional<std::int64_t> size = t ? size_of(*t, *dim) : std::nullopt;
-      if (t == nullptr || !size) return boundary(n);
-      for (const Segment& s : channels_at(*t, *dim, *size, n)) segments.push_back(s);
+      if (t == nullptr || !size || __builtin_add_overflow(total, *size, &total)) return boundary(n);
+    }
+    for (const Argument& a : *list) {
+      const Node* t = node_at(a);
+      for (const Segment& s : channels_at(*t, *dim, *size_of(*t, *dim), n)) segments.push_back(s);
     }
     out.dim = *dim;
     out.segments = std::move(segments);
@@ -503,16 +507,14 @@ class Analysis {
     std::int64_t before = 1;
     for (int i = 0; i < in.dim; ++i) {
       const std::optional<std::int64_t> d = im->shape[static_cast<std::size_t>(i)].maybe();
-      if (!d) return boundary(n);
-      before *= *d;
+      if (!d || __builtin_mul_overflow(before, *d, &before)) return boundary(n);
     }
     std::int64_t product = 1;
     for (std::size_t j = 0; j < om->shape.rank(); ++j) {
       const std::optional<std::int64_t> d = om->shape[j].maybe();
       if (!d) return boundary(n);
       if (product == before && *d == in.channels()) return pass(in, static_cast<int>(j), out);
-      product *= *d;
-      if (product > before && before != 0) break;
+      if (__builtin_mul_overflow(product, *d, &product) || (product > before && before != 0)) break;
     }
     boundary(n);
   }

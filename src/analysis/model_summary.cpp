@@ -28,6 +28,13 @@ const Node* node_arg(const Node& n, std::size_t i) {
   return id ? n.graph().find_node(*id) : nullptr;
 }
 
+/// a x b, or nullopt when it overflows (sizes in a graph read from a file can be anything).
+std::optional<std::int64_t> times(std::optional<std::int64_t> a, std::optional<std::int64_t> b) {
+  std::int64_t r = 0;
+  if (!a || !b || __builtin_mul_overflow(*a, *b, &r)) return std::nullopt;
+  return r;
+}
+
 std::optional<std::int64_t> numel_of(const Node* n) {
   if (n == nullptr || n->tensor_meta() == nullptr) return std::nullopt;
   return n->tensor_meta()->shape.numel();
@@ -56,7 +63,14 @@ NodeCost node_cost(const Node& n) {
   if (op->schema.returns_number()) return c;
   const std::optional<std::int64_t> out = numel_of(&n);
   const bool owns_storage = !op->has(OpFlags::view) && !op->has(OpFlags::inplace);
-  if (owns_storage && out) c.output_bytes = *out * static_cast<std::int64_t>(element_size(n.tensor_meta()->dtype));
+  if (owns_storage && out) {
+    const std::optional<std::int64_t> bytes = times(out, static_cast<std::int64_t>(element_size(n.tensor_meta()->dtype)));
+    if (!bytes) {
+      c.known = false;
+      return c;
+    }
+    c.output_bytes = *bytes;
+  }
 
   const std::string_view name = op->name();
   if (op->has(OpFlags::channel_mixing)) {
@@ -66,27 +80,31 @@ NodeCost node_cost(const Node& n) {
         w != nullptr && w->tensor_meta() != nullptr && w->tensor_meta()->shape.rank() >= 1
             ? w->tensor_meta()->shape[0].maybe()
             : std::nullopt;
-    if (!out || !weight || !c_out || *c_out == 0) {
+    const std::optional<std::int64_t> macs = c_out && *c_out > 0 && weight ? times(out, *weight / *c_out) : std::nullopt;
+    const std::optional<std::int64_t> flops = times(macs, 2);
+    if (!macs || !flops || __builtin_add_overflow(*flops, node_arg(n, 2) != nullptr ? *out : 0, &c.flops)) {
       c.known = false;
       return c;
     }
-    c.macs = *out * (*weight / *c_out);
-    c.flops = 2 * c.macs + (node_arg(n, 2) != nullptr ? *out : 0);
+    c.macs = *macs;
   } else if (name == "matmul") {
     const Node* self = node_arg(n, 0);
     const TensorMeta* m = self ? self->tensor_meta() : nullptr;
     const std::optional<std::int64_t> k =
         m != nullptr && m->shape.is_rank_known() && m->shape.rank() >= 1 ? m->shape[m->shape.rank() - 1].maybe()
                                                                          : std::nullopt;
-    if (!out || !k) {
+    const std::optional<std::int64_t> macs = times(out, k);
+    const std::optional<std::int64_t> flops = times(macs, 2);
+    if (!macs || !flops) {
       c.known = false;
       return c;
     }
-    c.macs = *out * *k;
-    c.flops = 2 * c.macs;
+    c.macs = *macs;
+    c.flops = *flops;
   } else if (name == "batch_norm" || name == "layer_norm") {
-    if (!out) c.known = false;
-    c.flops = 2 * out.value_or(0);
+    const std::optional<std::int64_t> flops = times(out, 2);
+    if (!flops) c.known = false;
+    c.flops = flops.value_or(0);
   } else if (op->has(OpFlags::elementwise)) {
     if (!out) c.known = false;
     c.flops = out.value_or(0);
@@ -102,13 +120,14 @@ GraphCost graph_cost(const Graph& graph) {
   GraphCost total;
   for (const Node& n : graph.nodes()) {
     const NodeCost c = node_cost(n);
-    if (!c.known) {
+    GraphCost sum = total;
+    if (!c.known || __builtin_add_overflow(sum.macs, c.macs, &sum.macs) ||
+        __builtin_add_overflow(sum.flops, c.flops, &sum.flops) ||
+        __builtin_add_overflow(sum.activation_bytes, c.output_bytes, &sum.activation_bytes)) {
       ++total.unknown_nodes;
       continue;
     }
-    total.macs += c.macs;
-    total.flops += c.flops;
-    total.activation_bytes += c.output_bytes;
+    total = sum;
   }
   return total;
 }

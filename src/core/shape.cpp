@@ -19,9 +19,14 @@ bool Shape::is_fully_known() const noexcept {
 
 std::optional<std::int64_t> Shape::numel() const noexcept {
   if (!rank_known_) return std::nullopt;
-  Dim n = 1;
-  for (Dim d : dims_) n = n * d;
-  return n.maybe();
+  for (Dim d : dims_) {
+    if (d.is_known() && d.raw() == 0) return 0;
+  }
+  std::int64_t n = 1;
+  for (Dim d : dims_) {
+    if (!d.is_known() || __builtin_mul_overflow(n, d.raw(), &n)) return std::nullopt;
+  }
+  return n;
 }
 
 std::vector<std::int64_t> Shape::sizes() const {

@@ -90,7 +90,8 @@ class Shape {
 
   /// True when every dim is known.
   [[nodiscard]] bool is_fully_known() const noexcept;
-  /// Number of elements, when it can be known (all dims known, or some dim known to be 0).
+  /// Number of elements, when it can be known (all dims known, or some dim known to be 0) and
+  /// fits in 64 bits.
   [[nodiscard]] std::optional<std::int64_t> numel() const noexcept;
   /// The sizes; throws InternalError if a dim is unknown.
   [[nodiscard]] std::vector<std::int64_t> sizes() const;
