@@ -260,3 +260,42 @@ TEST_CASE("the op registry declares the channel behaviour the analysis reads") {
                   op);
   }
 }
+
+TEST_CASE("a graph with odd nodes (computed weights, no shapes, sizes that overflow) gets boundaries, never a crash") {
+  Graph g;
+  Node& x = g.placeholder("x");
+  x.set_tensor_meta(TensorMeta{DType::float32, Shape{1, 3, 8, 8}});
+  Node& w = g.placeholder("w");  // a weight computed elsewhere: not a layer of the model
+  w.set_tensor_meta(TensorMeta{DType::float32, Shape{4, 3, 1, 1}});
+  Node& conv = g.create_node(OpKind::call_function, "conv2d", {x, w});
+  conv.set_tensor_meta(TensorMeta{DType::float32, Shape{1, 4, 8, 8}});
+  Node& lw = g.create_node(OpKind::get_attr, "layer.weight", {});
+  lw.set_tensor_meta(TensorMeta{DType::float32, Shape{4, 4, 1, 1}});
+  Node& layer = g.create_node(OpKind::call_function, "conv2d", {conv, lw});
+  layer.set_tensor_meta(TensorMeta{DType::float32, Shape{1, 4, 8, 8}});
+  Node& huge = g.create_node(OpKind::get_attr, "huge", {});
+  huge.set_tensor_meta(TensorMeta{DType::float32, Shape{std::int64_t{1} << 62, 4, 1, 1}});
+  Node& grouped = g.create_node(OpKind::call_function, "conv2d",
+                                {layer, huge, Argument(), Argument::list({1, 1}), Argument::list({0, 0}),
+                                 Argument::list({1, 1}), std::int64_t{1} << 62});
+  grouped.set_tensor_meta(TensorMeta{DType::float32, Shape{1, std::int64_t{1} << 62, 8, 8}});
+  Node& big = g.create_node(OpKind::call_method, "reshape", {grouped, Argument::list({-1})});
+  big.set_tensor_meta(TensorMeta{DType::float32, Shape{Dim::unknown()}});
+  Node& joined = g.create_node(OpKind::call_function, "cat", {Argument::list({layer, layer}), 1});
+  joined.set_tensor_meta(TensorMeta{DType::float32, Shape{1, 8, 8, 8}});
+  Node& unknown = g.create_node(OpKind::call_function, "no_such_op", {joined});
+  g.output(Argument::list({big, unknown}));
+  g.lint();
+  const std::vector<ChannelGroup> groups = channel_groups(g);
+  REQUIRE(groups.size() == 2);
+  CHECK(groups[0].reason.starts_with("comes from conv2d at "));  // the computed-weight conv
+  CHECK(groups[1].reason.starts_with("used by conv2d at "));      // the conv with 2^64 input channels
+  CHECK(groups[1].members == std::vector<GroupMember>{{"layer.weight", 0, 0, ChannelRole::out}});
+  for (const ChannelGroup& group : groups) {
+    CAPTURE(describe(group));
+    CHECK_FALSE(group.prunable);
+    CHECK_FALSE(group.reason.empty());
+  }
+  const GraphCost cost = graph_cost(g);
+  CHECK(cost.unknown_nodes >= 2);  // the conv of 2^62 x 4 weights, and the unknown op
+}

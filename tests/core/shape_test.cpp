@@ -16,6 +16,10 @@ TEST_CASE("numel is known when every dim is, or when a dim is known to be zero")
   CHECK(Shape{}.numel() == 1);
   CHECK_FALSE(Shape{2, Dim::unknown()}.numel().has_value());
   CHECK(Shape{0, Dim::unknown()}.numel() == 0);
+  CHECK(Shape{Dim::unknown(), 0}.numel() == 0);
+  // A count that does not fit in 64 bits (a shape read from a file can hold anything) is unknown.
+  CHECK_FALSE(Shape{std::int64_t{1} << 40, std::int64_t{1} << 40}.numel().has_value());
+  CHECK(Shape{std::int64_t{1} << 40, std::int64_t{1} << 40, 0}.numel() == 0);
 }
 
 TEST_CASE("dim arithmetic propagates unknown") {
