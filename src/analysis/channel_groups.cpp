@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -229,14 +230,26 @@ class Analysis {
       for (const Argument& e : *list) for_each_tensor(e, f);
     }
   }
-  /// Fixes the channels of every tensor argument of `n` and leaves its result without any.
+  /// Fixes the channels of every tensor argument of `n` and leaves its result without any; a
+  /// parameter among them is used where its dims cannot be followed (escape).
   void boundary(const Node& n) {
     const std::string reason = used_by(n);
-    for (const Argument& a : n.args()) for_each_tensor(a, [&](const Node& in) { fix(info(in), reason); });
-    for (const auto& [key, a] : n.kwargs()) for_each_tensor(a, [&](const Node& in) { fix(info(in), reason); });
+    auto stop = [&](const Node& in) {
+      fix(info(in), reason);
+      escape(in, reason);
+    };
+    for (const Argument& a : n.args()) for_each_tensor(a, stop);
+    for (const auto& [key, a] : n.kwargs()) for_each_tensor(a, stop);
   }
-  /// `out` keeps `in`'s channels at `dim`.
-  void pass(const Info& in, int dim, Info& out) {
+  /// Records that parameter `t` (if it is one) is used where its dims cannot be followed: a
+  /// group holding it cannot be cut.
+  void escape(const Node& t, const std::string& reason) {
+    if (const Info& i = info(t); i.param) escaped_.try_emplace(i.param->first, reason);
+  }
+  /// `n`'s result keeps `in`'s channels at `dim` (a boundary when `dim` is not one of its dims:
+  /// metadata that does not add up, as a graph read from a file may have).
+  void pass(const Node& n, const Info& in, int dim, Info& out) {
+    if (dim < 0 || dim >= rank_of(n)) return boundary(n);
     out.dim = dim;
     out.segments = in.segments;
   }
@@ -299,7 +312,9 @@ class Analysis {
     const int out_rank = rank_of(n);
     const std::optional<std::int64_t> c_out = size_of(*weight, 0);
     const std::optional<std::int64_t> c_in_group = size_of(*weight, 1);
-    const std::int64_t groups = int_argument(n, op, "groups").value_or(1);
+    const Argument* groups_arg = argument(n, op, "groups");
+    if (groups_arg != nullptr && groups_arg->get_if<std::int64_t>() == nullptr) return boundary(n);
+    const std::int64_t groups = groups_arg ? *groups_arg->get_if<std::int64_t>() : 1;
     std::int64_t c_in = 0;
     if (!c_out || !c_in_group || groups < 1 || __builtin_mul_overflow(*c_in_group, groups, &c_in)) return boundary(n);
     const Argument* bias_arg = argument(n, op, "bias");
@@ -322,8 +337,13 @@ class Analysis {
     }
     const int in_dim = in_rank - (w_rank - 1);
     const int out_dim = out_rank - (w_rank - 1);
+    escape(*input, fmt::format("the input of {}{}", n.target(), at(n)));
     const Segments in = channels_at(*input, in_dim, c_in, n);
-    if (b != nullptr && !bias_param) fix(*b, fmt::format("used as the bias of {}{}", n.target(), at(n)));
+    // A bias computed in the graph would keep its length when the channels are cut.
+    const bool computed_bias = bias != nullptr && !bias_param;
+    const std::string bias_reason =
+        computed_bias ? fmt::format("a bias computed in the graph is added by {}{}", n.target(), at(n)) : std::string();
+    if (computed_bias) fix(*b, bias_reason);
 
     if (groups > 1 && *c_in_group == 1 && *c_out == groups) {
       // Depthwise: output channel c is input channel c filtered; the channels go through.
@@ -331,6 +351,7 @@ class Analysis {
       for (const Segment& s : in) {
         add_member(s.set, weight_path, 0, offset, ChannelRole::param);
         if (bias_param) add_member(s.set, b->param->first, 0, offset, ChannelRole::param);
+        if (computed_bias) fix(s.set, bias_reason);
         offset += s.length;
       }
       out.dim = out_dim;
@@ -345,6 +366,7 @@ class Analysis {
     const int set = new_set(*c_out);
     add_member(set, weight_path, 0, 0, ChannelRole::out);
     if (bias_param) add_member(set, b->param->first, 0, 0, ChannelRole::out);
+    if (computed_bias) fix(set, bias_reason);
     if (groups > 1) {
       const std::string reason = fmt::format("grouped by {}{} (groups={})", n.target(), at(n), groups);
       for (const Segment& s : in) fix(s.set, reason);
@@ -360,11 +382,17 @@ class Analysis {
     const int r = rank_of(operand);
     if (r < 0) return fix(out, fmt::format("combined with a tensor of unknown rank by {}{}", n.target(), at(n)));
     const int q = out.dim - (out_rank - r);
-    if (q < 0 || size_of(operand, q) == std::optional<std::int64_t>(1)) {
+    if (q < 0 || (size_of(operand, q) == std::optional<std::int64_t>(1) && out.channels() != 1)) {
       if (o.has_channels()) fix(o, fmt::format("broadcast across other channels by {}{}", n.target(), at(n)));
       return;  // broadcast along the channels: no constraint
     }
     if (o.has_channels() && o.dim == q) {
+      if (o.channels() != out.channels()) {
+        const std::string reason = fmt::format("combined with {} channels of another count by {}{}", o.channels(),
+                                               n.target(), at(n));
+        fix(o, reason);
+        return fix(out, reason);
+      }
       if (o.segments.size() == 1 && out.segments.size() == 1) return unite(o.segments[0].set, out.segments[0].set);
       const bool same = o.segments.size() == out.segments.size() &&
                         std::equal(o.segments.begin(), o.segments.end(), out.segments.begin(),
@@ -397,20 +425,29 @@ class Analysis {
     const int out_rank = rank_of(n);
     std::vector<const Node*> operands;
     for (const Argument& a : n.args()) for_each_tensor(a, [&](const Node& t) { operands.push_back(&t); });
+    for (const auto& [key, a] : n.kwargs()) for_each_tensor(a, [&](const Node& t) { operands.push_back(&t); });
     if (out_rank < 0) return boundary(n);
-    // The first operand with channels decides the output's channel dim.
+    // The first operand whose channels span the result's dim decides the result's channel dim
+    // (one broadcast along it, [N, 1, H, W] times [N, C, H, W], does not).
     for (const Node* t : operands) {
       const Info& i = info(*t);
       const int r = rank_of(*t);
       if (!i.has_channels() || r < 0) continue;
       const int q = i.dim + (out_rank - r);
       if (skip_dim && q == *skip_dim) continue;
-      pass(i, q, out);
+      const std::optional<std::int64_t> size = size_of(n, q);
+      if (size && *size != i.channels()) continue;
+      pass(n, i, q, out);
       break;
     }
     if (!out.has_channels()) {
-      // No channels: a parameter seen through a one-operand op stays that parameter.
-      if (operands.size() == 1 && info(*operands[0]).param && rank_of(*operands[0]) == out_rank) out.param = info(*operands[0]).param;
+      // No channels: a parameter seen through a one-operand op stays that parameter; one
+      // mixed with other tensors goes where it cannot be followed.
+      if (operands.size() == 1 && info(*operands[0]).param && rank_of(*operands[0]) == out_rank) {
+        out.param = info(*operands[0]).param;
+        return;
+      }
+      for (const Node* t : operands) escape(*t, fmt::format("used by {}{}", n.target(), at(n)));
       return;
     }
     for (const Node* t : operands) tie(n, *t, out_rank, out);
@@ -429,42 +466,58 @@ class Analysis {
     }
     const int q = in.dim + (out_rank - r);
     if (size_of(n, q) && *size_of(n, q) != in.channels()) return boundary(n);
-    pass(in, q, out);
+    pass(n, in, q, out);
     note_secondary(n, op, &out);
   }
-  /// A passthrough op's other tensor arguments: per-channel tensors when one-dim and as long
-  /// as the channels, or when their dims, aligned from the end, cross the channels (members);
-  /// other tensors' channels stop here.
-  void note_secondary(const Node& n, const OpDef&, const Info* out) {
-    for (std::size_t k = 1; k < n.args().size(); ++k) {
-      for_each_tensor(n.args()[k], [&](const Node& t) {
-        Info& i = info(t);
-        const bool per_channel = out != nullptr && rank_of(t) == 1 && size_of(t, 0) == std::optional(out->channels());
-        if (per_channel && i.param) {
-          std::int64_t offset = 0;
-          for (const Segment& s : out->segments) {
-            add_member(s.set, i.param->first, 0, offset, ChannelRole::param);
-            offset += s.length;
-          }
-        } else if (per_channel && i.has_channels() && i.dim == 0) {
-          Info copy = *out;  // the same channels, as the one dim of a one-dim tensor
-          copy.dim = 0;
-          tie(n, t, 1, copy);
-        } else if (i.has_channels()) {
-          fix(i, used_by(n));
-        } else if (out != nullptr && i.param) {
-          // A parameter of several dims, aligned with the result from the end (a layer norm's
-          // weight over [C, H, W]): its dim across the channels is cut with them.
-          const int q = out->dim - (rank_of(n) - i.param->second);
-          if (q >= 0 && size_of(t, q) == std::optional(out->channels())) {
-            std::int64_t offset = 0;
-            for (const Segment& s : out->segments) {
-              add_member(s.set, i.param->first, q, offset, ChannelRole::param);
-              offset += s.length;
-            }
-          }
+  /// A passthrough op's other tensor arguments. One whose dim crosses the channels (a one-dim
+  /// tensor as long as them, as batch_norm's; or, for an op normalising over trailing dims
+  /// (layer_norm), the dim aligned from the end) is cut with them: a parameter becomes a
+  /// member, a tensor with these channels is tied, anything else stops them. Channels that
+  /// cross a tensor's other dims stop there.
+  void note_secondary(const Node& n, const OpDef& op, const Info* out) {
+    const Argument* normalized = argument(n, op, "normalized_shape");
+    bool member_here = false;
+    auto secondary = [&](const Node& t) {
+      Info& i = info(t);
+      if (out == nullptr) {
+        if (i.has_channels()) fix(i, used_by(n));
+        return;
+      }
+      const int r = rank_of(t);
+      std::optional<int> q;
+      if (normalized == nullptr && r == 1) {
+        q = 0;
+      } else if (r >= 0 && out->dim - (rank_of(n) - r) >= 0) {
+        q = out->dim - (rank_of(n) - r);
+      }
+      const bool crosses = q && size_of(t, *q) == std::optional(out->channels());
+      if (crosses && i.param && !i.has_channels()) {
+        std::int64_t offset = 0;
+        for (const Segment& s : out->segments) {
+          add_member(s.set, i.param->first, *q, offset, ChannelRole::param);
+          offset += s.length;
         }
-      });
+        member_here = true;
+      } else if (crosses && i.has_channels() && i.dim == *q) {
+        Info copy = *out;  // the same channels, along the tensor's own dim
+        copy.dim = *q;
+        tie(n, t, r, copy);
+      } else if (crosses) {
+        if (i.has_channels()) fix(i, used_by(n));
+        fix(*out, fmt::format("used with {} by {}{}", origin(t), n.target(), at(n)));
+      } else if (i.has_channels()) {
+        fix(i, used_by(n));
+      }
+    };
+    for (std::size_t k = 1; k < n.args().size(); ++k) for_each_tensor(n.args()[k], secondary);
+    for (const auto& [key, a] : n.kwargs()) for_each_tensor(a, secondary);
+    if (out != nullptr && normalized != nullptr && !member_here) {
+      // Normalised over dims that include the channels, with no weight to carry their new
+      // number: the op's normalized_shape would keep the old one.
+      const std::optional<std::vector<std::int64_t>> dims = ints_argument(n, op, "normalized_shape");
+      if (!dims || out->dim >= rank_of(n) - static_cast<int>(dims->size())) {
+        fix(*out, fmt::format("normalised over the channels by {}{} without a weight to cut with them", n.target(), at(n)));
+      }
     }
   }
 
@@ -513,7 +566,7 @@ class Analysis {
     for (std::size_t j = 0; j < om->shape.rank(); ++j) {
       const std::optional<std::int64_t> d = om->shape[j].maybe();
       if (!d) return boundary(n);
-      if (product == before && *d == in.channels()) return pass(in, static_cast<int>(j), out);
+      if (product == before && *d == in.channels()) return pass(n, in, static_cast<int>(j), out);
       if (__builtin_mul_overflow(product, *d, &product) || (product > before && before != 0)) break;
     }
     boundary(n);
@@ -526,14 +579,14 @@ class Analysis {
     const int r = rank_of(*input);
     if (const auto dims = ints_argument(n, op, "dims"); dims && op.schema.find_arg("dims")) {
       for (std::size_t j = 0; j < dims->size(); ++j) {
-        if (normalize((*dims)[j], r) == std::optional(in.dim)) return pass(in, static_cast<int>(j), out);
+        if (normalize((*dims)[j], r) == std::optional(in.dim)) return pass(n, in, static_cast<int>(j), out);
       }
       return boundary(n);
     }
     const std::optional<int> a = normalize(int_argument(n, op, "dim0").value_or(-1000), r);
     const std::optional<int> b = normalize(int_argument(n, op, "dim1").value_or(-1000), r);
     if (!a || !b) return boundary(n);
-    pass(in, in.dim == *a ? *b : in.dim == *b ? *a : in.dim, out);
+    pass(n, in, in.dim == *a ? *b : in.dim == *b ? *a : in.dim, out);
   }
 
   void dim_indexing(const Node& n, const OpDef& op, Info& out) {
@@ -545,6 +598,7 @@ class Analysis {
     if (r < 0 || out_rank < 0) return boundary(n);
     const Argument* dim_arg = argument(n, op, "dim");
     const std::int64_t* dim_value = dim_arg ? dim_arg->get_if<std::int64_t>() : nullptr;
+    if (dim_value == nullptr && (dim_arg == nullptr || !dim_arg->is_none())) return boundary(n);
     if (dim_value == nullptr) {  // squeeze(): every dim of size 1 goes
       if (out_rank > r) return boundary(n);
       int removed = 0;
@@ -554,17 +608,17 @@ class Analysis {
         removed += *d == 1 ? 1 : 0;
       }
       if (in.channels() == 1) return boundary(n);
-      return pass(in, in.dim - removed, out);
+      return pass(n, in, in.dim - removed, out);
     }
     if (out_rank == r + 1) {  // unsqueeze: a new dim at `dim` of the output
       const std::optional<int> d = normalize(*dim_value, out_rank);
       if (!d) return boundary(n);
-      return pass(in, in.dim + (*d <= in.dim ? 1 : 0), out);
+      return pass(n, in, in.dim + (*d <= in.dim ? 1 : 0), out);
     }
     const std::optional<int> d = normalize(*dim_value, r);
     if (!d || *d == in.dim) return boundary(n);  // a part of the channels: they cannot be followed
-    if (out_rank == r) return pass(in, in.dim, out);
-    if (out_rank == r - 1) return pass(in, in.dim - (*d < in.dim ? 1 : 0), out);
+    if (out_rank == r) return pass(n, in, in.dim, out);
+    if (out_rank == r - 1) return pass(n, in, in.dim - (*d < in.dim ? 1 : 0), out);
     boundary(n);
   }
 
@@ -578,17 +632,42 @@ class Analysis {
     const Argument* keep = argument(n, op, "keepdim");
     const bool* keepdim = keep ? keep->get_if<bool>() : nullptr;
     int before = 0;
+    std::vector<int> seen;
     for (std::int64_t d : *dims) {
       const std::optional<int> k = normalize(d, r);
-      if (!k || *k == in.dim) return boundary(n);
+      if (!k || *k == in.dim || std::find(seen.begin(), seen.end(), *k) != seen.end()) return boundary(n);
+      seen.push_back(*k);
       before += *k < in.dim ? 1 : 0;
     }
-    pass(in, keepdim != nullptr && *keepdim ? in.dim : in.dim - before, out);
+    pass(n, in, keepdim != nullptr && *keepdim ? in.dim : in.dim - before, out);
   }
 
   // ---- Results ------------------------------------------------------------------------------
 
   std::vector<ChannelGroup> groups(const std::string& graph_path) {
+    // A tensor used twice (a layer called twice, a weight shared by two layers) holds the
+    // channels of each use: the same channels are one group; others overlapping them cannot
+    // be cut independently.
+    std::map<std::pair<std::string_view, std::int64_t>, std::vector<std::pair<int, std::int64_t>>> uses;
+    for (const auto& [set, m] : members_) {
+      auto& seen = uses[{m.tensor, m.dim}];
+      for (const auto& [other, offset] : seen) {
+        const std::int64_t a = sets_[static_cast<std::size_t>(find(set))].channels;
+        const std::int64_t b = sets_[static_cast<std::size_t>(find(other))].channels;
+        if (offset == m.offset && a == b) {
+          unite(set, other);
+        } else if (m.offset < offset + b && offset < m.offset + a) {
+          const std::string reason = fmt::format("'{}' holds other channels along dim {} too", m.tensor, m.dim);
+          fix(set, reason);
+          fix(other, reason);
+        }
+      }
+      seen.emplace_back(set, m.offset);
+    }
+    for (const auto& [set, m] : members_) {
+      auto it = escaped_.find(m.tensor.substr(prefix_.size()));
+      if (it != escaped_.end()) fix(set, fmt::format("'{}' is used where its dims cannot be followed ({})", m.tensor, it->second));
+    }
     std::vector<ChannelGroup> out;
     std::unordered_map<int, std::size_t> index;  // root set -> group
     std::vector<bool> has_layer(sets_.size(), false);
@@ -619,6 +698,7 @@ class Analysis {
   std::vector<Set> sets_;
   std::vector<std::pair<int, GroupMember>> members_;
   std::deque<Argument> defaults_;  // schema defaults handed out by argument()
+  std::unordered_map<std::string, std::string> escaped_;  // parameter -> where it escapes
 };
 
 }  // namespace
@@ -637,6 +717,25 @@ ChannelGroups channel_groups(const Module& model, const GraphCollection& collect
       for (const GroupMember& m : g.members) key.emplace_back(m.tensor, m.dim, m.offset, m.role);
       std::sort(key.begin(), key.end());
       if (seen.insert(std::move(key)).second) result.groups.push_back(std::move(g));
+    }
+  }
+  // A tensor in the groups of two graphs (a module used by the model and traced on its own)
+  // cannot be cut for one of them alone.
+  std::map<std::pair<std::string, std::int64_t>, std::vector<std::pair<std::size_t, std::int64_t>>> uses;
+  for (std::size_t k = 0; k < result.groups.size(); ++k) {
+    ChannelGroup& g = result.groups[k];
+    for (const GroupMember& m : g.members) {
+      auto& seen = uses[{m.tensor, m.dim}];
+      for (const auto& [other, offset] : seen) {
+        ChannelGroup& h = result.groups[other];
+        if (other == k || h.graph == g.graph || !(m.offset < offset + h.channels && offset < m.offset + g.channels)) continue;
+        for (ChannelGroup* x : {&g, &h}) {
+          if (!x->prunable) continue;
+          x->prunable = false;
+          x->reason = fmt::format("'{}' is also in a group of another graph", m.tensor);
+        }
+      }
+      seen.emplace_back(k, m.offset);
     }
   }
   // The layers each failed module hides: every layer of its subtree (a module owning an `out`

@@ -168,10 +168,8 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
       const std::size_t i = h.index_of(scope);
       if (i != ModuleHierarchy::npos) {
         ModuleSummary& m = s.modules[i];
-        if (cost.known) {
-          *m.macs += cost.macs;
-          *m.flops += cost.flops;
-        } else {
+        if (!cost.known || __builtin_add_overflow(*m.macs, cost.macs, &*m.macs) ||
+            __builtin_add_overflow(*m.flops, cost.flops, &*m.flops)) {
           m.complete = false;
         }
       }
@@ -182,12 +180,15 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
   };
   for (const Node& n : graph->nodes()) {
     const NodeCost cost = node_cost(n);
-    if (cost.known) {
-      s.macs += cost.macs;
-      s.flops += cost.flops;
-      s.activation_bytes += cost.output_bytes;
-    } else {
+    GraphCost sum{s.macs, s.flops, s.activation_bytes, 0};
+    if (!cost.known || __builtin_add_overflow(sum.macs, cost.macs, &sum.macs) ||
+        __builtin_add_overflow(sum.flops, cost.flops, &sum.flops) ||
+        __builtin_add_overflow(sum.activation_bytes, cost.output_bytes, &sum.activation_bytes)) {
       s.complete = false;
+    } else {
+      s.macs = sum.macs;
+      s.flops = sum.flops;
+      s.activation_bytes = sum.activation_bytes;
     }
     if (n.op() == OpKind::call_module) {
       const std::size_t i = h.index_of(n.target());

@@ -81,8 +81,11 @@ std::vector<std::int64_t> channels_to_keep(const Module& model, const ChannelGro
   if (!any) throw_invalid_argument(where, "channels_to_keep(): the group has no layer output to rank its channels by");
   std::vector<std::int64_t> order(norm.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-    return norm[static_cast<std::size_t>(a)] < norm[static_cast<std::size_t>(b)];
+  // Smallest norm first; among equal norms the higher index first, so the lower one is kept.
+  std::sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+    const double x = norm[static_cast<std::size_t>(a)];
+    const double y = norm[static_cast<std::size_t>(b)];
+    return x < y || (x == y && a > b);
   });
   const auto cut = static_cast<std::size_t>(amount * static_cast<double>(group.channels));
   std::vector<std::int64_t> keep(order.begin() + static_cast<std::ptrdiff_t>(cut), order.end());

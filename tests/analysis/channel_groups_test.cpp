@@ -73,7 +73,78 @@ class Joins : public TypedModule<Joins> {
   Tensor scale;
 };
 
+/// One convolution called twice: its weight holds the channels of both calls.
+class Twice : public TypedModule<Twice> {
+ public:
+  Twice() {
+    c = register_module("c", nn::Conv2d(4, 4, 1));
+    head = register_module("head", nn::Conv2d(4, 2, 1));
+  }
+  Tensor forward(const Tensor& x) { return head(c(c(x))); }
+  nn::Conv2d c{nullptr}, head{nullptr};
+};
+
+/// Layers whose channels meet a computed bias, a parameter that is also returned, a layer
+/// norm over the channels without a weight, and a one-channel mask broadcast over them.
+class Traps : public TypedModule<Traps> {
+ public:
+  Traps() {
+    a = register_module("a", nn::Conv2d(3, 4, 1));
+    b = register_module("b", nn::Conv2d(3, 4, 1));
+    c = register_module("c", nn::Conv2d(3, 4, 1));
+    mask = register_module("mask", nn::Conv2d(3, 1, 1));
+    d = register_module("d", nn::Conv2d(3, 4, 1));
+    w = register_parameter("w", ones({5, 4}));
+    gamma = register_parameter("gamma", ones({1, 4, 1, 1}));
+    head = register_module("head", nn::Conv2d(4, 2, 1));
+  }
+  std::vector<Tensor> forward(const Tensor& x) {
+    const Tensor pa = linear(a(x).mean({2, 3}), w, x.mean({0, 1, 2}));  // a -> w: a bias computed from the input
+    const Tensor pb = head(b(x) * gamma);                               // gamma is also returned
+    const Tensor pc = layer_norm(c(x), {4, 5, 5});                      // normalised over c's channels, no weight
+    const Tensor pd = head(sigmoid(mask(x)) * d(x));                    // the mask broadcasts over d's channels
+    return {pa, pb, pc, pd, gamma};
+  }
+  nn::Conv2d a{nullptr}, b{nullptr}, c{nullptr}, mask{nullptr}, d{nullptr}, head{nullptr};
+  Tensor w, gamma;
+};
+
 }  // namespace
+
+TEST_CASE("groups a cut would break are fixed, with the reason") {
+  Twice twice;
+  const ChannelGroups t = groups_of(twice, {Shape{1, 4, 5, 5}});
+  CHECK(t.num_prunable() == 0);
+  CHECK(describe(group_producing(t, "c")) ==
+        "C=4 - out c | in c.weight,head.weight | comes from the graph's input 'x'");
+
+  Traps traps;
+  const ChannelGroups g = groups_of(traps, {Shape{1, 3, 5, 5}});
+  CHECK(group_producing(g, "a").prunable);  // a's channels meet w's inputs: a plain pair
+  const ChannelGroup& b = group_producing(g, "b");
+  CHECK_FALSE(b.prunable);
+  CHECK(b.reason == "'gamma' is used where its dims cannot be followed (reaches the graph's output)");
+  const ChannelGroup& c = group_producing(g, "c");
+  CHECK_FALSE(c.prunable);
+  CHECK(c.reason.starts_with("normalised over the channels by layer_norm at "));
+  CHECK(c.reason.ends_with(" without a weight to cut with them"));
+  // d's channels decide the product's, not the mask's single channel: d and b meet at head.
+  const ChannelGroup& d = group_producing(g, "d");
+  CHECK(d.channels == 4);
+  CHECK(describe(d).starts_with("C=4 - out b,d | in head.weight"));
+  const ChannelGroup& m = group_producing(g, "mask");
+  CHECK(m.channels == 1);
+  CHECK_MESSAGE(m.reason.starts_with("broadcast across other channels by mul at "), m.reason);
+  // The linear's outputs get a bias computed in the graph: they cannot be cut.
+  bool found = false;
+  for (const ChannelGroup& group : g.groups) {
+    if (group.producers() != std::vector<std::string>{""} || group.channels != 5) continue;  // w is the model's own
+    found = true;
+    CHECK_FALSE(group.prunable);
+    CHECK_MESSAGE(group.reason.starts_with("a bias computed in the graph is added by linear at "), group.reason);
+  }
+  CHECK(found);
+}
 
 TEST_CASE("resnet18: a group per block's inner convolution and one per stage, tied by the residual adds") {
   const std::shared_ptr<Module> model = zoo::create("resnet18");

@@ -186,3 +186,11 @@ TEST_CASE("a layer norm over the channels and more dims is cut along its channel
   const Graph graph = symbolic_trace(net, {InputSpec(x)});
   CHECK(max_rel_error(Interpreter(net, graph).run({x}).to_tensor(), eager) < 1e-5);
 }
+
+TEST_CASE("among channels of equal norm, the lower index is kept") {
+  Chain net;
+  (void)net.conv1->weight.fill_(1.0);
+  (void)net.conv1->bias.fill_(1.0);
+  const ChannelGroups g = groups_of(net, Shape{1, 3, 5, 5});
+  CHECK(channels_to_keep(net, g.groups[1], 0.5) == std::vector<std::int64_t>{0, 1});
+}

@@ -63,9 +63,8 @@ class AnalysisTracer : public RobustTracer {
 /// `recursive_trace(model, inputs)` made with an AnalysisTracer (reach it through
 /// `dynamic_cast<const AnalysisTracer&>(c.tracer())`). The output shape of a failed module is
 /// unknown to a symbolic trace, and so would be every shape after it; so a failed module whose
-/// inputs had fully known shapes is run eagerly, twice, on synthetic inputs of those shapes
-/// (standard normal float32 from two seeds, zeros of other dtypes; its buffers restored
-/// afterwards). When both runs return one tensor of the same dtype and shape, the model is
+/// inputs were float32 tensors of fully known shapes is run eagerly, twice, on standard normal
+/// inputs of those shapes from two seeds (its buffers restored afterwards). When both runs return one tensor of the same dtype and shape, the model is
 /// traced again with that as the module's result, so the ops after it have shapes. That
 /// repeats while it finds new results (once per failed module at most). The failed module's
 /// own cost stays unknown. Throws std::invalid_argument when the inputs do not fit the
