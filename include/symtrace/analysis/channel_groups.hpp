@@ -12,7 +12,11 @@
 /// channel_passthrough, channel_mixing, concatenation, reshape, permutation, dim_indexing,
 /// reduction). An op with none of them, a `call_module` leaf, a failed module, the graph's
 /// inputs and its output are boundaries: channels that reach one cannot be pruned, and the
-/// group says why (`prunable` false with a `reason`).
+/// group says why (`prunable` false with a `reason`). So are channels that meet a tensor the
+/// cut would not follow: a bias or per-channel tensor computed in the graph, a parameter also
+/// used where its dims cannot be followed (returned, multiplied by a matmul), a weight holding
+/// other channels too (a layer called twice; a module also traced in another graph), a layer
+/// norm over the channels without a weight to cut with them.
 ///
 /// Failed modules are boundaries, and the analysis reports the layers they hide: the
 /// channel-mixing layers of their subtrees that no prunable group reaches. The graphs of
