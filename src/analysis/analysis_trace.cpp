@@ -30,11 +30,7 @@ bool AnalysisTracer::is_leaf_module(const Module& module, std::string_view) cons
 
 Value AnalysisTracer::call_module(Module& module, const ValueList& args, std::source_location where) {
   Value result = RobustTracer::call_module(module, args, where);
-  if (!outputs_.contains(&module)) {
-    std::vector<TensorMeta> metas;
-    collect_tensors(result, metas);
-    outputs_.emplace(&module, std::move(metas));
-  }
+  if (auto [it, first_call] = outputs_.try_emplace(&module); first_call) collect_tensors(result, it->second);
   return result;
 }
 

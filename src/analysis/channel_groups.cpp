@@ -461,7 +461,7 @@ class Analysis {
     const int out_rank = rank_of(n);
     if (out_rank < 0 || r < 0) return boundary(n);
     if (!in.has_channels()) {
-      if (in.param) out.param = std::pair{in.param->first, in.param->second};
+      out.param = in.param;
       return note_secondary(n, op, nullptr);
     }
     const int q = in.dim + (out_rank - r);
@@ -577,7 +577,7 @@ class Analysis {
     if (input == nullptr || !info(*input).has_channels()) return boundary(n);
     const Info& in = info(*input);
     const int r = rank_of(*input);
-    if (const auto dims = ints_argument(n, op, "dims"); dims && op.schema.find_arg("dims")) {
+    if (const auto dims = ints_argument(n, op, "dims")) {
       for (std::size_t j = 0; j < dims->size(); ++j) {
         if (normalize((*dims)[j], r) == std::optional(in.dim)) return pass(n, in, static_cast<int>(j), out);
       }

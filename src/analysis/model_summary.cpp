@@ -4,6 +4,7 @@
 
 #include "symtrace/analysis/model_summary.hpp"
 
+#include "passes/pass_util.hpp"
 #include "symtrace/analysis/analysis_trace.hpp"
 #include "symtrace/core/error.hpp"
 #include "symtrace/graph/graph.hpp"
@@ -21,12 +22,6 @@ namespace symtrace {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-const Node* node_arg(const Node& n, std::size_t i) {
-  if (i >= n.args().size()) return nullptr;
-  const NodeId* id = n.args()[i].get_if<NodeId>();
-  return id ? n.graph().find_node(*id) : nullptr;
-}
 
 /// a x b, or nullopt when it overflows (sizes in a graph read from a file can be anything).
 std::optional<std::int64_t> times(std::optional<std::int64_t> a, std::optional<std::int64_t> b) {
@@ -55,7 +50,7 @@ NodeCost node_cost(const Node& n) {
     return c;
   }
   if (n.op() != OpKind::call_function && n.op() != OpKind::call_method) return c;
-  const OpDef* op = OpRegistry::instance().find(n.target());
+  const OpDef* op = detail::op_of(n);
   if (op == nullptr) {
     c.known = n.target() == "getitem";  // a piece of a list result: no work of its own
     return c;
@@ -74,21 +69,21 @@ NodeCost node_cost(const Node& n) {
 
   const std::string_view name = op->name();
   if (op->has(OpFlags::channel_mixing)) {
-    const std::optional<std::int64_t> weight = numel_of(node_arg(n, 1));
-    const Node* w = node_arg(n, 1);
+    const Node* w = detail::node_arg(n, 1);
+    const std::optional<std::int64_t> weight = numel_of(w);
     const std::optional<std::int64_t> c_out =
         w != nullptr && w->tensor_meta() != nullptr && w->tensor_meta()->shape.rank() >= 1
             ? w->tensor_meta()->shape[0].maybe()
             : std::nullopt;
     const std::optional<std::int64_t> macs = c_out && *c_out > 0 && weight ? times(out, *weight / *c_out) : std::nullopt;
     const std::optional<std::int64_t> flops = times(macs, 2);
-    if (!macs || !flops || __builtin_add_overflow(*flops, node_arg(n, 2) != nullptr ? *out : 0, &c.flops)) {
+    if (!macs || !flops || __builtin_add_overflow(*flops, detail::node_arg(n, 2) != nullptr ? *out : 0, &c.flops)) {
       c.known = false;
       return c;
     }
     c.macs = *macs;
   } else if (name == "matmul") {
-    const Node* self = node_arg(n, 0);
+    const Node* self = detail::node_arg(n, 0);
     const TensorMeta* m = self ? self->tensor_meta() : nullptr;
     const std::optional<std::int64_t> k =
         m != nullptr && m->shape.is_rank_known() && m->shape.rank() >= 1 ? m->shape[m->shape.rank() - 1].maybe()
@@ -109,7 +104,7 @@ NodeCost node_cost(const Node& n) {
     if (!out) c.known = false;
     c.flops = out.value_or(0);
   } else if (op->has(OpFlags::reduction) || reads_every_input(name)) {
-    const std::optional<std::int64_t> in = numel_of(node_arg(n, 0));
+    const std::optional<std::int64_t> in = numel_of(detail::node_arg(n, 0));
     if (!in) c.known = false;
     c.flops = in.value_or(0);
   }
