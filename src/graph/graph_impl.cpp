@@ -93,13 +93,20 @@ ScopeTable::ScopeTable(const ScopeTable& other) {
 
 std::uint32_t ScopeTable::intern(std::string_view scope) {
   if (scope.empty()) return 0;
+  if (last_index_ != 0 && scope == last_text_) return last_index_;
   auto it = index_.find(scope);
-  if (it != index_.end()) return it->second;
+  if (it != index_.end()) {
+    last_text_ = texts_[it->second - 1];
+    last_index_ = it->second;
+    return it->second;
+  }
   auto index = static_cast<std::uint32_t>(texts_.size() + 1);
   if (texts_.size() == texts_.capacity()) texts_.reserve(std::max<std::size_t>(8, 2 * texts_.capacity()));  // no throw below
   const std::string_view text = arena_.store(scope);
   index_.emplace(text, index);
   texts_.push_back(text);  // capacity reserved: no throw
+  last_text_ = text;
+  last_index_ = index;
   return index;
 }
 

@@ -77,6 +77,9 @@ class ScopeTable {
   TextArena arena_;  // never rolled back: scopes stay interned
   std::vector<std::string_view> texts_;  // scope i + 1
   std::unordered_map<std::string_view, std::uint32_t> index_;
+  // Consecutive nodes usually share a scope (a module's ops): skip the hash for a repeat.
+  std::string_view last_text_;
+  std::uint32_t last_index_ = 0;
 };
 
 // Undo records, one per primitive change made while a checkpoint is open.

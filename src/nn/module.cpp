@@ -451,6 +451,8 @@ LoadStateDictResult Module::load_state_dict(const StateDict& state, bool strict,
 
 std::string Module::extra_repr() const { return {}; }
 
+std::optional<TensorMeta> Module::layer_output_meta(const ValueList&) const { return std::nullopt; }
+
 namespace {
 void print_module(const Module& m, int indent, std::string& out) {
   out += m.type_name();

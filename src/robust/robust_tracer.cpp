@@ -239,8 +239,11 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
 
 OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
                                           std::source_location where) const {
-  const LeafMetaFn* meta_fn = any_unknown_rank(args) ? nullptr : leaf_meta_fn(module);
-  return meta_fn ? (*meta_fn)(module, args) : unknown_result(module, args, path, where);
+  if (any_unknown_rank(args)) return unknown_result(module, args, path, where);
+  if (const LeafMetaFn* meta_fn = leaf_meta_fn(module)) return (*meta_fn)(module, args);
+  // A built-in layer's shape function (a traced-through layer that failed).
+  if (std::optional<OutputMeta> meta = layer_result_meta(module, args)) return std::move(*meta);
+  return unknown_result(module, args, path, where);
 }
 
 Value RobustTracer::record_failed_leaf(Module& module, const std::string& path, const ValueList& args,

@@ -19,6 +19,7 @@ class ReLUImpl : public TypedModule<ReLUImpl> {
  public:
   explicit ReLUImpl(ReLUOptions options = {}) : options(options) {}
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
   [[nodiscard]] std::string extra_repr() const override;
   ReLUOptions options;
 };
@@ -37,6 +38,7 @@ class ReLU6Impl : public TypedModule<ReLU6Impl> {
  public:
   explicit ReLU6Impl(ReLUOptions options = {}) : options(options) {}
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
   [[nodiscard]] std::string extra_repr() const override;
   ReLUOptions options;
 };
@@ -61,6 +63,7 @@ class GELUImpl : public TypedModule<GELUImpl> {
   explicit GELUImpl(GELUOptions options = {},
                     std::source_location where = std::source_location::current());
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
   [[nodiscard]] std::string extra_repr() const override;
   GELUOptions options;
 };
@@ -80,18 +83,21 @@ class GELU : public ModuleHolder<GELUImpl> {
 class SiLUImpl : public TypedModule<SiLUImpl> {
  public:
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
 };
 SYMTRACE_MODULE(SiLU);
 
 class SigmoidImpl : public TypedModule<SigmoidImpl> {
  public:
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
 };
 SYMTRACE_MODULE(Sigmoid);
 
 class TanhImpl : public TypedModule<TanhImpl> {
  public:
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
 };
 SYMTRACE_MODULE(Tanh);
 

@@ -26,6 +26,7 @@ class BatchNorm2dImpl : public TypedModule<BatchNorm2dImpl> {
                   std::source_location where = std::source_location::current());
   /// Throws std::invalid_argument unless the input is 4-D [N, C, H, W].
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
   [[nodiscard]] std::string extra_repr() const override;
 
   std::int64_t num_features;

@@ -27,6 +27,7 @@ class Conv2dImpl : public TypedModule<Conv2dImpl> {
   Conv2dImpl(std::int64_t in_channels, std::int64_t out_channels, Size2 kernel_size,
              Conv2dOptions options = {}, std::source_location where = std::source_location::current());
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
   [[nodiscard]] std::string extra_repr() const override;
 
   std::int64_t in_channels;

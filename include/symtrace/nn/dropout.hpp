@@ -21,6 +21,7 @@ class DropoutImpl : public TypedModule<DropoutImpl> {
   explicit DropoutImpl(DropoutOptions options = {},
                        std::source_location where = std::source_location::current());
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
   [[nodiscard]] std::string extra_repr() const override;
   DropoutOptions options;
 };

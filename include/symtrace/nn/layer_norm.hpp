@@ -22,6 +22,7 @@ class LayerNormImpl : public TypedModule<LayerNormImpl> {
   LayerNormImpl(IntList normalized_shape, LayerNormOptions options = {},
                 std::source_location where = std::source_location::current());
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
   [[nodiscard]] std::string extra_repr() const override;
 
   IntList normalized_shape;

@@ -20,6 +20,7 @@ class LinearImpl : public TypedModule<LinearImpl> {
   LinearImpl(std::int64_t in_features, std::int64_t out_features, LinearOptions options = {},
              std::source_location where = std::source_location::current());
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
   [[nodiscard]] std::string extra_repr() const override;
 
   std::int64_t in_features;

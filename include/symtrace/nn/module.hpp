@@ -131,6 +131,14 @@ class Module : public std::enable_shared_from_this<Module> {
   /// std::invalid_argument naming the parameter when an argument has the wrong kind or count,
   /// and when the module is not callable.
   virtual Value forward_values(const ValueList& args);
+  /// Note [Layer output metadata]: the metadata of what `forward(args)` returns, computed
+  /// from the arguments' metadata alone, or nullopt when the layer cannot tell for sure.
+  /// A tracer recording a built-in layer (is_builtin_layer()) as a leaf asks this first and
+  /// runs `forward` on symbolic tensors only on nullopt, so a layer answers only where its
+  /// op's meta function would accept the call, and gives exactly what it would give; bad
+  /// arguments are left to that run, which reports them. Other modules are never asked
+  /// (their shape functions are LeafMetaFns, see Tracer::register_leaf).
+  [[nodiscard]] virtual std::optional<TensorMeta> layer_output_meta(const ValueList& args) const;
 
   // ---- Registration -------------------------------------------------------------------------
   /// Registers `module` as the child `name` and returns it. Throws std::invalid_argument for

@@ -24,6 +24,7 @@ class MaxPool2dImpl : public TypedModule<MaxPool2dImpl> {
   MaxPool2dImpl(Size2 kernel_size, MaxPool2dOptions options = {},
                 std::source_location where = std::source_location::current());
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
   [[nodiscard]] std::string extra_repr() const override;
   Size2 kernel_size;
   Size2 stride;
@@ -54,6 +55,7 @@ class AvgPool2dImpl : public TypedModule<AvgPool2dImpl> {
   AvgPool2dImpl(Size2 kernel_size, AvgPool2dOptions options = {},
                 std::source_location where = std::source_location::current());
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
   [[nodiscard]] std::string extra_repr() const override;
   Size2 kernel_size;
   Size2 stride;
@@ -77,6 +79,7 @@ class AdaptiveAvgPool2dImpl : public TypedModule<AdaptiveAvgPool2dImpl> {
   explicit AdaptiveAvgPool2dImpl(Size2 output_size,
                                  std::source_location where = std::source_location::current());
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
   [[nodiscard]] std::string extra_repr() const override;
   Size2 output_size;
 };

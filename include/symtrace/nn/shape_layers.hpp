@@ -24,6 +24,7 @@ class FlattenImpl : public TypedModule<FlattenImpl> {
  public:
   explicit FlattenImpl(FlattenOptions options = {}) : options(options) {}
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
   [[nodiscard]] std::string extra_repr() const override;
   FlattenOptions options;
 };
@@ -42,6 +43,7 @@ class Flatten : public ModuleHolder<FlattenImpl> {
 class IdentityImpl : public TypedModule<IdentityImpl> {
  public:
   Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
 };
 SYMTRACE_MODULE(Identity);
 

@@ -11,7 +11,8 @@
 ///     symtrace::Graph g = tracer.trace(model, {x});      // never throws for a failing submodule
 ///     for (const auto& [module, failure] : tracer.failures()) ...   // what failed, where, why
 ///
-/// A failed module's output metadata comes from the LeafMetaFn registered for its type, else it
+/// A failed module's output metadata comes from the LeafMetaFn registered for its type (or, for
+/// a built-in layer traced through, its own shape function: Note [Layer output metadata]), else it
 /// is unknown (a shape of unknown rank, the dtype of its first tensor argument): downstream ops
 /// then have unknown shapes too (Note [Unknown in, unknown out] in src/trace/tracer.cpp).
 
@@ -122,8 +123,8 @@ class RobustTracer : public Tracer {
   /// The model's index while a GraphCollection traces it (the collection builds it once).
   [[nodiscard]] std::shared_ptr<const ModuleIndex> module_index(const Module& root) const override;
 
-  /// A failed module's result metadata: from the LeafMetaFn registered for its type, else
-  /// unknown (as the file comment says). A subclass that knows more may say so.
+  /// A failed module's result metadata: from the LeafMetaFn registered for its type or a
+  /// built-in layer's shape function, else unknown (as the file comment says). A subclass that knows more may say so.
   [[nodiscard]] virtual OutputMeta failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
                                                     std::source_location where) const;
 

@@ -165,9 +165,12 @@ class Tracer : public ModuleCallHook {
   [[nodiscard]] static bool any_unknown_rank(const ValueList& args) noexcept;
   /// The metadata function `register_leaf` gave for `module`'s type, or nullptr.
   [[nodiscard]] const LeafMetaFn* leaf_meta_fn(const Module& module) const;
+  /// A built-in layer's result metadata for `args` computed without a run (Note [Layer output
+  /// metadata] in module.hpp), or nullopt: for other modules, or when the layer cannot tell.
+  [[nodiscard]] static std::optional<OutputMeta> layer_result_meta(const Module& module, const ValueList& args);
   /// The result metadata of a call of the leaf `module` (at `path`) with `args`: unknown for
-  /// arguments of unknown rank, else from its LeafMetaFn, else from its forward run in a side
-  /// run (nothing recorded). A TraceError when that run fails.
+  /// arguments of unknown rank, else from its LeafMetaFn, else from layer_result_meta, else
+  /// from its forward run in a side run (nothing recorded). A TraceError when that run fails.
   [[nodiscard]] virtual OutputMeta leaf_result_meta(Module& module, const std::string& path, const ValueList& args,
                                                     std::source_location where);
   /// Symbolic results described by `meta` that name no node: what a side run computes.
