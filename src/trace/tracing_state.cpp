@@ -37,17 +37,32 @@ const std::string* TracingState::path_of(const Module& module) const noexcept {
 }
 
 const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor) const {
-  if (!tensor_paths_indexed_) {
+  if (!tensor_owners_indexed_) {
     // Indexed on first use (an op on concrete tensors during the trace, or a parameter used
-    // outside a leaf): traces that read parameters only inside leaves never ask.
-    std::unordered_map<const detail::TensorImpl*, std::string> paths;
-    for (NamedTensor& t : root_.named_parameters()) paths.emplace(t.tensor.impl_ptr().get(), std::move(t.name));
-    for (NamedTensor& t : root_.named_buffers()) paths.emplace(t.tensor.impl_ptr().get(), std::move(t.name));
-    tensor_paths_ = std::move(paths);
-    tensor_paths_indexed_ = true;
+    // outside a leaf): traces that read parameters only inside leaves never ask. Parameters
+    // first, then buffers, each at its first module in named_modules() order, as
+    // named_parameters() and named_buffers() name them; paths are joined when asked for.
+    std::unordered_map<const detail::TensorImpl*, TensorOwner> owners;
+    for (bool parameters : {true, false}) {
+      for (std::size_t i = 0; i < modules_->size(); ++i) {
+        (*modules_)[i].module->for_each_own_tensor(parameters, [&](std::string_view name, const Tensor& t) {
+          owners.try_emplace(t.impl_ptr().get(), TensorOwner{static_cast<std::uint32_t>(i), name, {}});
+        });
+      }
+    }
+    tensor_owners_ = std::move(owners);
+    tensor_owners_indexed_ = true;
   }
-  auto it = tensor_paths_.find(tensor);
-  return it == tensor_paths_.end() ? nullptr : &it->second;
+  auto it = tensor_owners_.find(tensor);
+  if (it == tensor_owners_.end()) return nullptr;
+  TensorOwner& owner = it->second;
+  if (owner.path.empty()) {
+    const std::string& prefix = (*modules_)[owner.module].path;
+    owner.path.reserve(prefix.size() + 1 + owner.name.size());
+    if (!prefix.empty()) (owner.path += prefix) += '.';
+    owner.path += owner.name;
+  }
+  return &owner.path;
 }
 
 TracingState* TracingState::current() noexcept { return current_state; }

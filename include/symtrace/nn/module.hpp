@@ -201,6 +201,13 @@ class Module : public std::enable_shared_from_this<Module> {
   /// Total number of parameter elements, counting a shared parameter once.
   [[nodiscard]] std::int64_t num_parameters() const;
 
+  /// Calls `f(name, tensor)` for each of this module's own parameters (or, with `parameters`
+  /// false, buffers) in registration order, copying nothing.
+  template <class F>
+  void for_each_own_tensor(bool parameters, F&& f) const {
+    for (const TensorSlot& slot : parameters ? parameters_ : buffers_) f(std::string_view(slot.name), slot.tensor);
+  }
+
   /// This module's own parameter/buffer/child `name`, or null / an undefined tensor.
   [[nodiscard]] Module* find_child(std::string_view name) const noexcept;
   [[nodiscard]] Tensor find_parameter(std::string_view name) const noexcept;

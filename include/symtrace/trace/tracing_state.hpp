@@ -92,8 +92,15 @@ class TracingState {
   const Module& root_;
   std::vector<Frame> frames_;
   std::shared_ptr<const ModuleIndex> modules_;
-  mutable std::unordered_map<const detail::TensorImpl*, std::string> tensor_paths_;  // see tensor_path_of
-  mutable bool tensor_paths_indexed_ = false;
+  /// A parameter or buffer: the module that holds it first in named_parameters() order (an
+  /// index into modules_), its name there, and its qualified name once asked for.
+  struct TensorOwner {
+    std::uint32_t module;
+    std::string_view name;
+    std::string path;
+  };
+  mutable std::unordered_map<const detail::TensorImpl*, TensorOwner> tensor_owners_;  // see tensor_path_of
+  mutable bool tensor_owners_indexed_ = false;
 };
 
 /// Makes `state` the innermost trace of this thread and installs its tracer's module-call
