@@ -44,7 +44,9 @@ bool is_valid_module_name(std::string_view name) noexcept {
 
 Module::Module(std::shared_ptr<const ForwardSignature> signature) : signature_(std::move(signature)) {}
 
-Module::~Module() = default;
+Module::~Module() {
+  for (const auto& [name, child] : children_) child->registrations_.fetch_sub(1, std::memory_order_relaxed);
+}
 
 const detail::TypeFacts& Module::facts() const {
   // Looked up in the table (under its lock) once, then read without it. The type is checked:
@@ -210,6 +212,7 @@ void Module::add_child(std::string name, std::shared_ptr<Module> module, Where w
   check_no_cycle(*module, name, where);
   children_.emplace_back(std::move(name), std::move(module));
   index_or_roll_back(children_, children_.back().first, SlotKind::child);
+  children_.back().second->registrations_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Module::replace_child(std::string_view name, std::shared_ptr<Module> module, Where where) {
@@ -220,7 +223,9 @@ void Module::replace_child(std::string_view name, std::shared_ptr<Module> module
   if (!module)
     throw_invalid_argument(where, "replace_module('{}') in {}: the module is null", name, type_name());
   check_no_cycle(*module, name, where);
-  children_[slot->index].second = std::move(module);
+  module->registrations_.fetch_add(1, std::memory_order_relaxed);
+  const std::shared_ptr<Module> old = std::exchange(children_[slot->index].second, std::move(module));
+  old->registrations_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 Tensor Module::register_parameter(std::string name, Tensor tensor, Where where) {

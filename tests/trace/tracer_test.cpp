@@ -5,6 +5,7 @@
 #include "symtrace/symtrace.hpp"
 #include "symtrace/zoo/failures.hpp"
 #include "symtrace/zoo/mlp.hpp"
+#include "symtrace/nn/module_index.hpp"
 #include "symtrace/zoo/resnet.hpp"
 
 #include <doctest/doctest.h>
@@ -549,4 +550,74 @@ TEST_CASE("a Tracer subclass changes what is a leaf and sees every node, proxy a
   plain.register_leaf<Net>();  // the root is traced into even when it is a leaf type
   (void)plain.trace(*std::make_shared<Block>(), {InputSpec(Shape{2, 4})});
   CHECK(plain.attributes == std::vector<std::string>{"scale"});
+}
+
+namespace {
+
+/// Calls its children in an order unlike their registration, a grandchild directly, and a
+/// module shared with another parent, for Note [Paths of called modules].
+class Caller : public TypedModule<Caller> {
+ public:
+  Caller() {
+    for (int i = 0; i < 8; ++i) layers.push_back(register_module(fmt::format("l{}", i), nn::Linear(4, 4)));
+    inner = register_module("inner", nn::Sequential(nn::Linear(4, 4), nn::ReLU()));
+    shared = std::make_shared<nn::ReLUImpl>();
+    first = register_module("first", nn::Sequential());
+    first->push_back(shared);  // first path: first.0
+    second = register_module("second", nn::Sequential());
+    second->push_back(shared);
+  }
+  Tensor forward(const Tensor& x) {
+    Tensor y = x;
+    for (int i : {7, 0, 3, 3, 6, 1, 2, 5, 4}) y = layers[static_cast<std::size_t>(i)](y);
+    y = inner->ptr(0)->call({y}).to_tensor();  // a grandchild, called by the root
+    y = inner(y);
+    y = second(y);  // the shared module, called by its second parent
+    return shared->call({y}).to_tensor();  // and by the root
+  }
+  std::vector<nn::Linear> layers;
+  nn::Sequential inner{nullptr}, first{nullptr}, second{nullptr};
+  std::shared_ptr<nn::ReLUImpl> shared;
+};
+
+}  // namespace
+
+TEST_CASE("a called module gets its first path in named_modules order, however and wherever it is called") {
+  Caller model;
+  CHECK(model.shared->num_registrations() == 2);
+  CHECK(model.layers[0]->num_registrations() == 1);
+  const Graph g = symbolic_trace(model, {InputSpec(Shape{2, 4})});
+  std::vector<std::string> targets;
+  for (const Node& node : g.nodes()) {
+    if (node.op() == OpKind::call_module) targets.push_back(std::string(node.target()));
+  }
+  CHECK(targets == std::vector<std::string>{"l7", "l0", "l3", "l3", "l6", "l1", "l2", "l5", "l4", "inner.0", "inner.0",
+                                            "inner.1", "first.0", "first.0"});
+  // Every path is the index's.
+  const ModuleIndex index(model);
+  for (const std::string& target : targets) CHECK(*index.path_of(model.get_submodule(target)) == target);
+  CHECK(testing::max_rel_error(Interpreter(model, g).run({ones({2, 4})}).to_tensor(), model.call({ones({2, 4})}).to_tensor()) == 0.0);
+}
+
+TEST_CASE("registrations are counted as parents register, replace and drop a module") {
+  auto shared = nn::ReLU().ptr();
+  CHECK(shared->num_registrations() == 0);
+  {
+    nn::Sequential a;
+    a->push_back(shared);
+    CHECK(shared->num_registrations() == 1);
+    a->register_module("again", shared);
+    CHECK(shared->num_registrations() == 2);
+    (void)a->replace_module("again", nn::ReLU());
+    CHECK(shared->num_registrations() == 1);
+  }
+  CHECK(shared->num_registrations() == 0);  // its parent is gone
+  // Replaced, a module is no longer in the model: calling it is refused.
+  Caller model;
+  auto old = model.layers[3].ptr();
+  model.layers[3] = model.replace_module("l3", nn::Linear(4, 4));
+  CHECK(old->num_registrations() == 0);
+  CHECK(model.layers[3]->num_registrations() == 1);
+  const Graph g = symbolic_trace(model, {InputSpec(Shape{2, 4})});
+  CHECK(g.find_node("l3") != nullptr);
 }

@@ -208,6 +208,12 @@ class Module : public std::enable_shared_from_this<Module> {
     for (const TensorSlot& slot : parameters ? parameters_ : buffers_) f(std::string_view(slot.name), slot.tensor);
   }
 
+  /// How many times this module is registered as a child (by every live parent, under every
+  /// name). A module registered once has one path in any hierarchy that holds it.
+  [[nodiscard]] std::uint32_t num_registrations() const noexcept {
+    return registrations_.load(std::memory_order_relaxed);
+  }
+
   /// This module's own parameter/buffer/child `name`, or null / an undefined tensor.
   [[nodiscard]] Module* find_child(std::string_view name) const noexcept;
   [[nodiscard]] Tensor find_parameter(std::string_view name) const noexcept;
@@ -288,6 +294,7 @@ class Module : public std::enable_shared_from_this<Module> {
   /// registration stays O(1) per name; small modules scan their few names.
   using SlotIndex = std::unordered_map<std::string, Slot, detail::StringHash, std::equal_to<>>;
   std::unique_ptr<SlotIndex> index_;
+  std::atomic<std::uint32_t> registrations_{0};  // see num_registrations()
   bool training_ = true;
 };
 

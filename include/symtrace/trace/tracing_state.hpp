@@ -12,6 +12,7 @@
 #include "symtrace/nn/module_call_hook.hpp"
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,10 +39,11 @@ class TracingState {
   struct Frame {
     const Module* module = nullptr;
     std::string_view path;
+    std::size_t next_child = 0;  // where path_of looks first among the module's children
   };
 
-  /// Indexes the modules of `root` (once per trace), or borrows `modules` when it indexes
-  /// `root` already; parameters and buffers are indexed on first use.
+  /// Borrows `modules` when it indexes `root`; else the modules of `root` are indexed on
+  /// first need (see path_of), as are parameters and buffers.
   TracingState(Tracer& tracer, Graph& graph, const Module& root, std::shared_ptr<const ModuleIndex> modules = nullptr);
   TracingState(const TracingState&) = delete;
   TracingState& operator=(const TracingState&) = delete;
@@ -69,9 +71,14 @@ class TracingState {
 
   /// The module being traced through now (the root at first).
   [[nodiscard]] const Frame& frame() const noexcept { return frames_.back(); }
-  /// The qualified path of `module` under the root, or nullptr when it is not in the root's
-  /// hierarchy.
-  [[nodiscard]] const std::string* path_of(const Module& module) const noexcept;
+  /// The qualified path of `module` under the root (its first path in named_modules()
+  /// order), or nullptr when it is not in the root's hierarchy. Note [Paths of called
+  /// modules]: a module registered once and called by its parent, the common case, gets its
+  /// parent's path and its name, found in O(1) without indexing the model; any other module
+  /// is looked up in the index of the root's modules, built on first need. The string stays
+  /// valid until the next path_of call made from the same frame (the call it names is over by
+  /// then) and the trace is alive. May throw std::bad_alloc.
+  [[nodiscard]] const std::string* path_of(const Module& module);
   /// The qualified name of a parameter or buffer of the root's hierarchy, or nullptr. The
   /// first call indexes the root's tensors (it may throw std::bad_alloc).
   [[nodiscard]] const std::string* tensor_path_of(const detail::TensorImpl* tensor) const;
@@ -90,8 +97,16 @@ class TracingState {
   Tracer& tracer_;
   Graph* graph_;
   const Module& root_;
+  /// The index of the root's modules, built on first need.
+  const ModuleIndex& modules() const;
+
   std::vector<Frame> frames_;
-  std::shared_ptr<const ModuleIndex> modules_;
+  mutable std::shared_ptr<const ModuleIndex> modules_;
+  // Paths made by path_of, one per frame depth (a call made from frame i has its path in
+  // paths_[i]), with the module each names: strings keep their capacity, so a call's path
+  // costs no allocation once the trace is warm. A deque: strings never move.
+  std::deque<std::string> paths_;
+  std::vector<const Module*> path_modules_;
   /// A parameter or buffer: the module that holds it first in named_parameters() order (an
   /// index into modules_), its name there, and its qualified name once asked for.
   struct TensorOwner {
