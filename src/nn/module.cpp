@@ -46,6 +46,8 @@ Module::Module(std::shared_ptr<const ForwardSignature> signature) : signature_(s
 
 Module::~Module() {
   for (const auto& [name, child] : children_) child->registrations_.fetch_sub(1, std::memory_order_relaxed);
+  for (const TensorSlot& slot : parameters_) slot.tensor.impl_ptr()->registrations.remove();
+  for (const TensorSlot& slot : buffers_) slot.tensor.impl_ptr()->registrations.remove();
 }
 
 const detail::TypeFacts& Module::facts() const {
@@ -240,6 +242,7 @@ Tensor Module::register_parameter(std::string name, Tensor tensor, Where where) 
                            name, type_name());
   parameters_.push_back(TensorSlot{std::move(name), tensor, true});
   index_or_roll_back(parameters_, parameters_.back().name, SlotKind::parameter);
+  tensor.impl_ptr()->registrations.add();
   return tensor;
 }
 
@@ -254,6 +257,7 @@ Tensor Module::register_buffer(std::string name, Tensor tensor, bool persistent,
                            name, type_name());
   buffers_.push_back(TensorSlot{std::move(name), tensor, persistent});
   index_or_roll_back(buffers_, buffers_.back().name, SlotKind::buffer);
+  tensor.impl_ptr()->registrations.add();
   return tensor;
 }
 

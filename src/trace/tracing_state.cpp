@@ -69,23 +69,41 @@ const std::string* TracingState::path_of(const Module& module) {
 }
 
 const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor) const {
-  if (!tensor_owners_indexed_) {
-    // Indexed on first use (an op on concrete tensors during the trace, or a parameter used
-    // outside a leaf): traces that read parameters only inside leaves never ask. Parameters
-    // first, then buffers, each at its first module in named_modules() order, as
-    // named_parameters() and named_buffers() name them; paths are joined when asked for.
-    std::unordered_map<const detail::TensorImpl*, TensorOwner> owners;
+  // A tensor no module holds (a constant made in forward, an input) is nobody's parameter.
+  const std::uint32_t registrations = tensor->registrations.get();
+  if (registrations == 0) return nullptr;
+  auto it = tensor_owners_.find(tensor);
+  if (it == tensor_owners_.end() && !tensor_owners_indexed_ && registrations == 1) {
+    // Held once, by the module being traced (a model reading its own parameter, the common
+    // case): its path is that module's and its name, as with Note [Paths of called modules].
+    const Frame& frame = frames_.back();
+    std::string_view name;
+    for (bool parameters : {true, false}) {
+      frame.module->for_each_own_tensor(parameters, [&](std::string_view n, const Tensor& t) {
+        if (name.empty() && t.impl_ptr().get() == tensor) name = n;
+      });
+    }
+    if (!name.empty()) {
+      std::string path(frame.path);
+      if (!path.empty()) path += '.';
+      path += name;
+      it = tensor_owners_.try_emplace(tensor, TensorOwner{0, name, std::move(path)}).first;
+    }
+  }
+  if (it == tensor_owners_.end() && !tensor_owners_indexed_) {
+    // Indexed on first need: parameters first, then buffers, each at its first module in
+    // named_modules() order, as named_parameters() and named_buffers() name them; paths are
+    // joined when asked for. Owners found above are kept (they are the same).
     for (bool parameters : {true, false}) {
       for (std::size_t i = 0; i < modules().size(); ++i) {
         modules()[i].module->for_each_own_tensor(parameters, [&](std::string_view name, const Tensor& t) {
-          owners.try_emplace(t.impl_ptr().get(), TensorOwner{static_cast<std::uint32_t>(i), name, {}});
+          tensor_owners_.try_emplace(t.impl_ptr().get(), TensorOwner{static_cast<std::uint32_t>(i), name, {}});
         });
       }
     }
-    tensor_owners_ = std::move(owners);
     tensor_owners_indexed_ = true;
+    it = tensor_owners_.find(tensor);
   }
-  auto it = tensor_owners_.find(tensor);
   if (it == tensor_owners_.end()) return nullptr;
   TensorOwner& owner = it->second;
   if (owner.path.empty()) {

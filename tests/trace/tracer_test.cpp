@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <thread>
@@ -620,4 +621,51 @@ TEST_CASE("registrations are counted as parents register, replace and drop a mod
   CHECK(model.layers[3]->num_registrations() == 1);
   const Graph g = symbolic_trace(model, {InputSpec(Shape{2, 4})});
   CHECK(g.find_node("l3") != nullptr);
+}
+
+namespace {
+
+/// Reads parameters held once by itself, a child's parameter, one shared by two children, and
+/// a tensor held by a module outside the model.
+class Reader : public TypedModule<Reader> {
+ public:
+  explicit Reader(Tensor outside) : outside(std::move(outside)) {
+    own = register_parameter("own", ones({4}));
+    shared = ones({4});
+    a = register_module("a", nn::Linear(4, 4));
+    b = register_module("b", std::make_shared<Holder>(shared));
+    c = register_module("c", std::make_shared<Holder>(shared));
+  }
+  Tensor forward(const Tensor& x) { return x * own + a->weight.sum() + shared + b->t * c->t + outside; }
+
+  struct Holder : TypedModule<Holder> {
+    explicit Holder(Tensor tensor) { t = register_buffer("t", std::move(tensor)); }
+    Tensor forward(const Tensor& x) { return x; }
+    Tensor t;
+  };
+  Tensor own, shared, outside;
+  nn::Linear a{nullptr};
+  std::shared_ptr<Holder> b, c;
+};
+
+}  // namespace
+
+TEST_CASE("a parameter or buffer read in forward is a get_attr of its first name; anything else is a constant") {
+  auto other = nn::Linear(4, 4);
+  Reader model(other->bias);
+  CHECK(model.own.impl_ptr()->registrations.get() == 1);
+  CHECK(model.shared.impl_ptr()->registrations.get() == 2);
+  CHECK(other->bias.impl_ptr()->registrations.get() == 1);
+  const Graph g = symbolic_trace(model, {InputSpec(Shape{2, 4})});
+  std::vector<std::string> attributes;
+  for (const Node& node : g.nodes()) {
+    if (node.op() == OpKind::get_attr) attributes.push_back(std::string(node.target()));
+  }
+  // `shared` is read through the model first, where no module holds it as `shared`: b.t is its
+  // first name; the tensor of another model is a constant.
+  std::sort(attributes.begin(), attributes.end());  // C++ leaves the order of operands open
+  CHECK(attributes == std::vector<std::string>{"_tensor_constant0", "a.weight", "b.t", "b.t", "b.t", "own"});
+  // set_ swaps data, not registrations.
+  model.own.set_(zeros({4}));
+  CHECK(model.own.impl_ptr()->registrations.get() == 1);
 }

@@ -19,6 +19,7 @@
 
 #include <fmt/core.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -54,6 +55,22 @@ struct Storage {
 
 using Strides = boost::container::small_vector<std::int64_t, 4>;
 
+/// How many module slots hold a tensor as a parameter or buffer (kept by Module). It belongs
+/// to the TensorImpl object, not to its data: copying an impl (`set_`) leaves it alone.
+class Registrations {
+ public:
+  Registrations() = default;
+  Registrations(const Registrations&) noexcept {}
+  Registrations& operator=(const Registrations&) noexcept { return *this; }
+  ~Registrations() = default;
+  [[nodiscard]] std::uint32_t get() const noexcept { return count_.load(std::memory_order_relaxed); }
+  void add() noexcept { count_.fetch_add(1, std::memory_order_relaxed); }
+  void remove() noexcept { count_.fetch_sub(1, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::uint32_t> count_{0};
+};
+
 /// The state behind a Tensor handle. Concrete: storage + offset + strides (in elements).
 /// Symbolic: `ref` names the node; `storage` is null.
 struct TensorImpl {
@@ -62,6 +79,7 @@ struct TensorImpl {
   std::int64_t offset = 0;
   Strides strides;
   SymbolicRef ref;
+  Registrations registrations;
 };
 
 /// Contiguous (row-major) strides for fully known `shape`.

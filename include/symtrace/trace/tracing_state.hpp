@@ -79,8 +79,10 @@ class TracingState {
   /// valid until the next path_of call made from the same frame (the call it names is over by
   /// then) and the trace is alive. May throw std::bad_alloc.
   [[nodiscard]] const std::string* path_of(const Module& module);
-  /// The qualified name of a parameter or buffer of the root's hierarchy, or nullptr. The
-  /// first call indexes the root's tensors (it may throw std::bad_alloc).
+  /// The qualified name of a parameter or buffer of the root's hierarchy (its first name in
+  /// named_parameters() then named_buffers() order), or nullptr. A tensor no module holds is
+  /// answered at once, one held once by the module being traced from its own names; anything
+  /// else indexes the root's tensors on first need (which may throw std::bad_alloc).
   [[nodiscard]] const std::string* tensor_path_of(const detail::TensorImpl* tensor) const;
 
   /// The innermost trace active on this thread, or nullptr.
