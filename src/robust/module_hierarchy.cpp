@@ -31,7 +31,6 @@ ModuleHierarchy::ModuleHierarchy(std::shared_ptr<const ModuleIndex> modules) : i
   const ModuleIndex& index = *modules;
   impl.model = &index.root();
   impl.graph = Impl::Graph(index.size());
-  impl.by_path.reserve(index.size());
   for (std::size_t v = 0; v < index.size(); ++v) {
     const NamedModule& m = index[v];
     ModuleRecord& r = impl.graph[v];
@@ -39,9 +38,7 @@ ModuleHierarchy::ModuleHierarchy(std::shared_ptr<const ModuleIndex> modules) : i
     r.path = m.path;
     r.type = m.module->type_name();
     r.module = m.module;
-    impl.by_path.emplace_back(r.path, v);  // views the record's path: the vertices never move
   }
-  std::sort(impl.by_path.begin(), impl.by_path.end());
   for (std::size_t parent = 0; parent < index.size(); ++parent) {
     const Module& m = *index[parent].module;
     const auto& kids = m.named_children();
@@ -82,25 +79,15 @@ std::size_t ModuleHierarchy::index_of(const Module& module) const noexcept {
 
 std::size_t ModuleHierarchy::index_of(std::string_view path) const noexcept {
   if (!impl_) return npos;
-  const auto& by_path = impl_->by_path;
-  auto it = std::lower_bound(by_path.begin(), by_path.end(), path,
-                             [](const std::pair<std::string_view, std::size_t>& e, std::string_view p) { return e.first < p; });
-  if (it != by_path.end() && it->first == path) return it->second;
-  // Another path of a module registered twice: walk the names from the model.
+  // Walk the names from the model (any path of a module registered twice leads to it), each
+  // step O(1) with the modules' name indexes, then find the module's index.
   const Module* m = impl_->model;
   while (!path.empty()) {
     const std::size_t dot = path.find('.');
     const std::string_view name = path.substr(0, dot);
     if (name.empty() || dot + 1 == path.size()) return npos;  // "a..b", ".a", "a."
-    const Module* next = nullptr;
-    for (const auto& [child_name, child] : m->named_children()) {
-      if (child_name == name) {
-        next = child.get();
-        break;
-      }
-    }
-    if (next == nullptr) return npos;
-    m = next;
+    m = m->find_child(name);
+    if (m == nullptr) return npos;
     path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
   }
   return index_of(*m);

@@ -96,9 +96,9 @@ Graph RobustTracer::trace_robustly(Module& root, const std::vector<InputSpec>& i
 
 // Note [A remembered leaf root]: in a recursive_trace, most modules traced as roots are
 // leaves (the children of failed modules: Conv2d, BatchNorm2d, ...). When their inputs have an
-// unknown rank (they came after a failure) their result is unknown too, and when the parent
-// called them with these very inputs before it failed, their result is remembered (see
-// leaf_result_meta). The graph is then known without running anything: a placeholder per
+// unknown rank (they came after a failure) their result is unknown too; a built-in layer tells
+// its result from its inputs (Note [Layer output metadata]); and when the parent called them
+// with these very inputs before it failed, their result is remembered (see leaf_result_meta). The graph is then known without running anything: a placeholder per
 // input, the call_module node of the root, and the output. It is built directly, node for node
 // what Tracer::trace makes for a leaf root (same names, metadata, locations; tested against
 // it), without a tracing state or a module index.
@@ -130,6 +130,16 @@ std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std
         break;
       }
     }
+  }
+  std::optional<OutputMeta> layer;
+  if (result == nullptr && !unknown_rank && leaf_meta_fn(root) == nullptr) {
+    // A built-in layer tells its result without a run (nothing was remembered for it: see
+    // leaf_result_meta). Its inputs are stand-ins of a trace id never given out.
+    ValueList values;
+    values.reserve(metas.size());
+    for (const TensorMeta& m : metas) values.emplace_back(Tensor::symbolic(m, SymbolicRef{~std::uint64_t{0}, 0}));
+    layer = layer_result_meta(root, values);
+    result = layer ? &*layer : nullptr;
   }
   if (result == nullptr || result->is_number || result->outputs.empty()) return std::nullopt;
 
@@ -298,6 +308,11 @@ std::shared_ptr<const ModuleIndex> RobustTracer::module_index(const Module& root
 OutputMeta RobustTracer::leaf_result_meta(Module& module, const std::string& path, const ValueList& args,
                                           std::source_location where) {
   if (!remember_leaf_calls_) return Tracer::leaf_result_meta(module, path, args, where);
+  // A built-in layer that tells its result from its inputs needs nothing remembered:
+  // remembered_leaf_graph asks it again.
+  if (!any_unknown_rank(args) && leaf_meta_fn(module) == nullptr) {
+    if (std::optional<OutputMeta> meta = layer_result_meta(module, args)) return std::move(*meta);
+  }
   // Only calls on symbolic tensors of known rank are remembered: their metadata is all a
   // leaf's forward can read of them (a concrete argument's data could change its result).
   std::vector<TensorMeta> inputs;

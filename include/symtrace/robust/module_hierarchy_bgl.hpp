@@ -30,13 +30,12 @@ namespace symtrace {
 /// The hierarchy's storage (public so that the BGL view can name it).
 struct ModuleHierarchy::Impl {
   Impl() = default;
-  Impl(const Impl&) = delete;  // path_index views the records' paths
+  Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, ModuleRecord>;
   Graph graph;
   const Module* model = nullptr;
   std::shared_ptr<const ModuleIndex> modules;  // vertex v is module v of the index
-  std::vector<std::pair<std::string_view, std::size_t>> by_path;  // first paths (views of the records'), sorted
 };
 
 namespace bgl {
