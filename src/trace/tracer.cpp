@@ -216,6 +216,7 @@ Value Tracer::trace_root(Module& root, const ValueList& args, std::source_locati
 }
 
 const Tracer::LeafMetaFn* Tracer::leaf_meta_fn(const Module& module) const {
+  if (leaves_.empty()) return nullptr;  // hashing a type hashes its name: skip it when nothing is registered
   auto it = leaves_.find(typeid(module));
   return it != leaves_.end() && it->second ? &it->second : nullptr;
 }
@@ -323,8 +324,7 @@ OutputMeta Tracer::leaf_result_meta(Module& module, const std::string& path, con
                                     std::source_location where) {
   // Note [Unknown in, unknown out]; a LeafMetaFn would read dims that do not exist.
   if (has_unknown_rank(args)) return unknown_result(module, args, path, where);
-  auto registered = leaves_.find(typeid(module));
-  if (registered != leaves_.end() && registered->second) return registered->second(module, args);
+  if (const LeafMetaFn* registered = leaf_meta_fn(module)) return (*registered)(module, args);
   if (std::optional<OutputMeta> meta = layer_result_meta(module, args)) return std::move(*meta);
   // Run the forward in a side run of its own: ops compute metadata and record nothing, and
   // tensors it leaves behind cannot be used later.
@@ -588,7 +588,9 @@ Tensor Tracer::proxy(Node& node, const TensorMeta& meta) const {
 void Tracer::register_leaf(std::type_index type, LeafMetaFn meta) { leaves_.insert_or_assign(type, std::move(meta)); }
 void Tracer::unregister_leaf(std::type_index type) { leaves_.erase(type); }
 bool Tracer::is_registered_leaf(std::type_index type) const { return leaves_.contains(type); }
-bool Tracer::is_registered_leaf(const Module& module) const { return leaves_.contains(typeid(module)); }
+bool Tracer::is_registered_leaf(const Module& module) const {
+  return !leaves_.empty() && leaves_.contains(typeid(module));
+}
 
 Graph symbolic_trace(Module& module, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
                      std::source_location where) {
