@@ -3,6 +3,7 @@
 #include "symtrace/core/error.hpp"
 #include "symtrace/nn/module_call_hook.hpp"
 #include "symtrace/nn/module_index.hpp"
+#include "symtrace/nn/typed_module.hpp"
 #include "symtrace/observe/record_function.hpp"
 #include "nn/join_path.hpp"
 #include "nn/type_name.hpp"
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
 #include <optional>
 #include <typeinfo>
 #include <unordered_set>
@@ -102,6 +104,28 @@ void Module::set_input_names(std::vector<std::string> names, Where where) {
   for (std::size_t i = 0; i < n; ++i) sig->parameters[i].name = std::move(names[i]);
   signature_ = std::move(sig);
 }
+
+namespace detail {
+namespace {
+struct BoxedArgsStack {
+  std::deque<ValueList> lists;  // a deque: a list in use never moves
+  std::size_t depth = 0;
+};
+thread_local BoxedArgsStack t_boxed_args;
+ValueList& next_boxed_args() {
+  BoxedArgsStack& stack = t_boxed_args;
+  if (stack.depth == stack.lists.size()) stack.lists.emplace_back();
+  return stack.lists[stack.depth++];
+}
+}  // namespace
+
+BoxedArgs::BoxedArgs() : list_(next_boxed_args()) {}
+
+BoxedArgs::~BoxedArgs() {
+  list_.clear();
+  --t_boxed_args.depth;
+}
+}  // namespace detail
 
 Value Module::call(const ValueList& args, Where where) {
   if (!signature_)

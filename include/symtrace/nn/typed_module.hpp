@@ -38,6 +38,23 @@
 
 namespace symtrace {
 
+namespace detail {
+/// The boxed arguments of a module call made through the hook, from a per-thread stack of
+/// lists that keep their capacity: a traced module call allocates no argument list. Cleared
+/// (every reference released) when the call ends, also by an exception.
+class BoxedArgs {
+ public:
+  BoxedArgs();
+  ~BoxedArgs();
+  BoxedArgs(const BoxedArgs&) = delete;
+  BoxedArgs& operator=(const BoxedArgs&) = delete;
+  [[nodiscard]] ValueList& list() noexcept { return list_; }
+
+ private:
+  ValueList& list_;
+};
+}  // namespace detail
+
 /// A Module whose forward is `Derived::forward`; see the file comment.
 template <class Derived>
 class TypedModule : public Module {
@@ -85,10 +102,9 @@ class TypedModule : public Module {
   auto call_typed(std::source_location where, P... args) {
     using T = detail::ForwardTraits<Derived>;
     if (current_module_call_hook() != nullptr || has_callbacks()) [[unlikely]] {
-      ValueList boxed;
-      boxed.reserve(sizeof...(P));
-      (boxed.push_back(detail::ArgCodec<std::remove_cvref_t<P>>::box(args)), ...);
-      return typename T::Result(T::ResultCodec::unbox(Module::call(boxed, where), {this, {}, 0}));
+      detail::BoxedArgs boxed;
+      (boxed.list().push_back(detail::ArgCodec<std::remove_cvref_t<P>>::box(args)), ...);
+      return typename T::Result(T::ResultCodec::unbox(Module::call(boxed.list(), where), {this, {}, 0}));
     }
     return typename T::Result(derived().forward(std::forward<P>(args)...));
   }
