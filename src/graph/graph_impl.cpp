@@ -544,10 +544,10 @@ void GraphImpl::erase_node(Node& node, std::source_location where) {
 
 // ---- Metadata ------------------------------------------------------------------------------
 
-void GraphImpl::set_meta(Node& node, const std::optional<TensorMeta>* meta, const std::string_view* scope,
+void GraphImpl::set_meta(Node& node, bool set_tensor_meta, const TensorMeta* tensor_meta, const std::string_view* scope,
                          const std::source_location* where, const std::uint8_t* flags) {
   const TensorMeta* new_meta = node.tensor_meta_;
-  if (meta != nullptr) new_meta = meta->has_value() ? metas_.intern(**meta) : nullptr;
+  if (set_tensor_meta) new_meta = tensor_meta != nullptr ? metas_.intern(*tensor_meta) : nullptr;
   std::uint32_t new_scope = scope != nullptr ? scopes_.intern(*scope) : node.scope_;
   if (needs_undo(node.id_)) {
     log_.emplace_back(undo::MetaChanged{node.id_, node.tensor_meta_, node.scope_, node.where_, node.flags_});

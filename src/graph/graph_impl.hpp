@@ -150,7 +150,9 @@ class GraphImpl {
   void erase_node(Node& node, std::source_location where);
   std::size_t replace_all_uses_with(Node& old_node, Node& replacement, std::source_location where);
   void move_node(Node& node, Node& anchor, bool after, std::source_location where);
-  void set_meta(Node& node, const std::optional<TensorMeta>* meta, const std::string_view* scope,
+  /// Changes the given fields: the tensor metadata when `set_tensor_meta` (to `*tensor_meta`, or
+  /// none when null), the others when their pointer is not null.
+  void set_meta(Node& node, bool set_tensor_meta, const TensorMeta* tensor_meta, const std::string_view* scope,
                 const std::source_location* where, const std::uint8_t* flags);
   MetaEntries& entries_for_update(Node& node);
   std::size_t eliminate_dead_code();

@@ -102,13 +102,15 @@ void Node::replace_input_with(const Node& old_input, const Node& new_input, std:
   graph_->set_inputs(*this, std::move(args), std::move(kw), where);
 }
 
-void Node::set_tensor_meta(std::optional<TensorMeta> meta) {
-  graph_->set_meta(*this, &meta, nullptr, nullptr, nullptr);
+void Node::set_tensor_meta(const std::optional<TensorMeta>& meta) {
+  graph_->set_meta(*this, true, meta ? &*meta : nullptr, nullptr, nullptr, nullptr);
 }
 
-void Node::set_scope(std::string_view scope) { graph_->set_meta(*this, nullptr, &scope, nullptr, nullptr); }
+void Node::set_tensor_meta(const TensorMeta& meta) { graph_->set_meta(*this, true, &meta, nullptr, nullptr, nullptr); }
 
-void Node::set_where(std::source_location where) { graph_->set_meta(*this, nullptr, nullptr, &where, nullptr); }
+void Node::set_scope(std::string_view scope) { graph_->set_meta(*this, false, nullptr, &scope, nullptr, nullptr); }
+
+void Node::set_where(std::source_location where) { graph_->set_meta(*this, false, nullptr, nullptr, &where, nullptr); }
 
 void Node::set_meta(std::string_view key, Argument value) {
   MetaEntries& entries = graph_->entries_for_update(*this);
@@ -130,7 +132,7 @@ bool Node::erase_meta(std::string_view key) {
 
 void Node::set_impure(bool value) {
   auto flags = static_cast<std::uint8_t>(value ? (flags_ | impure) : (flags_ & ~impure));
-  graph_->set_meta(*this, nullptr, nullptr, nullptr, &flags);
+  graph_->set_meta(*this, false, nullptr, nullptr, nullptr, &flags);
 }
 
 }  // namespace symtrace

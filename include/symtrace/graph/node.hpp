@@ -111,7 +111,9 @@ class Node {
   void replace_input_with(const Node& old_input, const Node& new_input,
                           std::source_location where = std::source_location::current());
   /// Sets (or, with nullopt, clears) the tensor dtype and shape of the result.
-  void set_tensor_meta(std::optional<TensorMeta> meta);
+  void set_tensor_meta(const std::optional<TensorMeta>& meta);
+  /// Sets the tensor dtype and shape of the result.
+  void set_tensor_meta(const TensorMeta& meta);
   /// Sets the module scope path.
   void set_scope(std::string_view scope);
   /// Sets the source location.
