@@ -31,6 +31,7 @@ ModuleHierarchy::ModuleHierarchy(std::shared_ptr<const ModuleIndex> modules) : i
   const ModuleIndex& index = *modules;
   impl.model = &index.root();
   impl.graph = Impl::Graph(index.size());
+  impl.by_path.reserve(index.size());
   for (std::size_t v = 0; v < index.size(); ++v) {
     const NamedModule& m = index[v];
     ModuleRecord& r = impl.graph[v];
@@ -38,6 +39,7 @@ ModuleHierarchy::ModuleHierarchy(std::shared_ptr<const ModuleIndex> modules) : i
     r.path = m.path;
     r.type = m.module->type_name();
     r.module = m.module;
+    impl.by_path.emplace(r.path, v);  // views the record's path: the vertices never move
   }
   for (std::size_t parent = 0; parent < index.size(); ++parent) {
     const Module& m = *index[parent].module;
@@ -79,8 +81,10 @@ std::size_t ModuleHierarchy::index_of(const Module& module) const noexcept {
 
 std::size_t ModuleHierarchy::index_of(std::string_view path) const noexcept {
   if (!impl_) return npos;
-  // Walk the names from the model (any path of a module registered twice leads to it), each
-  // step O(1) with the modules' name indexes, then find the module's index.
+  // A first path, as the model was when it was traced.
+  if (auto it = impl_->by_path.find(path); it != impl_->by_path.end()) return it->second;
+  // Another path of a module registered twice: walk the names from the model, each step O(1)
+  // with the modules' name indexes.
   const Module* m = impl_->model;
   while (!path.empty()) {
     const std::size_t dot = path.find('.');

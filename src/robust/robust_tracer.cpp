@@ -206,7 +206,10 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
   TracingState& st = state();
   const std::string* path = st.path_of(module);
   if (st.meta_only()) {  // inside a leaf's side run: metadata only
-    if (path != nullptr && is_failed(module)) return meta_result(failed_leaf_meta(module, *path, args, where), where);
+    if (path != nullptr && is_failed(module)) {
+      const PathHold hold(st);
+      return meta_result(failed_leaf_meta(module, *path, args, where), where);
+    }
     return Tracer::call_module(module, args, where);
   }
   if (!observed_.contains(&module)) {
@@ -258,7 +261,10 @@ OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::strin
 
 Value RobustTracer::record_failed_leaf(Module& module, const std::string& path, const ValueList& args,
                                        std::source_location where) {
-  const OutputMeta meta = failed_leaf_meta(module, path, args, where);
+  const OutputMeta meta = [&] {
+    const PathHold hold(state());  // `path` stays valid whatever a metadata function calls
+    return failed_leaf_meta(module, path, args, where);
+  }();
   Arguments node_args;
   node_args.reserve(args.size());
   for (const Value& a : args) node_args.push_back(create_arg(a, where));

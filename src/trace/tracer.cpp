@@ -303,7 +303,10 @@ OutputMeta Tracer::unknown_result(const Module& module, const ValueList& args, c
 Value Tracer::record_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where) {
   TracingState& st = state();
   for (const Value& a : args) check_recordable(st, a, where);
-  const OutputMeta meta = leaf_result_meta(module, path, args, where);
+  const OutputMeta meta = [&] {
+    const PathHold hold(st);  // `path` stays valid whatever the metadata function calls
+    return leaf_result_meta(module, path, args, where);
+  }();
   if (st.meta_only()) return meta_result(meta, where);  // a leaf inside another leaf's side run
   Arguments node_args;
   node_args.reserve(args.size());

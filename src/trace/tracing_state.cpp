@@ -43,7 +43,8 @@ const std::string* TracingState::path_of(const Module& module) {
   // the path is too. Children are usually called in registration order: look at the next
   // few from where the last call was found, so the search is O(1) even for a Sequential of
   // 100k blocks, and a miss falls back to the index.
-  const std::size_t depth = frames_.size() - 1;
+  if (&module == &root_) return &root_path_;
+  const std::size_t depth = frames_.size() - 1 + held_paths_;
   if (depth < path_modules_.size() && path_modules_[depth] == &module) return &paths_[depth];
   if (modules_ == nullptr && module.num_registrations() == 1) {
     Frame& frame = frames_.back();

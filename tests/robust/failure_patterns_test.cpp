@@ -8,6 +8,7 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <memory>
 #include <stdexcept>
@@ -105,15 +106,27 @@ class FaultyTracer : public RobustTracer {
   int count_ = 0;
 };
 
-/// Two ways the ops of resnet18 are recorded: its layers as leaves, the convolutions run on
-/// symbolic tensors for their output shapes (H and W are unknown, so they cannot tell them
-/// without a run; see Note [Layer output metadata]), or its layers traced through.
+/// Three ways the ops of resnet18 are recorded: its layers as leaves that tell their output
+/// shapes; its layers as leaves, the convolutions run on symbolic tensors for their output
+/// shapes (H and W are unknown, so they cannot tell them without a run; see Note [Layer output
+/// metadata]); or its layers traced through.
 struct FaultMode {
   std::string what;
   bool through_layers;
   InputSpec spec;
   int min_ops;  // the ops a trace records at least
 };
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', start)) {
+    parts.push_back(path.substr(start, dot - start));
+    start = dot + 1;
+  }
+  parts.push_back(path.substr(start));
+  return parts;
+}
+
 /// The failures after the injected one: none when layers are leaves; traced through, the layers
 /// whose forward then read the rank of a failed module's output, which nothing tells.
 void check_consequences(const std::vector<std::pair<const Module*, ModuleFailure>>& failures, const FaultMode& mode) {
@@ -127,7 +140,8 @@ void check_consequences(const std::vector<std::pair<const Module*, ModuleFailure
 }
 
 std::vector<FaultMode> fault_modes() {
-  return {{"layers as leaves, the convolutions run for their shapes", false,
+  return {{"layers as leaves", false, InputSpec(Shape{1, 3, 32, 32}), 8},
+          {"layers as leaves, the convolutions run for their shapes", false,
            InputSpec(Shape{Dim(1), Dim(3), Dim::unknown(), Dim::unknown()}), 25},
           {"layers traced through", true, InputSpec(Shape{1, 3, 32, 32}), 60}};
 }
@@ -250,6 +264,15 @@ TEST_CASE("fault injection: whichever op throws, the graph lints, runs equal to 
       REQUIRE_FALSE(tracer.failures().empty());
       CHECK(tracer.failures().front().second.message.starts_with("injected fault"));
       check_consequences(tracer.failures(), mode);
+      const auto& [failed, failure] = tracer.failures().front();
+      if (failed->is_builtin_layer()) {
+        // A failed layer keeps its shape (its own shape function): its users are traced as usual.
+        const Node* leaf = g.find_node(fmt::format("{}", fmt::join(split_path(failure.module), "_")));
+        REQUIRE(leaf != nullptr);
+        REQUIRE(leaf->tensor_meta() != nullptr);
+        CHECK(leaf->tensor_meta()->shape.is_fully_known());
+        CHECK(tracer.failures().size() == 1);
+      }
       CHECK_NOTHROW(g.lint());
       CHECK(TracingState::current() == nullptr);
       CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), eager) <= 1e-5);

@@ -555,6 +555,19 @@ TEST_CASE("a Tracer subclass changes what is a leaf and sees every node, proxy a
 
 namespace {
 
+/// Records whether the trace built the index of the model's modules.
+class IndexProbe : public Tracer {
+ public:
+  bool indexed = true;
+
+ protected:
+  Value trace_root(Module& root, const ValueList& args, std::source_location where) override {
+    Value result = Tracer::trace_root(root, args, where);
+    indexed = state().has_module_index();
+    return result;
+  }
+};
+
 /// Calls its children in an order unlike their registration, a grandchild directly, and a
 /// module shared with another parent, for Note [Paths of called modules].
 class Caller : public TypedModule<Caller> {
@@ -587,7 +600,9 @@ TEST_CASE("a called module gets its first path in named_modules order, however a
   Caller model;
   CHECK(model.shared->num_registrations() == 2);
   CHECK(model.layers[0]->num_registrations() == 1);
-  const Graph g = symbolic_trace(model, {InputSpec(Shape{2, 4})});
+  IndexProbe tracer;
+  const Graph g = tracer.trace(model, {InputSpec(Shape{2, 4})});
+  CHECK(tracer.indexed);  // l7 is called first, beyond the look-ahead: the index answers
   std::vector<std::string> targets;
   for (const Node& node : g.nodes()) {
     if (node.op() == OpKind::call_module) targets.push_back(std::string(node.target()));
@@ -625,6 +640,94 @@ TEST_CASE("registrations are counted as parents register, replace and drop a mod
 
 namespace {
 
+
+/// Reads its own parameter and calls its children in order, one of them twice.
+class InOrder : public TypedModule<InOrder> {
+ public:
+  InOrder() {
+    body = register_module("body", zoo::deep_mlp(3));
+    head = register_module("head", nn::Linear(64, 4));
+    scale = register_parameter("scale", ones({64}));
+  }
+  Tensor forward(const Tensor& x) { return head(body->call({body->call({x * scale}).to_tensor()}).to_tensor()); }
+  std::shared_ptr<Module> body;
+  nn::Linear head{nullptr};
+  Tensor scale;
+};
+
+/// Calls a module shared by two children through the second one first.
+class SharedSecond : public TypedModule<SharedSecond> {
+ public:
+  SharedSecond() {
+    shared = std::make_shared<nn::ReLUImpl>();
+    first = register_module("first", nn::Sequential());
+    first->push_back(shared);
+    second = register_module("second", nn::Sequential());
+    second->push_back(shared);
+  }
+  Tensor forward(const Tensor& x) { return second(x); }
+  nn::Sequential first{nullptr}, second{nullptr};
+  std::shared_ptr<nn::ReLUImpl> shared;
+};
+
+/// Calls a child it replaced, which is no longer in the model.
+class CallsStale : public TypedModule<CallsStale> {
+ public:
+  CallsStale() {
+    fc = register_module("fc", nn::Linear(4, 4));
+    stale = fc.ptr();
+    fc = replace_module("fc", nn::Linear(4, 4));
+  }
+  static constexpr int stale_line = __LINE__ + 1;
+  Tensor forward(const Tensor& x) { return fc(stale->call({x}).to_tensor()); }
+  nn::Linear fc{nullptr};
+  std::shared_ptr<Module> stale;
+};
+
+std::vector<std::string> call_targets(const Graph& g) {
+  std::vector<std::string> targets;
+  for (const Node& node : g.nodes()) {
+    if (node.op() == OpKind::call_module) targets.push_back(std::string(node.target()));
+  }
+  return targets;
+}
+
+}  // namespace
+
+TEST_CASE("Note [Paths of called modules]: children called in order get their paths without indexing the model") {
+  InOrder model;
+  IndexProbe tracer;
+  const Graph g = tracer.trace(model, {InputSpec(Shape{2, 64})});
+  CHECK_FALSE(tracer.indexed);
+  const std::vector<std::string> targets = call_targets(g);
+  CHECK(targets == std::vector<std::string>{"body.blocks.0.fc", "body.blocks.0.norm", "body.blocks.0.act",
+                                            "body.blocks.1.fc", "body.blocks.1.norm", "body.blocks.1.act",
+                                            "body.blocks.2.fc", "body.blocks.2.norm", "body.blocks.2.act",
+                                            "body.blocks.0.fc", "body.blocks.0.norm", "body.blocks.0.act",
+                                            "body.blocks.1.fc", "body.blocks.1.norm", "body.blocks.1.act",
+                                            "body.blocks.2.fc", "body.blocks.2.norm", "body.blocks.2.act", "head"});
+  const ModuleIndex index(model);
+  for (const std::string& target : targets) CHECK(*index.path_of(model.get_submodule(target)) == target);
+  REQUIRE(g.find_node("scale") != nullptr);
+  CHECK(g.find_node("scale")->target() == "scale");  // its own parameter, without the index
+  const Tensor x = randn({2, 64});
+  CHECK(testing::max_rel_error(Interpreter(model, g).run({x}).to_tensor(), model.call({x}).to_tensor()) <= 1e-6);
+}
+
+TEST_CASE("a shared module called through its second parent gets its first path; a replaced one is refused") {
+  SharedSecond shared;
+  const Graph g = symbolic_trace(shared, {InputSpec(Shape{2, 4})});
+  CHECK(call_targets(g) == std::vector<std::string>{"first.0"});
+
+  CallsStale stale;
+  CHECK_THROWS_WITH_AS(symbolic_trace(stale, {InputSpec(Shape{2, 4})}),
+                       doctest::Contains("a Linear that is not a submodule of the traced model was called"), TraceError);
+  CHECK_THROWS_WITH_AS(symbolic_trace(stale, {InputSpec(Shape{2, 4})}),
+                       doctest::Contains(fmt::format(":{}: ", CallsStale::stale_line).c_str()), TraceError);
+}
+
+namespace {
+
 /// Reads parameters held once by itself, a child's parameter, one shared by two children, and
 /// a tensor held by a module outside the model.
 class Reader : public TypedModule<Reader> {
@@ -636,7 +739,13 @@ class Reader : public TypedModule<Reader> {
     b = register_module("b", std::make_shared<Holder>(shared));
     c = register_module("c", std::make_shared<Holder>(shared));
   }
-  Tensor forward(const Tensor& x) { return x * own + a->weight.sum() + shared + b->t * c->t + outside; }
+  Tensor forward(const Tensor& x) {
+    Tensor y = x * own;  // first: read with no index built yet
+    y = y + a->weight.sum();
+    y = y + shared;
+    y = y + b->t * c->t;
+    return y + outside;
+  }
 
   struct Holder : TypedModule<Holder> {
     explicit Holder(Tensor tensor) { t = register_buffer("t", std::move(tensor)); }
@@ -668,4 +777,35 @@ TEST_CASE("a parameter or buffer read in forward is a get_attr of its first name
   // set_ swaps data, not registrations.
   model.own.set_(zeros({4}));
   CHECK(model.own.impl_ptr()->registrations.get() == 1);
+}
+
+namespace {
+
+class Peeks : public TypedModule<Peeks> {
+ public:
+  Tensor forward(const Tensor& x) { return x; }
+};
+
+class PeekPair : public TypedModule<PeekPair> {
+ public:
+  PeekPair() {
+    a = register_module("a", std::make_shared<Peeks>());
+    b = register_module("b", nn::ReLU());
+  }
+  Tensor forward(const Tensor& x) { return a->call({x}).to_tensor(); }
+  std::shared_ptr<Peeks> a;
+  nn::ReLU b{nullptr};
+};
+
+}  // namespace
+
+TEST_CASE("a leaf's metadata function that calls another module does not change the leaf's path") {
+  PeekPair model;
+  Tracer tracer;
+  tracer.register_leaf<Peeks>([&](const Module&, const ValueList& args) {
+    (void)model.b->call(args);  // a sibling, called through the tracer
+    return OutputMeta::single(DType::float32, args.at(0).to_tensor().shape());
+  });
+  const Graph g = tracer.trace(model, {InputSpec(Shape{2, 4})});
+  CHECK(call_targets(g) == std::vector<std::string>{"b", "a"});
 }

@@ -19,9 +19,10 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include <memory>
 #include <string>
 #include <string_view>
-#include <memory>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct ModuleHierarchy::Impl {
   Graph graph;
   const Module* model = nullptr;
   std::shared_ptr<const ModuleIndex> modules;  // vertex v is module v of the index
+  std::unordered_map<std::string_view, std::size_t> by_path;  // first paths (views of the records') to vertices
 };
 
 namespace bgl {

@@ -79,6 +79,8 @@ class TracingState {
   /// valid until the next path_of call made from the same frame (the call it names is over by
   /// then) and the trace is alive. May throw std::bad_alloc.
   [[nodiscard]] const std::string* path_of(const Module& module);
+  /// True once the index of the root's modules exists (given, or built on first need).
+  [[nodiscard]] bool has_module_index() const noexcept { return modules_ != nullptr; }
   /// The qualified name of a parameter or buffer of the root's hierarchy (its first name in
   /// named_parameters() then named_buffers() order), or nullptr. A tensor no module holds is
   /// answered at once, one held once by the module being traced from its own names; anything
@@ -90,6 +92,7 @@ class TracingState {
 
  private:
   friend class FrameScope;
+  friend class PathHold;
   friend class TraceScope;
   friend class SideRun;
   friend class SubgraphRun;
@@ -105,10 +108,12 @@ class TracingState {
   std::vector<Frame> frames_;
   mutable std::shared_ptr<const ModuleIndex> modules_;
   // Paths made by path_of, one per frame depth (a call made from frame i has its path in
-  // paths_[i]), with the module each names: strings keep their capacity, so a call's path
+  // paths_[i], or deeper while a PathHold is alive), with the module each names: strings keep their capacity, so a call's path
   // costs no allocation once the trace is warm. A deque: strings never move.
   std::deque<std::string> paths_;
   std::vector<const Module*> path_modules_;
+  std::size_t held_paths_ = 0;  // see PathHold
+  const std::string root_path_;  // the root's path, ""
   /// A parameter or buffer: the module that holds it first in named_parameters() order (an
   /// index into modules_), its name there, and its qualified name once asked for.
   struct TensorOwner {
@@ -165,6 +170,20 @@ class SubgraphRun {
   Graph* graph_;
   std::vector<std::uint64_t> ids_;
   std::vector<std::pair<std::uint64_t, std::uint32_t>> retired_;
+};
+
+/// Keeps the paths `path_of` gave out from the current frame valid for the scope's lifetime,
+/// while code runs that may call modules without entering a frame (a leaf's metadata
+/// function): their paths are made one level deeper.
+class PathHold {
+ public:
+  explicit PathHold(TracingState& state) noexcept : state_(state) { ++state_.held_paths_; }
+  ~PathHold() { --state_.held_paths_; }
+  PathHold(const PathHold&) = delete;
+  PathHold& operator=(const PathHold&) = delete;
+
+ private:
+  TracingState& state_;
 };
 
 /// Enters the module `module` at `path` for the scope's lifetime (nodes recorded meanwhile
