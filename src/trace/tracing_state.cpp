@@ -40,9 +40,10 @@ const ModuleIndex& TracingState::modules() const {
 const std::string* TracingState::path_of(const Module& module) {
   // Note [Paths of called modules]. A module registered once has a single path, its parent's
   // and its name; the parent's frame path is exact (by induction, or from the index), so
-  // the path is too. Children are usually called in registration order: look at the next
-  // few from where the last call was found, so the search is O(1) even for a Sequential of
-  // 100k blocks, and a miss falls back to the index.
+  // the path is too. A module with a few children has them all looked at; children of a
+  // larger one are usually called in registration order, so it has the next few looked at
+  // from where the last call was found: the search is O(1) even for a Sequential of 100k
+  // blocks. A miss falls back to the index.
   if (&module == &root_) return &root_path_;
   const std::size_t depth = frames_.size() - 1 + held_paths_;
   if (depth < path_modules_.size() && path_modules_[depth] == &module) return &paths_[depth];
@@ -50,8 +51,9 @@ const std::string* TracingState::path_of(const Module& module) {
     Frame& frame = frames_.back();
     const auto& children = frame.module->named_children();
     const std::size_t n = children.size();
-    constexpr std::size_t look_ahead = 4;
-    for (std::size_t k = 0; k < n && k < look_ahead; ++k) {
+    constexpr std::size_t few = 32, look_ahead = 4;
+    const std::size_t window = n <= few ? n : look_ahead;
+    for (std::size_t k = 0; k < window; ++k) {
       const std::size_t i = (frame.next_child + k) % n;
       if (children[i].second.get() != &module) continue;
       while (paths_.size() <= depth) paths_.emplace_back();
