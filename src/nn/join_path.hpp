@@ -6,7 +6,7 @@
 
 namespace symtrace::detail {
 
-inline std::string join_path(const std::string& prefix, std::string_view name) {
+inline std::string join_path(std::string_view prefix, std::string_view name) {
   if (prefix.empty()) return std::string(name);
   std::string path;
   path.reserve(prefix.size() + 1 + name.size());

@@ -19,6 +19,7 @@
 #include "symtrace/nn/linear.hpp"
 #include "symtrace/nn/pooling.hpp"
 #include "symtrace/nn/shape_layers.hpp"
+#include "ops/pooled_size.hpp"
 
 #include <array>
 #include <cstdint>
@@ -65,17 +66,6 @@ const TensorMeta* spatial_input(const ValueList& args) {
   return x;
 }
 
-// PyTorch's pooling_output_shape, as the pooling ops compute it (src/ops/pooling.cpp).
-std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
-
-std::int64_t pooled_size(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
-                         std::int64_t dilation, bool ceil_mode) {
-  const std::int64_t span = dilation * (kernel - 1) + 1;
-  std::int64_t out = floor_div(in + 2 * padding - span + (ceil_mode ? stride - 1 : 0), stride) + 1;
-  if (ceil_mode && (out - 1) * stride >= in + padding) --out;
-  return out;
-}
-
 /// A pooled [..., H, W] input, or nullopt when the window is invalid or the output empty.
 std::optional<TensorMeta> pooled(const TensorMeta& x, Size2 kernel, Size2 stride, Size2 padding, Size2 dilation,
                                  bool ceil_mode) {
@@ -85,7 +75,7 @@ std::optional<TensorMeta> pooled(const TensorMeta& x, Size2 kernel, Size2 stride
   for (std::size_t i = 0; i < 2; ++i) {
     if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || p[i] < 0 || p[i] > k[i] / 2) return std::nullopt;
     const std::size_t dim = x.shape.rank() - 2 + i;
-    const std::int64_t size = pooled_size(x.shape[dim].raw(), k[i], s[i], p[i], d[i], ceil_mode);
+    const std::int64_t size = detail::pooled_size(x.shape[dim].raw(), k[i], s[i], p[i], d[i], ceil_mode);
     if (size < 1) return std::nullopt;
     out.shape[dim] = Dim(size);
   }

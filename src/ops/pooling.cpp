@@ -10,6 +10,7 @@
 #include "ops/families.hpp"
 #include "ops/kernel_util.hpp"
 #include "ops/meta_util.hpp"
+#include "ops/pooled_size.hpp"
 
 #include <fmt/format.h>
 
@@ -28,7 +29,6 @@ namespace {
 using detail::Pair;
 using detail::pair_arg;
 
-std::int64_t floor_div(std::int64_t a, std::int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
 // Checks dtype and rank, and that C, H and W are not 0 (only the batch may be empty, as in
 // PyTorch); returns the index of the H dim.
@@ -61,14 +61,9 @@ struct PoolParams {
   bool ceil_mode;
 };
 
-// PyTorch's pooling_output_shape: in ceil mode the last window must start inside the input or
-// its left padding. May return a size < 1; the meta function refuses those.
+// The size of pooled dim `i` (detail::pooled_size); may be < 1, which the meta function refuses.
 std::int64_t pooled_size(std::int64_t in, std::size_t i, const PoolParams& p) {
-  const std::int64_t span = p.dilation[i] * (p.kernel[i] - 1) + 1;
-  const std::int64_t extra = p.ceil_mode ? p.stride[i] - 1 : 0;
-  std::int64_t out = floor_div(in + 2 * p.padding[i] - span + extra, p.stride[i]) + 1;
-  if (p.ceil_mode && (out - 1) * p.stride[i] >= in + p.padding[i]) --out;
-  return out;
+  return detail::pooled_size(in, p.kernel[i], p.stride[i], p.padding[i], p.dilation[i], p.ceil_mode);
 }
 
 // max_pool2d(self, kernel_size, stride, padding, dilation, ceil_mode) and

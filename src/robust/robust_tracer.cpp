@@ -98,10 +98,11 @@ Graph RobustTracer::trace_robustly(Module& root, const std::vector<InputSpec>& i
 // leaves (the children of failed modules: Conv2d, BatchNorm2d, ...). When their inputs have an
 // unknown rank (they came after a failure) their result is unknown too; a built-in layer tells
 // its result from its inputs (Note [Layer output metadata]); and when the parent called them
-// with these very inputs before it failed, their result is remembered (see leaf_result_meta). The graph is then known without running anything: a placeholder per
-// input, the call_module node of the root, and the output. It is built directly, node for node
-// what Tracer::trace makes for a leaf root (same names, metadata, locations; tested against
-// it), without a tracing state or a module index.
+// with these very inputs before it failed, their result is remembered (see leaf_result_meta).
+// The graph is then known without running anything: a placeholder per input, the call_module
+// node of the root, and the output. It is built directly, node for node what Tracer::trace
+// makes for a leaf root (same names, metadata, locations; tested against it), without a
+// tracing state or a module index.
 std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std::vector<InputSpec>& inputs,
                                                          std::source_location where) {
   const ForwardSignature* signature = root.forward_signature();

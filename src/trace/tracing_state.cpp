@@ -5,6 +5,7 @@
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/trace/tracer.hpp"
+#include "nn/join_path.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -86,12 +87,7 @@ const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor
         if (name.empty() && t.impl_ptr().get() == tensor) name = n;
       });
     }
-    if (!name.empty()) {
-      std::string path(frame.path);
-      if (!path.empty()) path += '.';
-      path += name;
-      it = tensor_owners_.try_emplace(tensor, TensorOwner{0, name, std::move(path)}).first;
-    }
+    if (!name.empty()) it = tensor_owners_.try_emplace(tensor, TensorOwner{0, name, detail::join_path(frame.path, name)}).first;
   }
   if (it == tensor_owners_.end() && !tensor_owners_indexed_) {
     // Indexed on first need: parameters first, then buffers, each at its first module in
@@ -109,12 +105,7 @@ const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor
   }
   if (it == tensor_owners_.end()) return nullptr;
   TensorOwner& owner = it->second;
-  if (owner.path.empty()) {
-    const std::string& prefix = modules()[owner.module].path;
-    owner.path.reserve(prefix.size() + 1 + owner.name.size());
-    if (!prefix.empty()) (owner.path += prefix) += '.';
-    owner.path += owner.name;
-  }
+  if (owner.path.empty()) owner.path = detail::join_path(modules()[owner.module].path, owner.name);
   return &owner.path;
 }
 

@@ -124,7 +124,8 @@ class RobustTracer : public Tracer {
   [[nodiscard]] std::shared_ptr<const ModuleIndex> module_index(const Module& root) const override;
 
   /// A failed module's result metadata: from the LeafMetaFn registered for its type or a
-  /// built-in layer's shape function, else unknown (as the file comment says). A subclass that knows more may say so.
+  /// built-in layer's shape function, else unknown (as the file comment says). A subclass
+  /// that knows more may say so.
   [[nodiscard]] virtual OutputMeta failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
                                                     std::source_location where) const;
 

@@ -108,8 +108,9 @@ class TracingState {
   std::vector<Frame> frames_;
   mutable std::shared_ptr<const ModuleIndex> modules_;
   // Paths made by path_of, one per frame depth (a call made from frame i has its path in
-  // paths_[i], or deeper while a PathHold is alive), with the module each names: strings keep their capacity, so a call's path
-  // costs no allocation once the trace is warm. A deque: strings never move.
+  // paths_[i], or deeper while a PathHold is alive), with the module each names: strings
+  // keep their capacity, so a call's path costs no allocation once the trace is warm. A
+  // deque: strings never move.
   std::deque<std::string> paths_;
   std::vector<const Module*> path_modules_;
   std::size_t held_paths_ = 0;  // see PathHold

@@ -1,0 +1,21 @@
+#pragma once
+// Private: the size of a pooled dim, shared by the pooling ops' meta function and the pooling
+// layers' output metadata (Note [Layer output metadata]).
+
+#include <cstdint>
+
+namespace symtrace::detail {
+
+/// PyTorch's pooling_output_shape: floor((in + 2p - d*(k-1) - 1 [+ s-1 in ceil mode]) / s) + 1,
+/// where in ceil mode the last window must start inside the input or its left padding. May
+/// return a size < 1; callers refuse those.
+inline std::int64_t pooled_size(std::int64_t in, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+                                std::int64_t dilation, bool ceil_mode) noexcept {
+  const auto floor_div = [](std::int64_t a, std::int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); };
+  const std::int64_t span = dilation * (kernel - 1) + 1;
+  std::int64_t out = floor_div(in + 2 * padding - span + (ceil_mode ? stride - 1 : 0), stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + padding) --out;
+  return out;
+}
+
+}  // namespace symtrace::detail
