@@ -85,29 +85,33 @@ const TensorMeta* MetaTable::intern(const TensorMeta& meta) {
   return last_;
 }
 
-ScopeTable::ScopeTable(const ScopeTable& other) {
+ScopeTable::ScopeTable(const ScopeTable& other) : index_(other.index_) {
   texts_.reserve(other.texts_.size());
   for (std::string_view text : other.texts_) texts_.push_back(arena_.store(text));
-  for (std::uint32_t i = 0; i < texts_.size(); ++i) index_.emplace(texts_[i], i + 1);
 }
 
 std::uint32_t ScopeTable::intern(std::string_view scope) {
   if (scope.empty()) return 0;
   if (last_index_ != 0 && scope == last_text_) return last_index_;
-  auto it = index_.find(scope);
-  if (it != index_.end()) {
-    last_text_ = texts_[it->second - 1];
-    last_index_ = it->second;
-    return it->second;
+  const std::uint32_t hash = TextIndex::hash_of(scope);
+  const auto text_of = [this](std::uint32_t entry) { return texts_[entry]; };
+  std::size_t at = index_.find_slot(scope, hash, text_of);
+  if (const std::uint32_t entry = index_.entry(at); entry != TextIndex::none) {
+    last_text_ = texts_[entry];
+    last_index_ = entry + 1;
+    return last_index_;
   }
-  auto index = static_cast<std::uint32_t>(texts_.size() + 1);
-  if (texts_.size() == texts_.capacity()) texts_.reserve(std::max<std::size_t>(8, 2 * texts_.capacity()));  // no throw below
+  // Room first (growing may throw, and then nothing has changed); nothing below throws but
+  // the arena, before anything refers to its text.
+  if (texts_.size() == texts_.capacity()) texts_.reserve(std::max<std::size_t>(8, 2 * texts_.capacity()));
+  if (index_.reserve_for(texts_.size() + 1)) at = index_.find_slot(scope, hash, text_of);
   const std::string_view text = arena_.store(scope);
-  index_.emplace(text, index);
+  const auto entry = static_cast<std::uint32_t>(texts_.size());
   texts_.push_back(text);  // capacity reserved: no throw
+  index_.set(at, hash, entry);
   last_text_ = text;
-  last_index_ = index;
-  return index;
+  last_index_ = entry + 1;
+  return last_index_;
 }
 
 std::vector<NodeId> node_refs(const Arguments& args, const KeywordArguments& kwargs) {

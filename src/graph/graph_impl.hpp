@@ -13,6 +13,7 @@
 #include "symtrace/graph/graph.hpp"
 #include "name_table.hpp"
 #include "text_arena.hpp"
+#include "text_index.hpp"
 
 #include <boost/pool/pool.hpp>
 #include <boost/variant2/variant.hpp>
@@ -23,7 +24,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -76,7 +76,7 @@ class ScopeTable {
   // Scope 0 is the root's (""), stored nowhere: an empty graph allocates nothing here.
   TextArena arena_;  // never rolled back: scopes stay interned
   std::vector<std::string_view> texts_;  // scope i + 1
-  std::unordered_map<std::string_view, std::uint32_t> index_;
+  TextIndex index_;  // texts -> their position in texts_
   // Consecutive nodes usually share a scope (a module's ops): skip the hash for a repeat.
   std::string_view last_text_;
   std::uint32_t last_index_ = 0;

@@ -6,13 +6,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <array>
 
 namespace symtrace::detail {
 namespace {
 
-constexpr std::size_t initial_slots = 32;
 constexpr std::uint64_t max_suffix = 4'000'000'000ULL;
 
 constexpr auto legal_chars = [] {
@@ -28,40 +28,38 @@ bool is_legal(char c) noexcept { return legal_chars[static_cast<unsigned char>(c
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
 /// fx's sanitising: runs of illegal characters become one `_`; "" becomes `_unnamed`; a
-/// leading digit gets a `_` prefix. Returns `text` itself when it is already clean.
-/// Room for the sanitised name on the stack: module paths are short, and a heap string per
-/// node would cost an allocation on the hot path.
+/// leading digit gets a `_` prefix. Returns `text` itself when it is already clean, else the
+/// sanitised name in `buffer`: on the stack for module paths, which are short (a heap string
+/// per node would cost an allocation on the hot path).
 using NameBuffer = fmt::basic_memory_buffer<char, 128>;  // as NameTable::Request's
 
 std::string_view sanitize(std::string_view text, NameBuffer& buffer) {
+  if (text.empty()) return "_unnamed";
   const char* p = text.data();
   const char* end = p + text.size();
-  if (!text.empty() && !is_digit(text.front())) {
+  const bool leading_digit = is_digit(*p);
+  if (!leading_digit) {
     while (p != end && is_legal(*p)) ++p;
     if (p == end) return text;
   }
-  // Copy runs of legal characters whole; each run of illegal ones becomes one `_`.
-  buffer.clear();
-  const char* run = text.data();
-  while (true) {
-    while (p != end && is_legal(*p)) ++p;
-    buffer.append(run, p);
-    if (p == end) break;
-    buffer.push_back('_');
-    while (p != end && !is_legal(*p)) ++p;
-    run = p;
+  buffer.resize(text.size() + 1);  // the most it can take: a `_` before each character's run
+  char* const out = buffer.data();
+  char* o = out;
+  if (leading_digit) *o++ = '_';
+  const auto clean = static_cast<std::size_t>(p - text.data());
+  std::memcpy(o, text.data(), clean);
+  o += clean;
+  bool in_run = false;  // within a run of illegal characters (its `_` is written)
+  for (; p != end; ++p) {
+    if (is_legal(*p)) {
+      *o++ = *p;
+      in_run = false;
+    } else if (!in_run) {
+      *o++ = '_';
+      in_run = true;
+    }
   }
-  if (buffer.size() == 0) {
-    constexpr std::string_view unnamed = "_unnamed";
-    buffer.append(unnamed.data(), unnamed.data() + unnamed.size());
-  }
-  if (is_digit(buffer[0])) {
-    std::size_t size = buffer.size();
-    buffer.resize(size + 1);
-    std::copy_backward(buffer.data(), buffer.data() + size, buffer.data() + size + 1);
-    buffer[0] = '_';
-  }
-  return {buffer.data(), buffer.size()};
+  return {out, static_cast<std::size_t>(o - out)};
 }
 
 struct Parsed {
@@ -104,10 +102,8 @@ std::uint64_t sparse_key(std::uint32_t base, std::uint32_t code) noexcept {
 
 }  // namespace
 
-NameTable::NameTable() : slots_(initial_slots) {}
-
 NameTable::NameTable(const NameTable& other, TextArena& arena)
-    : slots_(other.slots_), dense_(other.dense_), sparse_(other.sparse_) {
+    : index_(other.index_), dense_(other.dense_), sparse_(other.sparse_) {
   for (const Base& b : other.bases_) {
     Base& copy = bases_.emplace_back(b);
     copy.text = arena.store(b.text);
@@ -116,51 +112,12 @@ NameTable::NameTable(const NameTable& other, TextArena& arena)
 
 NameTable::~NameTable() = default;
 
-std::uint32_t NameTable::hash_of(std::string_view text) noexcept {
-  std::size_t h = std::hash<std::string_view>{}(text);
-  if constexpr (sizeof(std::size_t) > sizeof(std::uint32_t)) h ^= h >> 32;
-  return static_cast<std::uint32_t>(h);
-}
-
-std::size_t NameTable::find_slot(std::string_view text, std::uint32_t hash) const noexcept {
-  std::size_t mask = slots_.size() - 1;
-  std::size_t i = hash & mask;
-  while (slots_[i].base != none && (slots_[i].hash != hash || bases_[slots_[i].base].text != text)) {
-    i = (i + 1) & mask;
-  }
-  return i;
-}
-
 std::uint32_t NameTable::find_base(std::string_view text) const noexcept {
-  return slots_[find_slot(text, hash_of(text))].base;
-}
-
-void NameTable::grow_index() {
-  std::vector<Slot> bigger(slots_.size() * 2);
-  std::size_t mask = bigger.size() - 1;
-  for (const Slot& s : slots_) {
-    if (s.base == none) continue;
-    std::size_t i = s.hash & mask;
-    while (bigger[i].base != none) i = (i + 1) & mask;
-    bigger[i] = s;
-  }
-  slots_.swap(bigger);
+  return index_.entry(find_slot(text, TextIndex::hash_of(text)));
 }
 
 void NameTable::unindex(std::uint32_t base) noexcept {
-  std::size_t mask = slots_.size() - 1;
-  std::size_t hole = find_slot(bases_[base].text, hash_of(bases_[base].text));
-  // Shift later members of the probe run back into the hole unless their home slot lies
-  // cyclically in (hole, j]: then they must stay where a lookup starting at home finds them.
-  for (std::size_t j = (hole + 1) & mask; slots_[j].base != none; j = (j + 1) & mask) {
-    std::size_t home = slots_[j].hash & mask;
-    bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
-    if (!stays) {
-      slots_[hole] = slots_[j];
-      hole = j;
-    }
-  }
-  slots_[hole] = Slot{};
+  index_.erase(find_slot(bases_[base].text, TextIndex::hash_of(bases_[base].text)));
 }
 
 NodeId NameTable::holder(std::uint32_t base, std::uint32_t code) const noexcept {
@@ -233,8 +190,8 @@ void NameTable::prepare(std::string_view candidate, Request& request) const {
   Parsed parsed = parse(sanitize(candidate, request.buffer_));
   request.base_ = parsed.base;
   request.code_ = parsed.code;
-  request.hash_ = hash_of(parsed.base);
-  __builtin_prefetch(&slots_[request.hash_ & (slots_.size() - 1)]);
+  request.hash_ = TextIndex::hash_of(parsed.base);
+  index_.prefetch(request.hash_);
 }
 
 NameTable::Taken NameTable::take(std::string_view candidate, NodeId id, TextArena& arena) {
@@ -253,21 +210,18 @@ NameTable::Taken NameTable::take(const Request& request, NodeId id, TextArena& a
     // One hash per name: the lookup's result doubles as the insertion point of a new base.
     std::uint32_t hash = request.hash_;
     std::size_t at = find_slot(parsed.base, hash);
-    if (slots_[at].base == none) {
+    if (index_.entry(at) == none) {
       // Room in the index first: growing may throw, and then nothing has changed yet.
-      if (2 * (bases_.size() + 1) > slots_.size()) {
-        grow_index();
-        at = find_slot(parsed.base, hash);
-      }
+      if (index_.reserve_for(bases_.size() + 1)) at = find_slot(parsed.base, hash);
       std::string_view text = arena.store(parsed.base);
       taken.base = static_cast<std::uint32_t>(bases_.size());
       b = &bases_.emplace_back();
       b->text = text;
       b->self = taken.base;
-      slots_[at] = Slot{hash, taken.base};
+      index_.set(at, hash, taken.base);
       taken.new_base = true;
     } else {
-      b = &bases_[slots_[at].base];
+      b = &bases_[index_.entry(at)];
     }
     // Remember clean, suffix-free candidates that are already shared by several nodes.
     if (!taken.new_base && parsed.code == 0 && parsed.base.data() == request.candidate_.data()) {

@@ -4,13 +4,13 @@
 // as (base index, code) with code 0 for the bare base and n + 1 for `_n`. Each base keeps fx's
 // counter (the last suffix handed out), so the next free name is found without a scan (torch
 // 1.13 scanned every used name, which made naming quadratic). Bases are interned in a flat
-// open-addressing index of (hash, base) pairs: looking up a name that is not there, the common
-// case for module paths, touches one cache line, and growing never rehashes a text. Names of erased nodes stay taken, as in fx; names taken
-// after a checkpoint are released by rollback (Note [Rollback restores names]).
+// TextIndex. Names of erased nodes stay taken, as in fx; names taken after a checkpoint are
+// released by rollback (Note [Rollback restores names]).
 
 #include "symtrace/graph/chunked_vector.hpp"
 #include "symtrace/graph/node_id.hpp"
 #include "text_arena.hpp"
+#include "text_index.hpp"
 
 #include <fmt/format.h>
 
@@ -24,7 +24,7 @@
 namespace symtrace::detail {
 
 class NameTable {
-  static constexpr std::uint32_t none = 0xffffffffU;
+  static constexpr std::uint32_t none = TextIndex::none;
 
  public:
   /// What `take` did, so that rollback can undo it exactly.
@@ -36,7 +36,7 @@ class NameTable {
     bool new_dense = false;
   };
 
-  NameTable();
+  NameTable() = default;
   /// A copy whose texts live in `arena`.
   NameTable(const NameTable& other, TextArena& arena);
   NameTable(const NameTable&) = delete;
@@ -91,25 +91,19 @@ class NameTable {
     std::uint32_t dense = none;  // index in dense_ of holders of base_0, base_1, ...
     std::uint32_t self = 0;      // this base's index in bases_
   };
-  /// A slot of the index: a base's 32-bit hash and its index in bases_ (none: empty).
-  struct Slot {
-    std::uint32_t hash = 0;
-    std::uint32_t base = none;
-  };
-
-  [[nodiscard]] static std::uint32_t hash_of(std::string_view text) noexcept;
-  /// The slot holding the base `text` (hashing to `hash`), or the empty slot where it would go.
-  [[nodiscard]] std::size_t find_slot(std::string_view text, std::uint32_t hash) const noexcept;
+  /// The index slot holding the base `text` (hashing to `hash`), or the empty slot where it would go.
+  [[nodiscard]] std::size_t find_slot(std::string_view text, std::uint32_t hash) const noexcept {
+    return index_.find_slot(text, hash, [this](std::uint32_t base) { return bases_[base].text; });
+  }
   [[nodiscard]] std::uint32_t find_base(std::string_view text) const noexcept;
   [[nodiscard]] NodeId holder_of(const Base& b, std::uint32_t code) const noexcept;
   /// Records `id` as the holder of (b, code); returns whether a dense vector was created.
   bool set_holder(Base& b, std::uint32_t code, NodeId id);
-  void grow_index();
-  /// Removes base `base` from the index (backward-shift deletion: no tombstones).
+  /// Removes base `base` from the index.
   void unindex(std::uint32_t base) noexcept;
 
   ChunkedVector<Base> bases_;  // stable: a Base's address outlives later names
-  std::vector<Slot> slots_;  // linear probing; a power of two, at most half full
+  TextIndex index_;  // base texts -> their index in bases_
   std::vector<std::vector<NodeId>> dense_;
   std::unordered_map<std::uint64_t, NodeId> sparse_;  // suffixes far beyond a base's counter
   // Recently asked-for clean candidates without a suffix ("add", "linear"): a tracer asks for

@@ -139,8 +139,9 @@ std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std
     ValueList values;
     values.reserve(metas.size());
     for (const TensorMeta& m : metas) values.emplace_back(Tensor::symbolic(m, SymbolicRef{~std::uint64_t{0}, 0}));
-    layer = layer_result_meta(root, values);
-    result = layer ? &*layer : nullptr;
+    if (std::optional<TensorMeta> meta = layer_result_meta(root, values)) {
+      result = &layer.emplace(OutputMeta::single(std::move(*meta)));
+    }
   }
   if (result == nullptr || result->is_number || result->outputs.empty()) return std::nullopt;
 
@@ -256,7 +257,7 @@ OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::strin
   if (any_unknown_rank(args)) return unknown_result(module, args, path, where);
   if (const LeafMetaFn* meta_fn = leaf_meta_fn(module)) return (*meta_fn)(module, args);
   // A built-in layer's shape function (a traced-through layer that failed).
-  if (std::optional<OutputMeta> meta = layer_result_meta(module, args)) return std::move(*meta);
+  if (std::optional<TensorMeta> meta = layer_result_meta(module, args)) return OutputMeta::single(std::move(*meta));
   return unknown_result(module, args, path, where);
 }
 
@@ -318,7 +319,7 @@ OutputMeta RobustTracer::leaf_result_meta(Module& module, const std::string& pat
   // A built-in layer that tells its result from its inputs needs nothing remembered:
   // remembered_leaf_graph asks it again.
   if (!any_unknown_rank(args) && leaf_meta_fn(module) == nullptr) {
-    if (std::optional<OutputMeta> meta = layer_result_meta(module, args)) return std::move(*meta);
+    if (std::optional<TensorMeta> meta = layer_result_meta(module, args)) return OutputMeta::single(std::move(*meta));
   }
   // Only calls on symbolic tensors of known rank are remembered: their metadata is all a
   // leaf's forward can read of them (a concrete argument's data could change its result).

@@ -314,13 +314,9 @@ Value Tracer::record_leaf(Module& module, const std::string& path, const ValueLi
   return create_proxy(OpKind::call_module, path, std::move(node_args), {}, meta, where);
 }
 
-std::optional<OutputMeta> Tracer::layer_result_meta(const Module& module, const ValueList& args) {
+std::optional<TensorMeta> Tracer::layer_result_meta(const Module& module, const ValueList& args) {
   if (!module.is_builtin_layer()) return std::nullopt;
-  std::optional<TensorMeta> meta = module.layer_output_meta(args);
-  if (!meta) return std::nullopt;
-  OutputMeta result;
-  result.outputs.push_back(std::move(*meta));
-  return result;
+  return module.layer_output_meta(args);
 }
 
 OutputMeta Tracer::leaf_result_meta(Module& module, const std::string& path, const ValueList& args,
@@ -328,7 +324,7 @@ OutputMeta Tracer::leaf_result_meta(Module& module, const std::string& path, con
   // Note [Unknown in, unknown out]; a LeafMetaFn would read dims that do not exist.
   if (has_unknown_rank(args)) return unknown_result(module, args, path, where);
   if (const LeafMetaFn* registered = leaf_meta_fn(module)) return (*registered)(module, args);
-  if (std::optional<OutputMeta> meta = layer_result_meta(module, args)) return std::move(*meta);
+  if (std::optional<TensorMeta> meta = layer_result_meta(module, args)) return OutputMeta::single(std::move(*meta));
   // Run the forward in a side run of its own: ops compute metadata and record nothing, and
   // tensors it leaves behind cannot be used later.
   TracingState& st = state();

@@ -59,6 +59,18 @@ TEST_CASE("asked-for names are sanitised and suffixed as fx's namespace does") {
   CHECK(g.create_node(OpKind::placeholder, "c", {}, {}, "3d").name() == "_3d");
   CHECK(g.create_node(OpKind::placeholder, "d", {}, {}, "").name() == "d");  // empty: from the target
   CHECK(g.create_node(OpKind::placeholder, "e", {}, {}, "-").name() == "_");
+  CHECK(g.create_node(OpKind::placeholder, "f", {}, {}, "_.x").name() == "__x");  // a legal `_`, then a run
+  CHECK(g.create_node(OpKind::placeholder, "g", {}, {}, "a..").name() == "a_");
+  CHECK(g.create_node(OpKind::placeholder, "h", {}, {}, "9.a").name() == "_9_a");
+  SUBCASE("a long name with illegal characters, beyond the on-stack buffer") {
+    std::string asked = "x", expected = "x";
+    for (int i = 0; i < 40; ++i) {
+      asked = "blk.-" + std::to_string(i) + asked;
+      expected = "blk_" + std::to_string(i) + expected;
+    }
+    CHECK(g.create_node(OpKind::placeholder, "p", {}, {}, asked).name() == expected);
+    CHECK(g.create_node(OpKind::placeholder, "q", {}, {}, asked).name() == expected + "_1");
+  }
   SUBCASE("a suffix is read as a number, so add_01 is add_1") {
     CHECK(g.create_node(OpKind::placeholder, "p", {}, {}, "add_01").name() == "add_1");
     CHECK(g.create_node(OpKind::placeholder, "q", {}, {}, "add").name() == "add");

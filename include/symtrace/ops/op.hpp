@@ -80,6 +80,11 @@ struct OutputMeta {
     m.outputs.push_back(TensorMeta{dtype, std::move(shape)});
     return m;
   }
+  static OutputMeta single(TensorMeta&& meta) {
+    OutputMeta m;
+    m.outputs.push_back(std::move(meta));
+    return m;
+  }
   /// A number result: `DType::int64` for `-> int`, `DType::bool_` for `-> bool`.
   static OutputMeta number(DType dtype) {
     OutputMeta m;
