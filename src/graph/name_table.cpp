@@ -42,7 +42,7 @@ std::string_view sanitize(std::string_view text, NameBuffer& buffer) {
     while (p != end && is_legal(*p)) ++p;
     if (p == end) return text;
   }
-  buffer.resize(text.size() + 1);  // the most it can take: a `_` before each character's run
+  buffer.resize(text.size() + 1);  // at most a character per character, and a leading `_`
   char* const out = buffer.data();
   char* o = out;
   if (leading_digit) *o++ = '_';

@@ -20,7 +20,8 @@ class TextIndex {
   static constexpr std::uint32_t none = 0xffffffffU;
 
   /// A hash of `text` whose low bits depend on every byte: eight bytes at a time, each word
-  /// mixed in with a multiply and shift (SplitMix64's), no call (texts here are short).
+  /// mixed in with a multiply (by SplitMix64's constants) and a shift folding the high bits
+  /// down; no call (texts here are short).
   [[nodiscard]] static std::uint32_t hash_of(std::string_view text) noexcept {
     auto mix = [](std::uint64_t h, std::uint64_t word) noexcept {
       h = (h ^ word) * 0xbf58476d1ce4e5b9ULL;
@@ -62,11 +63,14 @@ class TextIndex {
     if (!slots_.empty()) __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
   }
 
-  /// Makes room for an index of `entries` entries; true when the slots moved (a slot found
-  /// before is then stale). May throw std::bad_alloc, and then nothing has changed.
+  /// Makes room for an index of `entries` entries (at most half full); true when the slots
+  /// moved (a slot found before is then stale). May throw std::bad_alloc, and then nothing has
+  /// changed.
   bool reserve_for(std::size_t entries) {
     if (2 * entries <= slots_.size()) return false;
-    std::vector<Slot> bigger(std::max(initial_slots, slots_.size() * 2));
+    std::size_t size = std::max(initial_slots, slots_.size() * 2);
+    while (size < 2 * entries) size *= 2;
+    std::vector<Slot> bigger(size);
     const std::size_t mask = bigger.size() - 1;
     for (const Slot& s : slots_) {
       if (s.entry == none) continue;

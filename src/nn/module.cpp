@@ -348,6 +348,12 @@ std::int64_t Module::num_parameters() const {
   return n;
 }
 
+void Module::prefetch_for_call() const noexcept {
+  if (!children_.empty()) __builtin_prefetch(children_.data());
+  if (!parameters_.empty()) __builtin_prefetch(parameters_.data());
+  if (parameters_.size() > 1) __builtin_prefetch(parameters_.data() + 1);
+}
+
 Module* Module::find_child(std::string_view name) const noexcept {
   const auto slot = find_slot(name);
   return slot && slot->kind == SlotKind::child ? children_[slot->index].second.get() : nullptr;

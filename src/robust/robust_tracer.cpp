@@ -140,7 +140,9 @@ std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std
     values.reserve(metas.size());
     for (const TensorMeta& m : metas) values.emplace_back(Tensor::symbolic(m, SymbolicRef{~std::uint64_t{0}, 0}));
     if (std::optional<TensorMeta> meta = layer_result_meta(root, values)) {
-      result = &layer.emplace(OutputMeta::single(std::move(*meta)));
+      OutputMeta& out = layer.emplace();
+      out.outputs.push_back(std::move(*meta));
+      result = &out;
     }
   }
   if (result == nullptr || result->is_number || result->outputs.empty()) return std::nullopt;

@@ -218,11 +218,7 @@ class Module : public std::enable_shared_from_this<Module> {
   /// children and parameters); changes nothing. A hint for code that walks a model too large
   /// for the cache, where each module and each list lies in memory of its own: a tracer gives
   /// it for the module it enters (Note [Paths of called modules]).
-  void prefetch_for_call() const noexcept {
-    if (!children_.empty()) __builtin_prefetch(children_.data());
-    if (!parameters_.empty()) __builtin_prefetch(parameters_.data());
-    if (parameters_.size() > 1) __builtin_prefetch(parameters_.data() + 1);
-  }
+  void prefetch_for_call() const noexcept;
 
   /// This module's own parameter/buffer/child `name`, or null / an undefined tensor.
   [[nodiscard]] Module* find_child(std::string_view name) const noexcept;

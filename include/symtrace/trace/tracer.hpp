@@ -167,8 +167,9 @@ class Tracer : public ModuleCallHook {
   [[nodiscard]] const LeafMetaFn* leaf_meta_fn(const Module& module) const;
   /// A built-in layer's result metadata for `args` computed without a run (Note [Layer output
   /// metadata] in module.hpp), or nullopt: for other modules, or when the layer cannot tell.
-  /// A TensorMeta, not an OutputMeta: callers return `OutputMeta::single(std::move(*meta))`, a
-  /// prvalue built in place (OutputMeta's inline vectors are not cheap to move).
+  /// A TensorMeta, not an OutputMeta: a caller that returns it returns
+  /// `OutputMeta::single(std::move(*meta))`, a prvalue built in place (OutputMeta's inline
+  /// vectors are not cheap to move).
   [[nodiscard]] static std::optional<TensorMeta> layer_result_meta(const Module& module, const ValueList& args);
   /// The result metadata of a call of the leaf `module` (at `path`) with `args`: unknown for
   /// arguments of unknown rank, else from its LeafMetaFn, else from layer_result_meta, else
