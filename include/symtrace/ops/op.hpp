@@ -75,11 +75,8 @@ struct OutputMeta {
   /// or bool. Traced, it becomes a proxy SymInt or SymBool.
   bool is_number = false;
   /// A single-tensor result.
-  static OutputMeta single(DType dtype, Shape shape) {
-    OutputMeta m;
-    m.outputs.push_back(TensorMeta{dtype, std::move(shape)});
-    return m;
-  }
+  static OutputMeta single(DType dtype, Shape shape) { return single(TensorMeta{dtype, std::move(shape)}); }
+  /// A single-tensor result from its metadata (moved in once: OutputMeta is not cheap to move).
   static OutputMeta single(TensorMeta&& meta) {
     OutputMeta m;
     m.outputs.push_back(std::move(meta));
