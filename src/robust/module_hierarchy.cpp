@@ -1,6 +1,7 @@
 // ModuleHierarchy: the model's modules as a Boost graph (parent -> child), with statuses.
 #include "symtrace/robust/module_hierarchy.hpp"
 
+#include "symtrace/core/error.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/robust/module_hierarchy_bgl.hpp"
 
@@ -8,6 +9,8 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace symtrace {
 
@@ -29,30 +32,31 @@ ModuleHierarchy& ModuleHierarchy::operator=(ModuleHierarchy&&) noexcept = defaul
 ModuleHierarchy::ModuleHierarchy(std::shared_ptr<const ModuleIndex> modules) : impl_(std::make_unique<Impl>()) {
   Impl& impl = *impl_;
   const ModuleIndex& index = *modules;
+  const std::size_t n = index.size();
+  // An edge from each module to each of its children once, in registration order (as
+  // children() gives them: a child registered twice under one parent is one edge). The
+  // parents come in index order, so the edges are grouped by source as the graph stores them.
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  edges.reserve(n);
+  std::vector<std::size_t> last_parent(n, npos);
+  for (std::size_t parent = 0; parent < n; ++parent) {
+    for (const auto& [name, child] : index[parent].module->named_children()) {
+      const std::size_t c = index.find(*child);
+      SYMTRACE_ASSERT(c != ModuleIndex::npos, "a child of an indexed module is indexed");
+      if (last_parent[c] == parent) continue;
+      last_parent[c] = parent;
+      edges.emplace_back(parent, c);
+    }
+  }
   impl.model = &index.root();
-  impl.graph = Impl::Graph(index.size());
-  impl.by_path.reserve(index.size());
-  for (std::size_t v = 0; v < index.size(); ++v) {
+  impl.graph = Impl::Graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), n);
+  for (std::size_t v = 0; v < n; ++v) {
     const NamedModule& m = index[v];
     ModuleRecord& r = impl.graph[v];
     r.depth = m.path.empty() ? 0 : static_cast<std::size_t>(std::count(m.path.begin(), m.path.end(), '.')) + 1;
     r.path = m.path;
     r.type = m.module->type_name();
     r.module = m.module;
-    impl.by_path.emplace(r.path, v);  // views the record's path: the vertices never move
-  }
-  for (std::size_t parent = 0; parent < index.size(); ++parent) {
-    const Module& m = *index[parent].module;
-    const auto& kids = m.named_children();
-    if (kids.size() > 8) {  // a container of many: children() drops repeats with a set
-      for (const std::shared_ptr<Module>& child : m.children()) boost::add_edge(parent, index.find(*child), impl.graph);
-      continue;
-    }
-    for (std::size_t i = 0; i < kids.size(); ++i) {  // each child once, as children() gives them
-      bool again = false;
-      for (std::size_t j = 0; j < i && !again; ++j) again = kids[j].second == kids[i].second;
-      if (!again) boost::add_edge(parent, index.find(*kids[i].second), impl.graph);
-    }
   }
   impl.modules = std::move(modules);
 }
@@ -81,10 +85,8 @@ std::size_t ModuleHierarchy::index_of(const Module& module) const noexcept {
 
 std::size_t ModuleHierarchy::index_of(std::string_view path) const noexcept {
   if (!impl_) return npos;
-  // A first path, as the model was when it was traced.
-  if (auto it = impl_->by_path.find(path); it != impl_->by_path.end()) return it->second;
-  // Another path of a module registered twice: walk the names from the model, each step O(1)
-  // with the modules' name indexes.
+  // Walk the names from the model, each step O(1) with the modules' name indexes: a module's
+  // first path and any other it is registered under lead to it.
   const Module* m = impl_->model;
   while (!path.empty()) {
     const std::size_t dot = path.find('.');

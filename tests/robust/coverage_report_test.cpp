@@ -123,6 +123,53 @@ TEST_CASE("the hierarchy is a Boost graph that Boost's algorithms walk") {
                                           "unused=unvisited", "gate.fc=leaf", "skip.fc=unvisited"});
 }
 
+namespace {
+
+/// Holds `shared` twice, with another child between.
+class Twice : public TypedModule<Twice> {
+ public:
+  explicit Twice(const nn::Linear& shared) {
+    first = register_module("first", shared);
+    other = register_module("other", nn::ReLU());
+    register_module("again", shared.ptr());
+  }
+  Tensor forward(const Tensor& x) { return other(first(x)); }
+  nn::Linear first{nullptr};
+  nn::ReLU other{nullptr};
+};
+
+/// `shared` under the model and under `twice` (twice there).
+class Shared : public TypedModule<Shared> {
+ public:
+  Shared() {
+    shared = register_module("shared", nn::Linear(4, 4));
+    twice = register_module("twice", std::make_shared<Twice>(shared));
+  }
+  Tensor forward(const Tensor& x) { return twice->call({shared(x)}).to_tensor(); }
+  nn::Linear shared{nullptr};
+  std::shared_ptr<Twice> twice;
+};
+
+}  // namespace
+
+TEST_CASE("a module registered under two parents has both as parents, and one edge from each") {
+  Shared net;
+  const GraphCollection c = recursive_trace(net, {InputSpec(Shape{2, 4})});
+  const ModuleHierarchy& h = c.hierarchy();
+  REQUIRE(h.size() == 4);  // the model, shared, twice, twice.other
+  const std::size_t shared = h.index_of("shared"), twice = h.index_of("twice"), other = h.index_of("twice.other");
+  CHECK(h.index_of("twice.first") == shared);
+  CHECK(h.index_of("twice.again") == shared);
+  CHECK(h.children(0) == std::vector<std::size_t>{shared, twice});
+  CHECK(h.children(twice) == std::vector<std::size_t>{shared, other});  // registration order, `again` not repeated
+  CHECK(h.parents(shared) == std::vector<std::size_t>{0, twice});
+  CHECK(h.parents(other) == std::vector<std::size_t>{twice});
+  const bgl::HierarchyGraph& g = bgl::graph(h);
+  CHECK(boost::num_edges(g) == 4);
+  CHECK(boost::in_degree(shared, g) == 2);
+  CHECK(boost::out_degree(twice, g) == 2);
+}
+
 TEST_CASE("the coverage report as text: the tree with statuses, the failures with file:line, graphs, unvisited") {
   Net net;
   const GraphCollection c = trace_net(net);

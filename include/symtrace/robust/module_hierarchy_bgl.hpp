@@ -1,9 +1,10 @@
 #pragma once
 /// \file
 /// Opt-in: the Boost graph behind `ModuleHierarchy`, to run Boost's algorithms on it
-/// (depth_first_search, breadth_first_search, topological_sort, ...). Vertices are module
-/// indices (`vecS`: the vertex index is native); the bundle is the `ModuleRecord`; an edge goes
-/// from a parent to each of its children.
+/// (depth_first_search, breadth_first_search, topological_sort, ...). It is a bidirectional
+/// `compressed_sparse_row_graph`: vertices are module indices (the vertex index is native), the
+/// bundle is the `ModuleRecord`, an edge goes from a parent to each of its children (out-edges
+/// in registration order), and in_edges() gives a module's parents.
 ///
 ///     #include <symtrace/robust/module_hierarchy_bgl.hpp>
 ///     const auto& g = symtrace::bgl::graph(collection.hierarchy());
@@ -17,12 +18,11 @@
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/robust/module_hierarchy.hpp"
 
-#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -33,11 +33,11 @@ struct ModuleHierarchy::Impl {
   Impl() = default;
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
-  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, ModuleRecord>;
+  // Compressed sparse rows: built once, in a few arrays, with the parents of a module too.
+  using Graph = boost::compressed_sparse_row_graph<boost::bidirectionalS, ModuleRecord>;
   Graph graph;
   const Module* model = nullptr;
   std::shared_ptr<const ModuleIndex> modules;  // vertex v is module v of the index
-  std::unordered_map<std::string_view, std::size_t> by_path;  // first paths (views of the records') to vertices
 };
 
 namespace bgl {
