@@ -170,8 +170,12 @@ std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std
     call.set_tensor_meta(result->outputs[0]);
     graph.output(Argument(call), where);
   }
-  observed_.try_emplace(&root, inputs);
-  record_call_module(root);
+  Calls& calls = calls_[&root];
+  if (!calls.observed) {
+    calls.inputs = inputs;
+    calls.observed = true;
+  }
+  calls.visited = true;  // record_call_module without a failure
   return graph;
 }
 
@@ -216,22 +220,26 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     }
     return Tracer::call_module(module, args, where);
   }
-  if (!observed_.contains(&module)) {
+  Calls& calls = calls_[&module];  // stays where it is: the map's entries do not move
+  if (!calls.observed) {
     std::vector<InputSpec> specs;
     for (const Value& a : args) {
       if (!a.is_tensor() || !a.to_tensor().defined()) break;
       specs.emplace_back(a.to_tensor());
     }
-    if (specs.size() == args.size()) observed_.emplace(&module, std::move(specs));
+    if (specs.size() == args.size()) {
+      calls.inputs = std::move(specs);
+      calls.observed = true;
+    }
   }
   if (path != nullptr && is_failed(module)) {
     // Failed before: a leaf whose forward is not run again (it would throw again).
-    record_call_module(module);
+    calls.visited = true;
     return record_failed_leaf(module, *path, args, where);
   }
   if (path == nullptr || is_leaf_module(module, *path)) {
     Value result = Tracer::call_module(module, args, where);
-    record_call_module(module);
+    calls.visited = true;
     return result;
   }
   ModuleFailure failure;
@@ -240,7 +248,7 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     try {
       Value result = Tracer::call_module(module, args, where);
       checkpoint.commit();
-      record_call_module(module);
+      calls.visited = true;
       return result;
     } catch (const std::exception& e) {
       failure = describe_exception(&e, module, *path, where);
@@ -289,7 +297,7 @@ Graph RobustTracer::failed_root_graph(Module& root, ModuleFailure failure, std::
 }
 
 void RobustTracer::record_call_module(const Module& module, const ModuleFailure* failure) {
-  visited_.insert(&module);
+  calls_[&module].visited = true;
   if (failure == nullptr) return;
   auto [it, inserted] = failed_.emplace(&module, failure_order_.size());
   if (inserted) failure_order_.emplace_back(&module, *failure);
@@ -307,8 +315,8 @@ std::optional<std::string> RobustTracer::failure_msg(const Module& module) const
 }
 
 const std::vector<InputSpec>* RobustTracer::observed_inputs(const Module& module) const noexcept {
-  auto it = observed_.find(&module);
-  return it == observed_.end() ? nullptr : &it->second;
+  auto it = calls_.find(&module);
+  return it == calls_.end() || !it->second.observed ? nullptr : &it->second.inputs;
 }
 
 std::shared_ptr<const ModuleIndex> RobustTracer::module_index(const Module& root) const {
@@ -347,8 +355,7 @@ OutputMeta RobustTracer::leaf_result_meta(Module& module, const std::string& pat
 void RobustTracer::clear_results() noexcept {
   failed_.clear();
   failure_order_.clear();
-  visited_.clear();
-  observed_.clear();
+  calls_.clear();
   leaf_calls_.clear();
 }
 

@@ -27,7 +27,6 @@
 #include <source_location>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace symtrace {
@@ -93,7 +92,10 @@ class RobustTracer : public Tracer {
   /// ModelOpt's message: "<kind>: <message>", or nullopt when `module` did not fail.
   [[nodiscard]] std::optional<std::string> failure_msg(const Module& module) const;
   /// Whether `module` was never called in a trace of this tracer.
-  [[nodiscard]] bool is_unvisited(const Module& module) const noexcept { return !visited_.contains(&module); }
+  [[nodiscard]] bool is_unvisited(const Module& module) const noexcept {
+    auto it = calls_.find(&module);
+    return it == calls_.end() || !it->second.visited;
+  }
   /// Marks `module` visited, and failed with `failure` when given (ModelOpt's hook).
   void record_call_module(const Module& module, const ModuleFailure* failure = nullptr);
   /// The failures in the order they happened.
@@ -154,8 +156,13 @@ class RobustTracer : public Tracer {
   void capture_failures(Graph& graph, std::size_t first);
   std::unordered_map<const Module*, std::size_t> failed_;  // index into failure_order_
   std::vector<std::pair<const Module*, ModuleFailure>> failure_order_;
-  std::unordered_set<const Module*> visited_;
-  std::unordered_map<const Module*, std::vector<InputSpec>> observed_;
+  /// What the traces saw of a module's calls: one in one entry, made when it is first called.
+  struct Calls {
+    bool visited = false;   ///< a call ended (returned or failed): see record_call_module
+    bool observed = false;  ///< `inputs` are its first call's, all tensors
+    std::vector<InputSpec> inputs;
+  };
+  std::unordered_map<const Module*, Calls> calls_;
   std::unordered_map<const Module*, std::vector<LeafCall>> leaf_calls_;  // see leaf_result_meta
   bool remember_leaf_calls_ = false;
   bool capture_by_execution_ = false;
