@@ -152,7 +152,7 @@ void BM_RecursiveTrace(benchmark::State& state, const std::string& name, const s
   }
   state.counters["graphs"] = static_cast<double>(graphs);
   // The clean architecture traced in the same run, after the measured loop.
-  const double clean_seconds = clean_trace_seconds(*clean_model, example_specs(clean), 15);
+  const double clean_seconds = clean_trace_seconds(*clean_model, example_specs(clean), 201);
   state.counters["x_clean_trace"] = seconds / static_cast<double>(state.iterations()) / clean_seconds;
 }
 
@@ -200,7 +200,7 @@ void BM_RecursiveTraceFloor(benchmark::State& state, const std::string& name, co
   }
   state.counters["graphs"] = static_cast<double>(others.size() + 1);
   state.counters["failures"] = static_cast<double>(failures);
-  const double clean_seconds = clean_trace_seconds(*clean_model, specs, 15);
+  const double clean_seconds = clean_trace_seconds(*clean_model, specs, 201);
   state.counters["x_clean_trace"] = seconds / static_cast<double>(state.iterations()) / clean_seconds;
 }
 
