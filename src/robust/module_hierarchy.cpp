@@ -4,15 +4,57 @@
 #include "symtrace/core/error.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/robust/module_hierarchy_bgl.hpp"
+#include "graph/text_index.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace symtrace {
+
+namespace detail {
+
+/// The first paths of a hierarchy's modules (the index's paths, as the model was when it was
+/// traced) to their vertices: one flat text index.
+class PathIndex {
+ public:
+  explicit PathIndex(const ModuleIndex& modules) : modules_(modules) {
+    index_.reserve_for(modules.size());
+    for (std::size_t v = 0; v < modules.size(); ++v) {
+      const std::string& path = modules[v].path;
+      const std::uint32_t hash = TextIndex::hash_of(path);
+      index_.set(index_.find_slot(path, hash, text_of()), hash, static_cast<std::uint32_t>(v));  // paths are unique
+    }
+  }
+
+  /// The vertex whose first path is `path`, or npos.
+  [[nodiscard]] std::size_t find(std::string_view path) const noexcept {
+    const std::uint32_t v = index_.entry(index_.find_slot(path, TextIndex::hash_of(path), text_of()));
+    return v == TextIndex::none ? ModuleHierarchy::npos : v;
+  }
+
+ private:
+  /// The text of an entry of the index: the path of the vertex.
+  struct TextOf {
+    const ModuleIndex* modules;
+    std::string_view operator()(std::uint32_t v) const noexcept { return (*modules)[v].path; }
+  };
+  [[nodiscard]] TextOf text_of() const noexcept { return TextOf{&modules_}; }
+
+  const ModuleIndex& modules_;  // the hierarchy holds it
+  TextIndex index_;
+};
+
+}  // namespace detail
+
+ModuleHierarchy::Impl::Impl() = default;
+ModuleHierarchy::Impl::~Impl() = default;
 
 std::string_view to_string(ModuleStatus status) noexcept {
   switch (status) {
@@ -58,6 +100,7 @@ ModuleHierarchy::ModuleHierarchy(std::shared_ptr<const ModuleIndex> modules) : i
     r.type = m.module->type_name();
     r.module = m.module;
   }
+  impl.paths = std::make_unique<detail::PathIndex>(index);
   impl.modules = std::move(modules);
 }
 
@@ -85,8 +128,10 @@ std::size_t ModuleHierarchy::index_of(const Module& module) const noexcept {
 
 std::size_t ModuleHierarchy::index_of(std::string_view path) const noexcept {
   if (!impl_) return npos;
-  // Walk the names from the model, each step O(1) with the modules' name indexes: a module's
-  // first path and any other it is registered under lead to it.
+  // A first path, as the model was when it was traced.
+  if (const std::size_t v = impl_->paths ? impl_->paths->find(path) : npos; v != npos) return v;
+  // Another path of a module registered twice: walk the names from the model, each step O(1)
+  // with the modules' name indexes.
   const Module* m = impl_->model;
   while (!path.empty()) {
     const std::size_t dot = path.find('.');

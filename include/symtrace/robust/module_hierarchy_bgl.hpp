@@ -28,9 +28,14 @@
 
 namespace symtrace {
 
+namespace detail {
+class PathIndex;  // first paths -> vertices (module_hierarchy.cpp)
+}  // namespace detail
+
 /// The hierarchy's storage (public so that the BGL view can name it).
 struct ModuleHierarchy::Impl {
-  Impl() = default;
+  Impl();
+  ~Impl();
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
   // Compressed sparse rows: built once, in a few arrays, with the parents of a module too.
@@ -38,6 +43,7 @@ struct ModuleHierarchy::Impl {
   Graph graph;
   const Module* model = nullptr;
   std::shared_ptr<const ModuleIndex> modules;  // vertex v is module v of the index
+  std::unique_ptr<detail::PathIndex> paths;     // the modules' first paths, as traced
 };
 
 namespace bgl {
