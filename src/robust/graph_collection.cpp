@@ -47,6 +47,10 @@ GraphCollection& GraphCollection::operator=(GraphCollection&&) noexcept = defaul
 void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec>& inputs,
                                       const ConcreteArgs& concrete_args, std::source_location where) {
   if (tracer_ == nullptr) tracer_ = std::make_unique<RobustTracer>();  // a moved-from collection
+  if (tracer_->is_tracing()) {  // before anything is cleared: the running trace reads it
+    throw_invalid_argument(where, "this GraphCollection is already running a recursive_trace; use another "
+                                  "GraphCollection for a trace inside a trace");
+  }
   // Leaf results are remembered for this run only: modules may change between runs.
   struct RememberLeafCalls {
     RobustTracer& tracer;

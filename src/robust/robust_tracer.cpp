@@ -220,7 +220,8 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     }
     return Tracer::call_module(module, args, where);
   }
-  Calls& calls = calls_[&module];  // stays where it is: the map's entries do not move
+  // The entry is used before the call only: the forward may run anything, clear_results() too.
+  Calls& calls = calls_[&module];
   if (!calls.observed) {
     std::vector<InputSpec> specs;
     for (const Value& a : args) {
@@ -239,7 +240,7 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
   }
   if (path == nullptr || is_leaf_module(module, *path)) {
     Value result = Tracer::call_module(module, args, where);
-    calls.visited = true;
+    record_call_module(module);
     return result;
   }
   ModuleFailure failure;
@@ -248,7 +249,7 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     try {
       Value result = Tracer::call_module(module, args, where);
       checkpoint.commit();
-      calls.visited = true;
+      record_call_module(module);
       return result;
     } catch (const std::exception& e) {
       failure = describe_exception(&e, module, *path, where);

@@ -141,6 +141,53 @@ TEST_CASE("mixed_failures: each untraceable pattern fails in its own module; the
   CHECK(to_dot(root).find("TraceError") != std::string::npos);
 }
 
+namespace {
+
+/// Runs a recursive_trace of `collection` from its forward: a trace inside the running one.
+class Reentrant : public TypedModule<Reentrant> {
+ public:
+  explicit Reentrant(GraphCollection& c) : collection(&c) { fc = register_module("fc", nn::Linear(4, 4)); }
+  static constexpr int call_line = __LINE__ + 2;
+  Tensor forward(const Tensor& x) {
+    collection->recursive_trace(*fc, {InputSpec(Shape{2, 4})});
+    return fc(x);
+  }
+  GraphCollection* collection;
+  nn::Linear fc{nullptr};
+};
+
+class Outer : public TypedModule<Outer> {
+ public:
+  explicit Outer(GraphCollection& c) {
+    stem = register_module("stem", nn::Linear(4, 4));
+    inner = register_module("inner", std::make_shared<Reentrant>(c));
+  }
+  Tensor forward(const Tensor& x) { return inner->call({stem(x)}).to_tensor(); }
+  nn::Linear stem{nullptr};
+  std::shared_ptr<Reentrant> inner;
+};
+
+}  // namespace
+
+TEST_CASE("a recursive_trace inside a forward the same collection is tracing is refused; the running one goes on") {
+  GraphCollection c;
+  Outer net(c);
+  c.recursive_trace(net, {InputSpec(Shape{2, 4})});
+  REQUIRE(c.failures().size() == 1);
+  const ModuleFailure& f = c.failures()[0];
+  CHECK(f.module == "inner");
+  CHECK(f.kind == "std::invalid_argument");
+  CHECK(f.message == fmt::format("{}:{}: this GraphCollection is already running a recursive_trace; use another "
+                                 "GraphCollection for a trace inside a trace",
+                                 __FILE__, Reentrant::call_line));
+  // The running trace kept its results: inner is a failed leaf, its child a graph of its own.
+  CHECK(c.size() == 2);
+  CHECK(c.find("inner.fc") != nullptr);
+  CHECK_FALSE(c.is_unvisited(*net.stem));
+  CHECK(c.hierarchy()[c.hierarchy().index_of("inner")].status == ModuleStatus::failed);
+  for (const GraphCollection::Entry& e : c) e.graph.lint();
+}
+
 TEST_CASE("a child traced as a root gets the input shapes seen at its call before its parent failed") {
   auto model = zoo::create("resnet50_fail1");
   const GraphCollection c = recursive_trace(*model, {example_spec("resnet50_fail1")});

@@ -156,7 +156,7 @@ class RobustTracer : public Tracer {
   void capture_failures(Graph& graph, std::size_t first);
   std::unordered_map<const Module*, std::size_t> failed_;  // index into failure_order_
   std::vector<std::pair<const Module*, ModuleFailure>> failure_order_;
-  /// What the traces saw of a module's calls: one in one entry, made when it is first called.
+  /// What the traces saw of a module's calls, in one entry per module.
   struct Calls {
     bool visited = false;   ///< a call ended (returned or failed): see record_call_module
     bool observed = false;  ///< `inputs` are its first call's, all tensors

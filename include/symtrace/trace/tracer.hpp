@@ -75,6 +75,8 @@ class Tracer : public ModuleCallHook {
   /// afterwards either way.
   Graph trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},
               std::source_location where = std::source_location::current());
+  /// Whether this tracer is running a trace now (a forward it traces is on the stack).
+  [[nodiscard]] bool is_tracing() const noexcept { return state_ != nullptr; }
 
   // ---- Hooks (fx's names) ----------------------------------------------------------------
 
