@@ -47,10 +47,18 @@ GraphCollection& GraphCollection::operator=(GraphCollection&&) noexcept = defaul
 void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec>& inputs,
                                       const ConcreteArgs& concrete_args, std::source_location where) {
   if (tracer_ == nullptr) tracer_ = std::make_unique<RobustTracer>();  // a moved-from collection
-  if (tracer_->is_tracing()) {  // before anything is cleared: the running trace reads it
+  // Before anything is cleared: the running trace reads it. Running covers the whole run,
+  // the eager reruns of failed modules after a trace too (capture_failed_by_execution); the
+  // tracer's own state covers a trace the user started with tracer().
+  if (running_ || tracer_->is_tracing()) {
     throw_invalid_argument(where, "this GraphCollection is already running a recursive_trace; use another "
                                   "GraphCollection for a trace inside a trace");
   }
+  struct Running {
+    bool& flag;
+    explicit Running(bool& f) : flag(f) { flag = true; }
+    ~Running() { flag = false; }
+  } running(running_);
   // Leaf results are remembered for this run only: modules may change between runs.
   struct RememberLeafCalls {
     RobustTracer& tracer;

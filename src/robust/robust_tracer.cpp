@@ -244,20 +244,30 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     return result;
   }
   ModuleFailure failure;
+  Value result;
+  bool failed = false;
   {
     Graph::Checkpoint checkpoint = st.graph().checkpoint();
     try {
-      Value result = Tracer::call_module(module, args, where);
+      result = Tracer::call_module(module, args, where);
       checkpoint.commit();
-      record_call_module(module);
-      return result;
     } catch (const std::exception& e) {
       failure = describe_exception(&e, module, *path, where);
+      failed = true;
     } catch (...) {
       failure = describe_exception(nullptr, module, *path, where);
+      failed = true;
     }
-    checkpoint.rollback();  // Note [Failure rollback]
-    st.retire(st.graph().id_bound());  // Note [Rolled-back tensors]
+    if (failed) {
+      checkpoint.rollback();  // Note [Failure rollback]
+      st.retire(st.graph().id_bound());  // Note [Rolled-back tensors]
+    }
+  }
+  // Recorded outside the try: a failure to record a committed call is the caller's failure
+  // (its checkpoint takes this call's nodes back), not this module's.
+  if (!failed) {
+    record_call_module(module);
+    return result;
   }
   record_call_module(module, &failure);
   return record_failed_leaf(module, *path, args, where);
@@ -342,13 +352,16 @@ OutputMeta RobustTracer::leaf_result_meta(Module& module, const std::string& pat
     }
     inputs.push_back(a.to_tensor().meta());
   }
-  std::vector<LeafCall>& calls = leaf_calls_[&module];
   if (path.empty()) {  // the root of this trace: a child of a failed module, called before
-    for (const LeafCall& call : calls) {
-      if (call.inputs == inputs) return call.result;
+    if (auto calls = leaf_calls_.find(&module); calls != leaf_calls_.end()) {
+      for (const LeafCall& call : calls->second) {
+        if (call.inputs == inputs) return call.result;
+      }
     }
   }
   OutputMeta result = Tracer::leaf_result_meta(module, path, args, where);
+  // Looked up after the run: the leaf's forward may run anything, clear_results() too.
+  std::vector<LeafCall>& calls = leaf_calls_[&module];
   if (calls.size() < 4) calls.push_back(LeafCall{std::move(inputs), result});
   return result;
 }

@@ -188,6 +188,92 @@ TEST_CASE("a recursive_trace inside a forward the same collection is tracing is 
   for (const GraphCollection::Entry& e : c) e.graph.lint();
 }
 
+namespace {
+
+/// Fails a symbolic trace; run eagerly (capture by execution, after the trace), it starts a
+/// recursive_trace of the collection that is running it.
+class CapturedReentrant : public TypedModule<CapturedReentrant> {
+ public:
+  explicit CapturedReentrant(GraphCollection& c) : collection(&c) { fc = register_module("fc", nn::Linear(4, 4)); }
+  static constexpr int call_line = __LINE__ + 4;
+  Tensor forward(const Tensor& x) {
+    const Tensor h = fc(x);
+    const bool positive = (h.sum() > 0).to_bool();  // data-dependent: a symbolic trace fails here
+    collection->recursive_trace(*fc, {InputSpec(Shape{2, 4})});
+    return positive ? h : fc(h);
+  }
+  GraphCollection* collection;
+  nn::Linear fc{nullptr};
+};
+
+/// Clears the results of the tracer that is tracing it, from its forward (a traced-through
+/// module) or from its metadata run (a registered leaf).
+class ClearsResults : public TypedModule<ClearsResults> {
+ public:
+  explicit ClearsResults(GraphCollection& c) : collection(&c) { fc = register_module("fc", nn::Linear(4, 4)); }
+  Tensor forward(const Tensor& x) {
+    collection->tracer().clear_results();
+    return fc(x);
+  }
+  GraphCollection* collection;
+  nn::Linear fc{nullptr};
+};
+
+template <class Inner>
+class Holds : public TypedModule<Holds<Inner>> {
+ public:
+  explicit Holds(GraphCollection& c) {
+    stem = this->register_module("stem", nn::Linear(4, 4));
+    inner = this->register_module("inner", std::make_shared<Inner>(c));
+  }
+  Tensor forward(const Tensor& x) { return inner->call({stem(x)}).to_tensor(); }
+  nn::Linear stem{nullptr};
+  std::shared_ptr<Inner> inner;
+};
+
+}  // namespace
+
+TEST_CASE("a recursive_trace from a failed module run by execution after the trace is refused; the run keeps its results") {
+  auto tracer = std::make_unique<RobustTracer>();
+  tracer->capture_failed_by_execution();
+  GraphCollection c(std::move(tracer));
+  Holds<CapturedReentrant> net(c);
+  c.recursive_trace(net, {InputSpec(Shape{2, 4})});
+  REQUIRE(c.failures().size() == 1);
+  const ModuleFailure& f = c.failures()[0];
+  CHECK(f.module == "inner");
+  CHECK(f.kind == "TraceError");
+  REQUIRE(f.by_execution != nullptr);
+  CHECK(f.by_execution->graph == nullptr);
+  CHECK(f.by_execution->error ==
+        fmt::format("running it failed: std::invalid_argument: {}:{}: this GraphCollection is already running a "
+                    "recursive_trace; use another GraphCollection for a trace inside a trace",
+                    __FILE__, CapturedReentrant::call_line));
+  CHECK(c.size() == 2);  // the model, and the failed module's child as a root
+  CHECK(c.find("inner.fc") != nullptr);
+  CHECK(c.hierarchy()[c.hierarchy().index_of("inner")].status == ModuleStatus::failed);
+  for (const GraphCollection::Entry& e : c) e.graph.lint();
+}
+
+TEST_CASE("clear_results() from a forward the tracer is running forgets what came before and breaks nothing") {
+  GraphCollection c;
+  Holds<ClearsResults> net(c);
+  SUBCASE("from a traced-through module's forward") {}
+  SUBCASE("from a registered leaf's metadata run") { c.tracer().register_leaf<ClearsResults>(); }
+  c.recursive_trace(net, {InputSpec(Shape{2, 4})});
+  REQUIRE(c.size() == 1);
+  CHECK(c.failures().empty());
+  const Graph& root = c.at(net);
+  root.lint();
+  const bool leaf = c.tracer().is_registered_leaf<ClearsResults>();
+  std::vector<std::string> targets;
+  for (const Node& n : root.nodes())
+    if (n.op() == OpKind::call_module) targets.emplace_back(n.target());
+  CHECK(targets == (leaf ? std::vector<std::string>{"stem", "inner"} : std::vector<std::string>{"stem", "inner.fc"}));
+  const Tensor x = randn({2, 4});
+  CHECK(max_rel_error(Interpreter(net, root).run({x}).to_tensor(), net.forward(x)) <= 1e-5);
+}
+
 TEST_CASE("a child traced as a root gets the input shapes seen at its call before its parent failed") {
   auto model = zoo::create("resnet50_fail1");
   const GraphCollection c = recursive_trace(*model, {example_spec("resnet50_fail1")});

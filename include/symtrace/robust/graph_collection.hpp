@@ -49,7 +49,9 @@ class GraphCollection {
 
   /// Traces `model` and, breadth first, the children of failed modules (see the file comment);
   /// replaces what the collection held. Throws std::invalid_argument when `inputs` or
-  /// `concrete_args` do not fit the model's forward; the collection is then empty.
+  /// `concrete_args` do not fit the model's forward; the collection is then empty. Throws
+  /// std::invalid_argument and changes nothing when called while this collection is running a
+  /// trace (from a forward it runs): a trace inside a trace needs a collection of its own.
   void recursive_trace(Module& model, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},
                        std::source_location where = std::source_location::current());
 
@@ -96,6 +98,7 @@ class GraphCollection {
   std::vector<ModuleFailure> failures_;
   std::unordered_map<const Module*, std::size_t> failure_index_;
   std::unique_ptr<RobustTracer> tracer_;
+  bool running_ = false;  // recursive_trace is on the stack
   ModuleHierarchy hierarchy_;
 };
 

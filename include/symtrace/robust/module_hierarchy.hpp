@@ -76,8 +76,8 @@ class ModuleHierarchy {
   [[nodiscard]] const ModuleRecord& operator[](std::size_t index) const;
   /// The index of `module`, or npos when it is not in the model.
   [[nodiscard]] std::size_t index_of(const Module& module) const noexcept;
-  /// The index of the module at `path` (a module's first path, or any other it is registered
-  /// under), or npos.
+  /// The index of the module at `path`, or npos: a module's first path as it was when the
+  /// model was traced, or another path the module is registered under in the model now.
   [[nodiscard]] std::size_t index_of(std::string_view path) const noexcept;
   /// The direct children of the module at `index`, in registration order.
   [[nodiscard]] std::vector<std::size_t> children(std::size_t index) const;
