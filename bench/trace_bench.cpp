@@ -1,9 +1,9 @@
 // Tracing the zoo: symbolic_trace per model (time and graph bytes per node, deep_mlp from 1k to
 // 100k blocks for the growth, and 8 wide), recursive_trace on the failing variants against a
 // clean trace of the same architecture timed in the same run (the one-pass claim: ModelOpt's
-// recursive_trace costs 16x its clean trace on resnet50 with 16 failing blocks) with an estimate of
-// the least that ratio can be, and what running costs on top of the eager forward: tracing by execution, and
-// the interpreter running a traced graph.
+// recursive_trace costs 16x its clean trace on resnet50 with 16 failing blocks) with an
+// estimate of the least that ratio can be, and what running costs on top of the eager forward:
+// tracing by execution, and the interpreter running a traced graph.
 // tools/bench runs this and prints the figures as one table.
 //
 //   ninja -C build-rel bench/trace_bench && build-rel/bench/trace_bench

@@ -156,22 +156,24 @@ class Reentrant : public TypedModule<Reentrant> {
   nn::Linear fc{nullptr};
 };
 
-class Outer : public TypedModule<Outer> {
+/// A stem, then `Inner` (made with the collection) on its output.
+template <class Inner>
+class Holds : public TypedModule<Holds<Inner>> {
  public:
-  explicit Outer(GraphCollection& c) {
-    stem = register_module("stem", nn::Linear(4, 4));
-    inner = register_module("inner", std::make_shared<Reentrant>(c));
+  explicit Holds(GraphCollection& c) {
+    stem = this->register_module("stem", nn::Linear(4, 4));
+    inner = this->register_module("inner", std::make_shared<Inner>(c));
   }
   Tensor forward(const Tensor& x) { return inner->call({stem(x)}).to_tensor(); }
   nn::Linear stem{nullptr};
-  std::shared_ptr<Reentrant> inner;
+  std::shared_ptr<Inner> inner;
 };
 
 }  // namespace
 
 TEST_CASE("a recursive_trace inside a forward the same collection is tracing is refused; the running one goes on") {
   GraphCollection c;
-  Outer net(c);
+  Holds<Reentrant> net(c);
   c.recursive_trace(net, {InputSpec(Shape{2, 4})});
   REQUIRE(c.failures().size() == 1);
   const ModuleFailure& f = c.failures()[0];
@@ -217,18 +219,6 @@ class ClearsResults : public TypedModule<ClearsResults> {
   }
   GraphCollection* collection;
   nn::Linear fc{nullptr};
-};
-
-template <class Inner>
-class Holds : public TypedModule<Holds<Inner>> {
- public:
-  explicit Holds(GraphCollection& c) {
-    stem = this->register_module("stem", nn::Linear(4, 4));
-    inner = this->register_module("inner", std::make_shared<Inner>(c));
-  }
-  Tensor forward(const Tensor& x) { return inner->call({stem(x)}).to_tensor(); }
-  nn::Linear stem{nullptr};
-  std::shared_ptr<Inner> inner;
 };
 
 }  // namespace
