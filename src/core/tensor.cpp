@@ -6,6 +6,10 @@
 
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -55,20 +59,49 @@ DataReadHook data_read_hook() noexcept { return t_data_read_hook; }
 
 using detail::TensorImpl;
 
+std::optional<std::uint64_t> detail::data_bytes(const TensorMeta& meta) noexcept {
+  if (!meta.shape.is_rank_known()) return std::nullopt;
+  std::uint64_t bytes = element_size(meta.dtype);
+  for (Dim d : meta.shape) {
+    if (!d.is_known() || __builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d.raw()), &bytes)) return std::nullopt;
+  }
+  return bytes;
+}
+
+std::string detail::too_large(std::uint64_t bytes) {
+  constexpr double gib = 1024.0 * 1024.0 * 1024.0;
+  return fmt::format("{} bytes ({:.1f} GiB), more than the {} bytes ({:.1f} GiB) of memory this machine has; "
+                     "give it smaller sizes", bytes, static_cast<double>(bytes) / gib, max_tensor_bytes(),
+                     static_cast<double>(max_tensor_bytes()) / gib);
+}
+
+std::uint64_t max_tensor_bytes() noexcept {
+  static const std::uint64_t limit = [] {
+    std::uint64_t bytes = UINT64_MAX;
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) bytes = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+    rlimit as{};
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) bytes = std::min<std::uint64_t>(bytes, as.rlim_cur);
+    return bytes;
+  }();
+  return limit;
+}
+
 Tensor Tensor::empty(const Shape& shape, DType dtype, Where where) {
-  std::int64_t n = 1;
-  bool overflow = false;
   for (Dim d : shape) {
     if (!d.is_known())
       throw_invalid_argument(where, "cannot allocate a tensor of shape {}: every size must be known", shape);
-    overflow = overflow || __builtin_mul_overflow(n, d.raw(), &n);
   }
-  std::int64_t bytes = 0;
-  if (overflow || __builtin_mul_overflow(n, static_cast<std::int64_t>(element_size(dtype)), &bytes))
-    throw_invalid_argument(where, "cannot allocate a tensor of shape {}: its size overflows 64 bits", shape);
+  const std::optional<std::uint64_t> bytes = detail::data_bytes(TensorMeta{dtype, shape});
+  if (!bytes) throw_invalid_argument(where, "cannot allocate a tensor of shape {}: its size overflows 64 bits", shape);
+  if (*bytes > max_tensor_bytes()) {
+    throw_invalid_argument(where, "cannot allocate a {} tensor of shape {}: it needs {}", dtype, shape,
+                           detail::too_large(*bytes));
+  }
   auto impl = std::make_shared<TensorImpl>();
   impl->meta = TensorMeta{dtype, shape};
-  impl->storage = std::make_shared<detail::Storage>(static_cast<std::size_t>(n) * element_size(dtype));
+  impl->storage = std::make_shared<detail::Storage>(static_cast<std::size_t>(*bytes));
   impl->strides = detail::contiguous_strides(shape);
   return Tensor(std::move(impl));
 }

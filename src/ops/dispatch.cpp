@@ -87,8 +87,21 @@ void check_outputs(const OpCall& call, const OutputMeta& meta, const Value& resu
   for (std::size_t i = 0; i < list->size(); ++i) check(meta.outputs[i], (*list)[i]);
 }
 
+/// Refuses, before the kernel allocates it, a result larger than any tensor can be here.
+void check_result_sizes(const OpCall& call, const OutputMeta& meta) {
+  if (call.op.has(OpFlags::view)) return;  // shares its argument's storage
+  for (std::size_t i = 0; i < meta.outputs.size(); ++i) {
+    const std::optional<std::uint64_t> bytes = detail::data_bytes(meta.outputs[i]);
+    if (!bytes || *bytes > max_tensor_bytes()) [[unlikely]] {
+      throw_op_error(call.op.name(), call.where, "its result{} {} needs {}", meta.outputs.size() == 1 ? "" : fmt::format(" {}", i),
+                     meta.outputs[i], bytes ? detail::too_large(*bytes) : std::string("more bytes than 64 bits count; give it smaller inputs"));
+    }
+  }
+}
+
 Value run_kernel(const OpCall& call) {
   const OutputMeta meta = call.op.meta(call);
+  check_result_sizes(call, meta);
   Value result = call.op.kernel(call, meta);
   check_outputs(call, meta, result);
   return result;

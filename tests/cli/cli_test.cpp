@@ -574,3 +574,14 @@ TEST_CASE("progress: silent for a short job, stage by stage once the quiet time 
   CHECK(lines[1].starts_with("symtrace check m: running the graph ("));
   CHECK(lines[2].starts_with("symtrace check m: done in "));
 }
+
+TEST_CASE("an input too large for this machine is a usage error naming it, its shape and its bytes, exit 2") {
+  // 1x3x100000x100000 float32 is 120,000,000,000 bytes: more than any memory this runs on.
+  const Run r = run({"check", "resnet18", "--input", "1x3x100000x100000"});
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
+  CHECK(r.err.starts_with("symtrace check: error: input 'x' (float32[1, 3, 100000, 100000]) needs 120000000000 bytes "
+                          "(111.8 GiB), more than the "));
+  CHECK(r.err.find(" of memory this machine has; give it smaller sizes") != std::string::npos);
+}

@@ -93,3 +93,25 @@ TEST_CASE("infer_meta runs only the meta function and reports the errors the ker
   const ValueList bad{zeros({2, 3}), zeros({4})};
   CHECK_THROWS_WITH_AS((void)infer_meta(add, bad), doctest::Contains("add(): shapes [2, 3] and [4] cannot be broadcast"), OpError);
 }
+
+TEST_CASE("an eager op whose result is larger than this machine's memory is refused before its kernel allocates") {
+  // Two 1.2 MB inputs, a 360 GB result: an OpError naming the op, its result and the bytes.
+  const Tensor column = zeros({300000, 1});
+  const Tensor row = zeros({1, 300000});
+  static constexpr int line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS((void)matmul(column, row),
+                       doctest::Contains(fmt::format(":{}: matmul(): its result float32[300000, 300000] needs "
+                                                     "360000000000 bytes (335.3 GiB), more than the ", line).c_str()),
+                       OpError);
+  CHECK_THROWS_WITH_AS((void)(column + row), doctest::Contains("add(): its result float32[300000, 300000] needs"), OpError);
+  // A view allocates nothing: expanding is fine.
+  CHECK(column.expand({300000, 300000}).shape() == Shape{300000, 300000});
+}
+
+TEST_CASE("Tensor::empty refuses a tensor larger than this machine's memory before allocating it") {
+  CHECK(max_tensor_bytes() > 0);
+  CHECK_THROWS_WITH_AS((void)Tensor::empty(Shape{1, 3, 100000, 100000}),
+                       doctest::Contains("cannot allocate a float32 tensor of shape [1, 3, 100000, 100000]: it needs "
+                                         "120000000000 bytes (111.8 GiB), more than the "),
+                       std::invalid_argument);
+}

@@ -64,6 +64,14 @@ std::vector<Tensor> example_tensors(const zoo::ModelInfo& model, const Options& 
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     IntList sizes;
     for (Dim d : shapes[i]) sizes.push_back(d.value());
+    const TensorMeta meta{model.inputs[i].dtype, shapes[i]};
+    const std::optional<std::uint64_t> bytes = detail::data_bytes(meta);
+    if (!bytes || *bytes > max_tensor_bytes()) {
+      // A usage error, said before anything is allocated: the sizes asked for cannot exist here.
+      throw std::invalid_argument(fmt::format("input '{}' ({}) needs {}", model.inputs[i].name, meta,
+                                              bytes ? detail::too_large(*bytes)
+                                                    : std::string("more bytes than 64 bits count; give it smaller sizes")));
+    }
     shaped.inputs[i].shape = std::move(sizes);
   }
   Generator gen(0);

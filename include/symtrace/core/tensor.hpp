@@ -92,6 +92,19 @@ struct Operand;
 /// A number on the left of a Tensor operator (`2 * x`), with the caller's source location.
 struct ScalarOperand;
 
+/// The most bytes one tensor's data may take: this machine's physical memory, or the process's
+/// address-space limit (RLIMIT_AS) when that is lower. A tensor larger than that could never be
+/// computed, so Tensor::empty and eager ops refuse it with a clear error before they try.
+[[nodiscard]] std::uint64_t max_tensor_bytes() noexcept;
+namespace detail {
+/// The bytes of a contiguous tensor of `meta`'s dtype and shape, or nullopt when a size is
+/// unknown or the count overflows 64 bits.
+[[nodiscard]] std::optional<std::uint64_t> data_bytes(const TensorMeta& meta) noexcept;
+/// "N bytes (x GiB), more than the M bytes (y GiB) of memory this machine has; give it smaller
+/// sizes": why a tensor of `bytes` bytes is refused.
+[[nodiscard]] std::string too_large(std::uint64_t bytes);
+}  // namespace detail
+
 /// A concrete or symbolic tensor; see the file comment.
 class Tensor {
  public:
@@ -101,7 +114,8 @@ class Tensor {
   Tensor() noexcept = default;
 
   /// Makes a contiguous concrete tensor of `shape` (fully known, sizes >= 0) with
-  /// uninitialised data. Throws std::invalid_argument for an unknown or negative size.
+  /// uninitialised data. Throws std::invalid_argument for an unknown or negative size, and,
+  /// before allocating anything, for a tensor larger than max_tensor_bytes().
   [[nodiscard]] static Tensor empty(const Shape& shape, DType dtype = DType::float32,
                                     Where where = Where::current());
   /// Makes a symbolic tensor naming node `ref.node` of trace `ref.trace`. For tracers.
