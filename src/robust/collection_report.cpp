@@ -56,9 +56,12 @@ CollectionReport describe_collection(const GraphCollection& collection, std::str
   CollectionReport r;
   r.model = std::string(model_name);
   r.modules.reserve(h.size());
-  for (const ModuleRecord& m : h) {
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const ModuleRecord& m = h[i];
     CollectionReport::ModuleEntry e{m.path, std::string(m.type), m.status, {}};
-    for (const auto& [name, child] : m.module->named_children()) e.children.push_back({name, h.index_of(*child)});
+    // The children as traced, not as the model holds them now (Note [Records outlive the
+    // model's changes] in graph_collection.cpp).
+    for (const ModuleHierarchy::NamedChild& child : h.named_children(i)) e.children.push_back({child.name, child.index});
     r.modules.push_back(std::move(e));
   }
   for (const ModuleFailure& f : collection.failures()) {

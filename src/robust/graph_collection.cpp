@@ -78,6 +78,7 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
     failures_.clear();
     failure_index_.clear();
     hierarchy_ = ModuleHierarchy();
+    alive_.clear();
     throw;
   }
 }
@@ -91,6 +92,15 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
   tracer_->clear_results();
   // The model's modules are indexed once: the hierarchy's records and the root trace's paths.
   auto modules = std::make_shared<const ModuleIndex>(model);
+  // Note [Records outlive the model's changes]: every module the records name is kept alive,
+  // so a module replaced in the model (replace_module) or dropped after the trace is still
+  // what its records, its graph's entry and the failure lookups by address name, never freed
+  // memory or another module allocated at its address. The model itself is the caller's.
+  alive_.clear();
+  alive_.reserve(modules->size());
+  for (const NamedModule& m : modules->modules()) {
+    if (std::shared_ptr<const Module> owned = m.module->weak_from_this().lock()) alive_.push_back(std::move(owned));
+  }
   hierarchy_ = ModuleHierarchy(modules);  // the modules' paths and order; statuses at the end
   struct LendIndex {
     RobustTracer& tracer;

@@ -80,16 +80,21 @@ ModuleHierarchy::ModuleHierarchy(std::shared_ptr<const ModuleIndex> modules) : i
   // parents come in index order, so the edges are grouped by source as the graph stores them.
   std::vector<std::pair<std::size_t, std::size_t>> edges;
   edges.reserve(n);
+  impl.named_children.reserve(n);
+  impl.named_begin.reserve(n + 1);
   std::vector<std::size_t> last_parent(n, npos);
   for (std::size_t parent = 0; parent < n; ++parent) {
+    impl.named_begin.push_back(impl.named_children.size());
     for (const auto& [name, child] : index[parent].module->named_children()) {
       const std::size_t c = index.find(*child);
       SYMTRACE_ASSERT(c != ModuleIndex::npos, "a child of an indexed module is indexed");
+      impl.named_children.push_back(NamedChild{name, c});
       if (last_parent[c] == parent) continue;
       last_parent[c] = parent;
       edges.emplace_back(parent, c);
     }
   }
+  impl.named_begin.push_back(impl.named_children.size());
   impl.model = &index.root();
   impl.graph = Impl::Graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), n);
   for (std::size_t v = 0; v < n; ++v) {
@@ -149,6 +154,12 @@ std::vector<std::size_t> ModuleHierarchy::children(std::size_t index) const {
   std::vector<std::size_t> out;
   for (auto [it, end] = boost::out_edges(index, impl_->graph); it != end; ++it) out.push_back(boost::target(*it, impl_->graph));
   return out;
+}
+
+std::span<const ModuleHierarchy::NamedChild> ModuleHierarchy::named_children(std::size_t index) const {
+  (void)(*this)[index];  // range check
+  return std::span<const NamedChild>(impl_->named_children).subspan(
+      impl_->named_begin[index], impl_->named_begin[index + 1] - impl_->named_begin[index]);
 }
 
 std::vector<std::size_t> ModuleHierarchy::parents(std::size_t index) const {

@@ -280,3 +280,33 @@ TEST_CASE("a child traced as a root gets the input shapes seen at its call befor
   CHECK(to_string(*root.find_node("fc")->tensor_meta()) == "float32[...]");
   CHECK(to_string(*root.find_node("layer2_3_relu_2")->tensor_meta()) == "float32[1, 512, 28, 28]");
 }
+
+TEST_CASE("a module replaced in the model after recursive_trace keeps its records, and no other module takes them") {
+  // The failed child has a type name of its own; once replaced, nothing but the collection holds it.
+  struct Named : TypedModule<Named> {
+    Named() { set_type_name("NamedGate"); }
+    Tensor forward(const Tensor& x) { return x.sum().to_bool() ? x : -x; }
+  };
+  struct Model : TypedModule<Model> {
+    Model() { gate = register_module("gate", std::make_shared<Named>()); }
+    Tensor forward(const Tensor& x) { return gate->call({x}).to_tensor().relu(); }
+    std::shared_ptr<Module> gate;
+  };
+  Model model;
+  const GraphCollection c = recursive_trace(model, {InputSpec(Shape{2, 3})});
+  const std::string report_before = coverage_report(c, "model");
+  const Module* old = model.gate.get();
+  model.gate = model.replace_module("gate", std::make_shared<Named>());  // the old one is dropped
+  // A new module of the same size may be allocated where a freed one was: it is not the old one.
+  std::vector<std::shared_ptr<Module>> fresh;
+  for (int i = 0; i < 8; ++i) fresh.push_back(std::make_shared<Named>());
+  for (const auto& m : fresh) CHECK_FALSE(c.is_failed(*m));
+  CHECK_FALSE(c.is_failed(*model.gate));
+  CHECK(c.is_failed(*old));
+  REQUIRE(c.failures().size() == 1);
+  CHECK(c.failures()[0].module == "gate");
+  CHECK(c.failures()[0].type == "NamedGate");
+  CHECK(c.hierarchy()[c.hierarchy().index_of(*old)].type == "NamedGate");
+  CHECK(coverage_report(c, "model") == report_before);
+  CHECK(report_to_json(make_report(c, "model")).find("\"NamedGate\"") != std::string::npos);
+}

@@ -100,6 +100,7 @@ class GraphCollection {
   std::unique_ptr<RobustTracer> tracer_;
   bool running_ = false;  // recursive_trace is on the stack
   ModuleHierarchy hierarchy_;
+  std::vector<std::shared_ptr<const Module>> alive_;  // Note [Records outlive the model's changes]
 };
 
 /// Makes a GraphCollection of `model`: `GraphCollection c; c.recursive_trace(model, inputs, concrete_args)`.

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +82,15 @@ class ModuleHierarchy {
   [[nodiscard]] std::size_t index_of(std::string_view path) const noexcept;
   /// The direct children of the module at `index`, in registration order.
   [[nodiscard]] std::vector<std::size_t> children(std::size_t index) const;
+  /// A child under one of its names.
+  struct NamedChild {
+    std::string name;
+    std::size_t index;
+  };
+  /// The children of the module at `index` under every name they were registered with, in
+  /// registration order, as the model was when it was traced (what the model holds now may
+  /// differ: `replace_module`).
+  [[nodiscard]] std::span<const NamedChild> named_children(std::size_t index) const;
   /// The parents of the module at `index` (none for the model; two for a module registered
   /// under two parents).
   [[nodiscard]] std::vector<std::size_t> parents(std::size_t index) const;

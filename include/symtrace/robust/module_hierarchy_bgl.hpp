@@ -44,6 +44,10 @@ struct ModuleHierarchy::Impl {
   const Module* model = nullptr;
   std::shared_ptr<const ModuleIndex> modules;  // vertex v is module v of the index
   std::unique_ptr<detail::PathIndex> paths;     // the modules' first paths, as traced
+  /// Every name of every child as the model was when traced: module v's are
+  /// `named_children[named_begin[v] .. named_begin[v + 1])`, in registration order.
+  std::vector<ModuleHierarchy::NamedChild> named_children;
+  std::vector<std::size_t> named_begin;
 };
 
 namespace bgl {
