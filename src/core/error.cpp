@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <string>
+#include <string_view>
 
 namespace symtrace::detail {
 
@@ -16,6 +17,39 @@ std::atomic<TraceLocator> trace_locator{nullptr};
 
 void set_trace_locator(TraceLocator locator) noexcept { trace_locator.store(locator, std::memory_order_release); }
 
+// Note [User locations]: errors and failure records name a line of the user's code. An op
+// called by symtrace's own code (a layer's forward calling conv2d) carries that code's location,
+// which tells the user nothing; during a trace, the trace knows the call sites of the modules it
+// is in, so such a location is replaced by the innermost call site in user code (the line of the
+// forward that called the layer). What is symtrace's own code is told by the file name, which
+// the build makes relative to the source root (`src/nn/conv.cpp`; meson.build's prefix maps):
+// the library's sources and public headers, wherever they are installed, but not the zoo, whose
+// models are written against the public API as a user's are.
+bool is_library_location(std::source_location where) noexcept {
+  static const std::string_view sources = [] {
+    // This file's own name, less "core/error.cpp", is where the library's sources are.
+    std::string_view self = std::source_location::current().file_name();
+    constexpr std::string_view tail = "core/error.cpp";
+    return self.ends_with(tail) ? self.substr(0, self.size() - tail.size()) : std::string_view("src/");
+  }();
+  const std::string_view file = where.file_name();
+  if (file.starts_with(sources)) return !file.substr(sources.size()).starts_with("zoo/");
+  constexpr std::string_view headers = "include/symtrace/";
+  const std::size_t at = file.rfind(headers);
+  return at != std::string_view::npos && !file.substr(at + headers.size()).starts_with("zoo/");
+}
+
+std::source_location user_location(std::source_location where) noexcept {
+  if (!is_library_location(where)) return where;
+  TraceLocator locator = trace_locator.load(std::memory_order_acquire);
+  try {
+    TraceLocation location;
+    if (locator != nullptr && locator(location) && location.user_site.line() != 0) return location.user_site;
+  } catch (...) {  // NOLINT(bugprone-empty-catch): naming the module may allocate; the location stays as it was
+  }
+  return where;
+}
+
 namespace {
 
 // Built in a frame of its own, so that no local is alive where the error is thrown: each frame
@@ -25,6 +59,7 @@ namespace {
   TraceLocation location;
   TraceLocator locator = trace_locator.load(std::memory_order_acquire);
   if (locator == nullptr || !locator(location)) return TraceError(located(where, format, args), where);
+  if (location.user_site.line() != 0 && is_library_location(where)) where = location.user_site;  // Note [User locations]
   std::string body = fmt::vformat(format, args);
   std::string in = location.path.empty() ? fmt::format(" in the root module ({})", location.type)
                                          : fmt::format(" in '{}' ({})", location.path, location.type);
@@ -44,6 +79,7 @@ void vthrow_trace_error(std::source_location where, fmt::string_view format, fmt
 
 void vthrow_op_error(std::string_view op, std::source_location where, fmt::string_view format,
                      fmt::format_args args) {
+  where = user_location(where);  // Note [User locations]
   throw OpError(fmt::format("{}:{}: {}(): {}", where.file_name(), where.line(), op,
                             fmt::vformat(format, args)),
                 std::string(op), where);

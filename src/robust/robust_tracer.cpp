@@ -34,7 +34,10 @@ namespace {
 /// unwind a second time.
 ModuleFailure describe_exception(const std::exception* e, const Module& module, const std::string& path,
                                  std::source_location call_site) {
-  ModuleFailure f{path, module.type_name(), {}, {}, call_site, {}, {}};
+  // An exception that carries no location is placed at the module's call, or, when symtrace's
+  // own code made that call (a Sequential calling its children), at the innermost call in user
+  // code around it (Note [User locations] in core/error.cpp).
+  ModuleFailure f{path, module.type_name(), {}, {}, detail::user_location(call_site), {}, {}};
   if (e == nullptr) {
     f.kind = "unknown exception";
     f.message = "an exception of a type that is not derived from std::exception";
@@ -58,7 +61,13 @@ ModuleFailure describe_exception(const std::exception* e, const Module& module, 
 
 std::string to_string(const ModuleFailure& failure) {
   if (failure.where.line() == 0) return fmt::format("{}: {}", failure.kind, failure.message);
-  return fmt::format("{}:{}: {}: {}", failure.where.file_name(), failure.where.line(), failure.kind, failure.message);
+  const std::string location = fmt::format("{}:{}", failure.where.file_name(), failure.where.line());
+  // A TraceError's or OpError's message starts with its location: printed once.
+  std::string_view message = failure.message;
+  if (message.starts_with(location) && message.substr(location.size()).starts_with(": ")) {
+    message.remove_prefix(location.size() + 2);
+  }
+  return fmt::format("{}: {}: {}", location, failure.kind, message);
 }
 
 Graph RobustTracer::trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,

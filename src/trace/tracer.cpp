@@ -42,6 +42,7 @@ bool locate_trace(detail::TraceLocation& location) {
   if (state == nullptr) return false;
   location.path = std::string(state->frame().path);
   location.type = state->frame().module->type_name();
+  location.user_site = state->user_site();
   return true;
 }
 
@@ -184,7 +185,7 @@ Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, const Co
   install_symbolic_handler();
   Graph graph;
   {
-    TracingState state(*this, graph, root, module_index(root));
+    TracingState state(*this, graph, root, module_index(root), where);
     ActiveTrace active(state_, &state);
     TraceScope scope(state);
     ValueList args;
@@ -235,7 +236,7 @@ Value Tracer::call_module(Module& module, const ValueList& args, std::source_loc
                       module.type_name());
   }
   if (is_leaf_module(module, *path)) return record_leaf(module, *path, args, where);
-  FrameScope frame(st, module, *path);
+  FrameScope frame(st, module, *path, where);
   return module.forward_values(args);
 }
 
@@ -331,7 +332,7 @@ OutputMeta Tracer::leaf_result_meta(Module& module, const std::string& path, con
   Value result;
   try {
     SideRun side(st);
-    FrameScope frame(st, module, path);
+    FrameScope frame(st, module, path, where);
     result = module.forward_values(args);
   } catch (const TraceError& e) {
     throw_trace_error(where,

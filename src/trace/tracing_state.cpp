@@ -1,5 +1,6 @@
 #include "symtrace/trace/tracing_state.hpp"
 
+#include "symtrace/core/error.hpp"
 #include "symtrace/core/tensor.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/nn/module_index.hpp"
@@ -19,7 +20,8 @@ thread_local TracingState* current_state = nullptr;
 
 }  // namespace
 
-TracingState::TracingState(Tracer& tracer, Graph& graph, const Module& root, std::shared_ptr<const ModuleIndex> modules)
+TracingState::TracingState(Tracer& tracer, Graph& graph, const Module& root, std::shared_ptr<const ModuleIndex> modules,
+                           std::source_location where)
     : ids_{next_trace_id.fetch_add(1, std::memory_order_relaxed)},
       tracer_(tracer),
       graph_(&graph),
@@ -28,7 +30,7 @@ TracingState::TracingState(Tracer& tracer, Graph& graph, const Module& root, std
                    ? std::move(modules)
                    : nullptr) {
   frames_.reserve(8);
-  frames_.push_back(Frame{&root, {}});
+  frames_.push_back(Frame{&root, {}, where});
 }
 
 TracingState::~TracingState() = default;
@@ -121,6 +123,13 @@ const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor
 
 TracingState* TracingState::current() noexcept { return current_state; }
 
+std::source_location TracingState::user_site() const noexcept {
+  for (std::size_t i = frames_.size(); i-- > 0;) {
+    if (!detail::is_library_location(frames_[i].call_site)) return frames_[i].call_site;
+  }
+  return {};
+}
+
 bool TracingState::accepts(SymbolicRef ref) const noexcept {
   for (std::uint64_t mine : ids_) {
     if (mine == ref.trace) return true;
@@ -167,8 +176,9 @@ TraceScope::~TraceScope() {
   --detail::t_active_traces;
 }
 
-FrameScope::FrameScope(TracingState& state, const Module& module, std::string_view path) : state_(state) {
-  state_.frames_.push_back(TracingState::Frame{&module, path});
+FrameScope::FrameScope(TracingState& state, const Module& module, std::string_view path, std::source_location call_site)
+    : state_(state) {
+  state_.frames_.push_back(TracingState::Frame{&module, path, call_site});
 }
 
 FrameScope::~FrameScope() { state_.frames_.pop_back(); }

@@ -67,7 +67,17 @@ namespace detail {
 struct TraceLocation {
   std::string path;  ///< qualified path ("" for the root)
   std::string type;  ///< its type name
+  /// The innermost module call of the trace made from user code (a layer's call in the
+  /// forward that called it), or line 0 when there is none: what an error raised inside
+  /// symtrace's own code names instead of that code (Note [User locations] in error.cpp).
+  std::source_location user_site;
 };
+/// True for a location in symtrace's own code (its sources and public headers, not the zoo's
+/// models, which are written against the public API as user code is). O(length of the path).
+[[nodiscard]] bool is_library_location(std::source_location where) noexcept;
+/// `where` when it is user code; else the innermost user call site of this thread's trace
+/// (see TraceLocation), when there is one; else `where`.
+[[nodiscard]] std::source_location user_location(std::source_location where) noexcept;
 /// Finds this thread's trace location; returns false when no trace is active. Installed by
 /// the trace layer, so that every TraceError names the module it happened in.
 using TraceLocator = bool (*)(TraceLocation& location);
@@ -83,7 +93,8 @@ void set_trace_locator(TraceLocator locator) noexcept;
                                        std::source_location where);
 }  // namespace detail
 
-/// Throws `TraceError` with the message `file:line: <formatted>`. During a trace, the module
+/// Throws `TraceError` with the message `file:line: <formatted>`; a `where` in symtrace's own
+/// code becomes the user's call of it, as for OpError. During a trace, the module
 /// being traced through is named after the first clause of the formatted text ("what
 /// happened in 'encoder.block1' (GatedBlock): why, and what to do") and recorded as the
 /// error's `module_path()`.
@@ -93,7 +104,9 @@ template <class... A>
   detail::vthrow_trace_error(where, format, fmt::make_format_args(args...));
 }
 
-/// Throws `OpError` with the message `file:line: op(): <formatted>`.
+/// Throws `OpError` with the message `file:line: op(): <formatted>`. During a trace, a `where`
+/// in symtrace's own code (a layer's forward calling the op) becomes the user's call of it
+/// (Note [User locations] in error.cpp).
 template <class... A>
 [[noreturn]] void throw_op_error(std::string_view op, std::source_location where,
                                  fmt::format_string<A...> format, A&&... args) {

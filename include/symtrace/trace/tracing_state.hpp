@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -39,12 +40,14 @@ class TracingState {
   struct Frame {
     const Module* module = nullptr;
     std::string_view path;
+    std::source_location call_site;  // the module's call (for the root, the trace's)
     std::size_t next_child = 0;  // where path_of looks first among the module's children
   };
 
   /// Borrows `modules` when it indexes `root`; else the modules of `root` are indexed on
   /// first need (see path_of), as are parameters and buffers.
-  TracingState(Tracer& tracer, Graph& graph, const Module& root, std::shared_ptr<const ModuleIndex> modules = nullptr);
+  TracingState(Tracer& tracer, Graph& graph, const Module& root, std::shared_ptr<const ModuleIndex> modules = nullptr,
+               std::source_location where = std::source_location::current());
   TracingState(const TracingState&) = delete;
   TracingState& operator=(const TracingState&) = delete;
   ~TracingState();
@@ -71,6 +74,9 @@ class TracingState {
 
   /// The module being traced through now (the root at first).
   [[nodiscard]] const Frame& frame() const noexcept { return frames_.back(); }
+  /// The innermost frame's call site in user code (Note [User locations] in core/error.cpp), or
+  /// line 0 when every frame was entered from symtrace's own code. O(depth) at worst.
+  [[nodiscard]] std::source_location user_site() const noexcept;
   /// The qualified path of `module` under the root (its first path in named_modules()
   /// order), or nullptr when it is not in the root's hierarchy. Note [Paths of called
   /// modules]: a module registered once and called by its parent, the common case, gets its
@@ -187,11 +193,11 @@ class PathHold {
   TracingState& state_;
 };
 
-/// Enters the module `module` at `path` for the scope's lifetime (nodes recorded meanwhile
-/// get `path` as their scope).
+/// Enters the module `module` at `path`, called at `call_site`, for the scope's lifetime (nodes
+/// recorded meanwhile get `path` as their scope).
 class FrameScope {
  public:
-  FrameScope(TracingState& state, const Module& module, std::string_view path);
+  FrameScope(TracingState& state, const Module& module, std::string_view path, std::source_location call_site);
   ~FrameScope();
   FrameScope(const FrameScope&) = delete;
   FrameScope& operator=(const FrameScope&) = delete;
