@@ -20,14 +20,44 @@ namespace symtrace {
 
 namespace {
 
-/// Inputs for a module traced as a root that was never called with tensors: tensors of
-/// unknown shape (float32) for its declared inputs.
-std::vector<InputSpec> unknown_inputs(const Module& module) {
+/// What a module traced as a root is given: the specs of its non-concrete inputs, in order, and
+/// the values of the others.
+struct RootInputs {
   std::vector<InputSpec> specs;
+  ConcreteArgs concrete;
+};
+
+/// The inputs of `module` traced as a root. Called before (`seen`): its tensors with the dtypes
+/// and shapes of that call; a SymInt parameter symbolic; any other value (a C++ int, a float, a
+/// bool) as it was at that call, a concrete argument the graph records as a guard. Never called:
+/// tensors of unknown shape (float32) and symbolic SymInts for its required inputs; an input
+/// that must be a C++ value then has none, and the trace says so.
+RootInputs root_inputs(const Module& module, const std::optional<RobustTracer::ObservedCall>& seen) {
+  RootInputs in;
   const ForwardSignature* signature = module.forward_signature();
-  if (signature == nullptr) return specs;
-  for (std::size_t i = 0; i < signature->num_required; ++i) specs.emplace_back(Shape::unknown_rank());
-  return specs;
+  if (signature == nullptr) return in;
+  if (!seen) {
+    for (std::size_t i = 0; i < signature->num_required; ++i) {
+      in.specs.push_back(signature->parameters[i].type == ParamType::sym_int ? InputSpec::symbolic_int()
+                                                                             : InputSpec(Shape::unknown_rank()));
+    }
+    return in;
+  }
+  std::size_t tensor = 0, value = 0;
+  for (std::size_t i = 0; tensor < seen->tensors.size() || value < seen->values.size(); ++i) {
+    if (value < seen->values.size() && seen->values[value].first == i) {
+      const Value& v = seen->values[value++].second;
+      const bool symbolic = i < signature->parameters.size() && signature->parameters[i].type == ParamType::sym_int && v.is_int();
+      if (symbolic) {
+        in.specs.push_back(InputSpec::symbolic_int());
+      } else if (i < signature->parameters.size()) {
+        in.concrete.emplace_back(signature->parameters[i].name, v);
+      }
+    } else {
+      in.specs.push_back(seen->tensors[tensor++]);
+    }
+  }
+  return in;
 }
 
 }  // namespace
@@ -115,9 +145,9 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
     queue.pop_front();
     Graph graph = [&] {
       if (module == &model) return tracer_->trace(model, inputs, concrete_args, where);  // bad inputs: the caller's
-      const std::vector<InputSpec>* seen = tracer_->observed_inputs(*module);
+      const RootInputs in = root_inputs(*module, tracer_->observed_call(*module));
       try {
-        return tracer_->trace(*module, seen ? *seen : unknown_inputs(*module), {}, where);
+        return tracer_->trace(*module, in.specs, in.concrete, where);
       } catch (const std::exception& e) {
         // A forward that takes more than tensors cannot be traced without concrete_args.
         return tracer_->failed_root_graph(

@@ -15,17 +15,31 @@
 #include "symtrace/core/error.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/nn/module_index.hpp"
+#include "symtrace/ops/dispatch.hpp"
 #include "symtrace/trace/tracing_state.hpp"
 
 #include <boost/core/demangle.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 #include <optional>
 #include <stdexcept>
 #include <typeinfo>
 
 namespace symtrace {
+
+// Note [A failure on a later call]: a module called several times may be traced through on
+// one call and fail on a later one (it branches on a call counter, or on the shape of that
+// call's input). Rolling back the failing call alone would leave the earlier calls inlined
+// while the failing one is a leaf: not the graph of the model with that module a leaf, and
+// wrong when the module keeps state between calls. So when a module fails after one of its
+// calls was traced through in the same trace, it is recorded as failed and the trace starts
+// again from the root (RestartTrace unwinds every module call in between, each rolling its
+// checkpoint back), and this time every call of it is a leaf. Each restart fails one more
+// module, so a trace restarts at most once per module; a model where no module fails after
+// an earlier traced-through call is traced in one pass.
+struct RobustTracer::RestartTrace {};
 
 namespace {
 
@@ -91,7 +105,14 @@ Graph RobustTracer::trace_robustly(Module& root, const std::vector<InputSpec>& i
     if (std::optional<Graph> graph = remembered_leaf_graph(root, inputs, where)) return std::move(*graph);
   }
   try {
-    return Tracer::trace(root, inputs, concrete_args, where);
+    for (;;) {
+      ++trace_generation_;
+      try {
+        return Tracer::trace(root, inputs, concrete_args, where);
+      } catch (const RestartTrace&) {
+        // Note [A failure on a later call]: the module is failed now; trace again.
+      }
+    }
   } catch (const std::invalid_argument&) {
     throw;  // inputs that do not fit the root's forward: the caller's to fix
   } catch (const std::exception& e) {
@@ -182,6 +203,7 @@ std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std
   Calls& calls = calls_[&root];
   if (!calls.observed) {
     calls.inputs = inputs;
+    calls.values.clear();
     calls.observed = true;
   }
   calls.visited = true;  // record_call_module without a failure
@@ -203,6 +225,8 @@ Value RobustTracer::trace_root(Module& root, const ValueList& args, std::source_
       Value result = call_module(root, args, where);
       checkpoint.commit();
       return result;
+    } catch (const RestartTrace&) {
+      throw;  // Note [A failure on a later call]
     } catch (const std::exception& e) {
       failure = describe_exception(&e, root, "", where);
     } catch (...) {
@@ -231,17 +255,7 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
   }
   // The entry is used before the call only: the forward may run anything, clear_results() too.
   Calls& calls = calls_[&module];
-  if (!calls.observed) {
-    std::vector<InputSpec> specs;
-    for (const Value& a : args) {
-      if (!a.is_tensor() || !a.to_tensor().defined()) break;
-      specs.emplace_back(a.to_tensor());
-    }
-    if (specs.size() == args.size()) {
-      calls.inputs = std::move(specs);
-      calls.observed = true;
-    }
-  }
+  if (!calls.observed) observe_call(calls, args);
   if (path != nullptr && is_failed(module)) {
     // Failed before: a leaf whose forward is not run again (it would throw again).
     calls.visited = true;
@@ -260,6 +274,8 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     try {
       result = Tracer::call_module(module, args, where);
       checkpoint.commit();
+    } catch (const RestartTrace&) {
+      throw;  // Note [A failure on a later call]: the whole trace starts again
     } catch (const std::exception& e) {
       failure = describe_exception(&e, module, *path, where);
       failed = true;
@@ -275,11 +291,37 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
   // Recorded outside the try: a failure to record a committed call is the caller's failure
   // (its checkpoint takes this call's nodes back), not this module's.
   if (!failed) {
-    record_call_module(module);
+    Calls& entry = calls_[&module];  // looked up again: record_call_module, and this trace's mark
+    entry.visited = true;
+    entry.traced_in = trace_generation_;
     return result;
   }
+  const bool traced_before = calls_[&module].traced_in == trace_generation_;
   record_call_module(module, &failure);
+  if (traced_before) throw RestartTrace{};  // Note [A failure on a later call]
   return record_failed_leaf(module, *path, args, where);
+}
+
+void RobustTracer::observe_call(Calls& calls, const ValueList& args) {
+  // Tensors as their specs; other arguments as they are when nothing symbolic is in them (a
+  // proxy SymInt has no value to give a later trace).
+  std::vector<InputSpec> specs;
+  std::vector<std::pair<std::size_t, Value>> values;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Value& a = args[i];
+    if (const Tensor* t = boost::variant2::get_if<Tensor>(&a.value)) {
+      if (!t->defined()) return;
+      specs.emplace_back(*t);
+    } else if (contains_symbolic(a) || (a.is_list() && std::any_of(a.to_list().begin(), a.to_list().end(),
+                                                                      [](const Value& v) { return v.is_tensor(); }))) {
+      return;
+    } else {
+      values.emplace_back(i, a);
+    }
+  }
+  calls.inputs = std::move(specs);
+  calls.values = std::move(values);
+  calls.observed = true;
 }
 
 OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
@@ -336,7 +378,13 @@ std::optional<std::string> RobustTracer::failure_msg(const Module& module) const
 
 const std::vector<InputSpec>* RobustTracer::observed_inputs(const Module& module) const noexcept {
   auto it = calls_.find(&module);
-  return it == calls_.end() || !it->second.observed ? nullptr : &it->second.inputs;
+  return it == calls_.end() || !it->second.observed || !it->second.values.empty() ? nullptr : &it->second.inputs;
+}
+
+std::optional<RobustTracer::ObservedCall> RobustTracer::observed_call(const Module& module) const {
+  auto it = calls_.find(&module);
+  if (it == calls_.end() || !it->second.observed) return std::nullopt;
+  return ObservedCall{it->second.inputs, it->second.values};
 }
 
 std::shared_ptr<const ModuleIndex> RobustTracer::module_index(const Module& root) const {

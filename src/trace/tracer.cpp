@@ -156,18 +156,27 @@ Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, const Co
   std::size_t specs = 0;
   while (given < names.size() && (concrete_value(names[given]) != nullptr || specs < inputs.size())) {
     if (concrete_value(names[given]) == nullptr) {
-      ParamType type = signature->parameters[given].type;
-      if (type != ParamType::tensor && type != ParamType::any) {
+      const ForwardParameter& parameter = signature->parameters[given];
+      const bool takes_int = parameter.type == ParamType::sym_int || parameter.type == ParamType::any;
+      const bool takes_tensor = parameter.type == ParamType::tensor || parameter.type == ParamType::any;
+      if (inputs[specs].is_int && !takes_int) {
         throw_invalid_argument(where,
-                               "{}.forward's input '{}' is {}, not a Tensor: give it a value in concrete_args",
-                               root.type_name(), names[given], signature->parameters[given].type_name);
+                               "{}.forward's input '{}' is {}, not a SymInt: a symbolic integer (InputSpec::symbolic_int()) "
+                               "needs a SymInt parameter; give it a value in concrete_args",
+                               root.type_name(), names[given], parameter.type_name);
+      }
+      if (!inputs[specs].is_int && !takes_tensor) {
+        throw_invalid_argument(where,
+                               "{}.forward's input '{}' is {}, not a Tensor: give it a value in concrete_args{}",
+                               root.type_name(), names[given], parameter.type_name,
+                               parameter.type == ParamType::sym_int ? " or an InputSpec::symbolic_int()" : "");
       }
       ++specs;
     }
     ++given;
   }
   if (given < signature->num_required && signature->parameters[given].type != ParamType::tensor &&
-      signature->parameters[given].type != ParamType::any) {
+      signature->parameters[given].type != ParamType::any && signature->parameters[given].type != ParamType::sym_int) {
     throw_invalid_argument(where, "{}.forward's input '{}' is {}, not a Tensor: give it a value in concrete_args",
                            root.type_name(), names[given], signature->parameters[given].type_name);
   }
@@ -198,7 +207,11 @@ Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, const Co
         args.push_back(*value);
       } else {
         const InputSpec& spec = inputs[next_spec++];
-        args.emplace_back(proxy(placeholder, TensorMeta{spec.dtype, spec.shape}));
+        if (spec.is_int) {
+          args.push_back(wrap_result(placeholder, OutputMeta::number(DType::int64), where));
+        } else {
+          args.emplace_back(proxy(placeholder, TensorMeta{spec.dtype, spec.shape}));
+        }
       }
     }
     Value result = trace_root(root, args, where);
@@ -428,9 +441,43 @@ Argument Tracer::getattr(std::string_view qualified_name, const Tensor& tensor, 
 
 namespace {
 
+/// `v` with every tensor of unknown rank (also in a list) replaced by a stand-in of rank `rank`
+/// whose dims are unknown, of a trace id never given out (it is never recorded).
+Value with_rank(const Value& v, std::size_t rank) {
+  if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value)) {
+    if (!t->defined() || t->shape().is_rank_known()) return v;
+    return Tensor::symbolic(TensorMeta{t->dtype(), Shape::unknown(rank)}, SymbolicRef{~std::uint64_t{0}, 0});
+  }
+  if (const ValueList* list = boost::variant2::get_if<ValueList>(&v.value)) {
+    ValueList items;
+    items.reserve(list->size());
+    for (const Value& item : *list) items.push_back(with_rank(item, rank));
+    return items;
+  }
+  return v;
+}
+
+/// The op's meta function on `call` with its tensors of unknown rank given rank `rank`, or
+/// nullopt when it refuses them.
+std::optional<OutputMeta> meta_at_rank(const OpCall& call, std::size_t rank) {
+  ValueList args;
+  args.reserve(call.args.size());
+  for (const Value& a : call.args) args.push_back(with_rank(a, rank));
+  try {
+    return call.op.meta(OpCall{call.op, args, call.where, call.style});
+  } catch (const std::invalid_argument&) {  // OpError: not an argument of that rank
+    return std::nullopt;
+  } catch (const TraceError&) {
+    return std::nullopt;
+  }
+}
+
 /// Note [Unknown in, unknown out]: an op given a tensor of unknown rank (the output of a module
-/// that could not be traced) cannot run its meta function; its tensor result has an unknown
-/// rank too, with the dtype the op names or else that of its first tensor argument.
+/// that could not be traced) cannot run its meta function on it. Its result's dtype is what the
+/// meta function gives when that tensor has rank 1 (a comparison gives bool), else the dtype
+/// the op names or that of its first tensor argument. Its shape has an unknown rank too, except
+/// where it does not depend on the rank: a full reduction (`x.sum()`) is 0-dim whatever the
+/// rank, which the meta function shows by giving the same shape at ranks 1 and 2.
 OutputMeta unknown_rank_meta(const OpCall& call) {
   const OpSchema& schema = call.op.schema;
   if (schema.returns_number()) return OutputMeta::number(schema.returns == ReturnType::bool_ ? DType::bool_ : DType::int64);
@@ -439,6 +486,15 @@ OutputMeta unknown_rank_meta(const OpCall& call) {
                       "{}(): the number of its outputs depends on the shape of a tensor whose shape is unknown (the "
                       "output of a module that could not be traced); give that module's type a shape function "
                       "(register_leaf with a LeafMetaFn)", call.op.name());
+  }
+  if (std::optional<OutputMeta> one = meta_at_rank(call, 1); one && one->outputs.size() == 1) {
+    if (call.op.has(OpFlags::reduction)) {
+      std::optional<OutputMeta> two = meta_at_rank(call, 2);
+      if (two && two->outputs.size() == 1 && two->outputs[0] == one->outputs[0] && one->outputs[0].shape.is_fully_known()) {
+        return std::move(*one);
+      }
+    }
+    return OutputMeta::single(one->outputs[0].dtype, Shape::unknown_rank());
   }
   std::optional<DType> dtype;
   for (const Value& v : call.args) {

@@ -46,6 +46,7 @@ enum class ParamType : std::uint8_t {
   tensor,       ///< Tensor
   tensor_list,  ///< std::vector<Tensor>
   integer,      ///< any integer type
+  sym_int,      ///< SymInt: an int, or a size unknown at trace time (traced as a root, a symbolic input)
   int_list,     ///< std::vector<std::int64_t>
   floating,     ///< double or float
   boolean,      ///< bool
@@ -59,7 +60,7 @@ struct ForwardParameter {
   std::string name;       ///< the declared input name (a placeholder's name when traced)
   ParamType type;           ///< what it holds
   bool optional = false;  ///< `std::optional<...>`: None is accepted, and it may be omitted when trailing
-  /// "Tensor", "Optional[Tensor]", "List[Tensor]", "int", "float", "bool", "str", "List[int]", "Any".
+  /// "Tensor", "Optional[Tensor]", "List[Tensor]", "int", "SymInt", "float", "bool", "str", "List[int]", "Any".
   std::string_view type_name;
 };
 

@@ -5,10 +5,15 @@
 /// module that failed is traced as a root of its own, so a model is covered as far as it can
 /// be. Only the model gets `concrete_args`. A child traced as a root gets the input metadata
 /// seen at its call site when it was called before its parent failed (else inputs of unknown
-/// shape).
+/// shape). Its other arguments: a `SymInt` parameter is a symbolic integer input
+/// (`InputSpec::symbolic_int()`); one that forward takes as a C++ value (`int64_t`, `double`,
+/// `bool`) gets the value seen at that call as a concrete argument, recorded in the graph as a
+/// guard; a module never called then cannot be traced, and fails saying so.
 ///
-/// The collection borrows the model: its entries, hierarchy and report name the model's
-/// modules, so the model must outlive it.
+/// The collection borrows the model, which must outlive it. It keeps every other module of the
+/// model alive (those owned by a `std::shared_ptr`, as children are), so what it recorded stays
+/// true and readable when the model changes afterwards: a module replaced with `replace_module`
+/// keeps its records, its graph and its failure under the path it was traced at.
 ///
 ///     symtrace::GraphCollection c = symtrace::recursive_trace(model, {x});
 ///     for (const auto& entry : c) fmt::print("{}: {} nodes\n", entry.path, entry.graph.size());

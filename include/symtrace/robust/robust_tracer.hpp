@@ -4,8 +4,11 @@
 /// the API of ModelOpt's `modelopt.torch.trace.RobustTracer`). Every module call it traces
 /// through takes a graph checkpoint; when the module's forward throws (any exception), the
 /// nodes, names and tracer state made since are rolled back, the module becomes a
-/// `call_module` leaf with the call's real arguments, and the trace goes on. One pass: the
-/// graph is the one a plain trace would give had the failed modules been registered leaves.
+/// `call_module` leaf with the call's real arguments, and the trace goes on. The graph is the
+/// one a plain trace would give had the failed modules been registered leaves: in one pass,
+/// unless a module fails on a later call after an earlier call of it was traced through; the
+/// trace then starts again with that module failed, so that every call of it is a leaf (Note
+/// [A failure on a later call] in robust_tracer.cpp).
 ///
 ///     symtrace::RobustTracer tracer;
 ///     symtrace::Graph g = tracer.trace(model, {x});      // never throws for a failing submodule
@@ -21,6 +24,7 @@
 
 #include <fmt/core.h>
 
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -109,6 +113,15 @@ class RobustTracer : public Tracer {
   /// The input specs of `module`'s first call seen by a trace of this tracer (its tensor
   /// arguments' dtypes and shapes), or nullptr when it was not called with tensors only.
   [[nodiscard]] const std::vector<InputSpec>* observed_inputs(const Module& module) const noexcept;
+  /// What `module`'s first call passed: its tensors' dtypes and shapes, and its other arguments
+  /// (ints, floats, bools, strings, None, lists of them) with their positions.
+  struct ObservedCall {
+    std::vector<InputSpec> tensors;                       ///< in argument order
+    std::vector<std::pair<std::size_t, Value>> values;    ///< (position, value) of the others
+  };
+  /// `module`'s first call seen by a trace of this tracer, or nullopt when it was not called,
+  /// or called with something symbolic besides its tensors (a proxy SymInt).
+  [[nodiscard]] std::optional<ObservedCall> observed_call(const Module& module) const;
   /// Forgets the failures, visits and observed inputs of earlier traces (leaf registrations stay).
   void clear_results() noexcept;
 
@@ -160,10 +173,17 @@ class RobustTracer : public Tracer {
   struct Calls {
     bool visited = false;   ///< a call ended (returned or failed): see record_call_module
     bool observed = false;  ///< `inputs` are its first call's, all tensors
-    std::vector<InputSpec> inputs;
+    std::uint64_t traced_in = 0;  ///< the trace_generation_ of its last traced-through call
+    std::vector<InputSpec> inputs;  ///< its first call's tensors (see ObservedCall)
+    std::vector<std::pair<std::size_t, Value>> values;  ///< and its other arguments
   };
+  /// Records `args`, a first call, in `calls` when they can be observed (see ObservedCall).
+  static void observe_call(Calls& calls, const ValueList& args);
   std::unordered_map<const Module*, Calls> calls_;
   std::unordered_map<const Module*, std::vector<LeafCall>> leaf_calls_;  // see leaf_result_meta
+  /// Thrown to start a trace again: Note [A failure on a later call] in robust_tracer.cpp.
+  struct RestartTrace;
+  std::uint64_t trace_generation_ = 0;  // one per attempt of Tracer::trace (a restart is a new one)
   bool remember_leaf_calls_ = false;
   bool capture_by_execution_ = false;
   std::shared_ptr<const ModuleIndex> model_index_;  // set by GraphCollection for one recursive_trace

@@ -43,13 +43,22 @@ struct OpCall;
 class TracingState;
 
 /// A traced input: its dtype and shape, whose dims may be unknown (`Dim::unknown()`).
-/// An example tensor converts to its own dtype and shape.
+/// An example tensor converts to its own dtype and shape. `InputSpec::symbolic_int()` is an
+/// integer unknown at trace time, for a forward parameter of type SymInt.
 struct InputSpec {
   DType dtype = DType::float32;
   Shape shape;
+  bool is_int = false;  ///< a symbolic integer (a SymInt placeholder), not a tensor
 
   InputSpec(Shape s, DType d = DType::float32) : dtype(d), shape(std::move(s)) {}  // NOLINT: implicit
   InputSpec(const Tensor& example);                                                 // NOLINT: implicit
+  /// An integer input unknown at trace time: its placeholder is an `int` and forward gets a
+  /// proxy SymInt. Only a SymInt parameter takes it.
+  [[nodiscard]] static InputSpec symbolic_int() {
+    InputSpec spec(Shape{}, DType::int64);
+    spec.is_int = true;
+    return spec;
+  }
 };
 
 /// Inputs specialised to a value for a trace (fx's `concrete_args`): input name and value.

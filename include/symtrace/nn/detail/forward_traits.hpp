@@ -71,6 +71,20 @@ struct ArgCodec<T> {
   }
 };
 
+/// A SymInt parameter takes an int or a proxy SymInt: the forward works on sizes unknown at trace
+/// time (a module traced as a root gets a symbolic one).
+template <>
+struct ArgCodec<SymInt> {
+  static constexpr ParamType type = ParamType::sym_int;
+  static constexpr bool optional = false;
+  static std::string_view name() noexcept { return "SymInt"; }
+  static Value box(const SymInt& v) { return Value(v); }
+  static SymInt unbox(const Value& v, const UnboxContext& c) {
+    if (!v.is_int() && !v.is_symint()) throw_unbox_error(c, name(), v);
+    return v.to_sym_int();
+  }
+};
+
 template <std::floating_point T>
 struct ArgCodec<T> {
   static constexpr ParamType type = ParamType::floating;
