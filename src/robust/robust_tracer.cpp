@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <typeinfo>
@@ -327,7 +328,15 @@ void RobustTracer::observe_call(Calls& calls, const ValueList& args) {
 OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
                                           std::source_location where) const {
   if (any_unknown_rank(args)) return unknown_result(module, args, path, where);
-  if (const LeafMetaFn* meta_fn = leaf_meta_fn(module)) return (*meta_fn)(module, args);
+  if (const LeafMetaFn* meta_fn = leaf_meta_fn(module)) {
+    try {
+      return (*meta_fn)(module, args);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (...) {  // NOLINT(bugprone-empty-catch): Note [A failing LeafMetaFn], recorded at its first call
+      return unknown_result(module, args, path, where);
+    }
+  }
   // A built-in layer's shape function (a traced-through layer that failed).
   if (std::optional<TensorMeta> meta = layer_result_meta(module, args)) return OutputMeta::single(std::move(*meta));
   return unknown_result(module, args, path, where);
@@ -391,8 +400,35 @@ std::shared_ptr<const ModuleIndex> RobustTracer::module_index(const Module& root
   return model_index_ != nullptr && &model_index_->root() == &root ? model_index_ : nullptr;
 }
 
+// Note [A failing LeafMetaFn]: the metadata function registered for a leaf's type may throw
+// (it assumed a rank, it read an attribute the module lacks). Nothing is wrong with the calling
+// module's code, so the caller goes on: the leaf is recorded as a failed module whose output
+// has an unknown shape, its failure naming the function, the exception and the leaf's call,
+// where the collection and the report show it; later calls of it are failed leaves too.
+OutputMeta RobustTracer::leaf_meta_failed(Module& module, const std::string& path, const ValueList& args,
+                                          const std::exception* e, std::source_location where) {
+  ModuleFailure failure = describe_exception(e, module, path, where);
+  failure.message = fmt::format("the output metadata function (LeafMetaFn) registered for the leaf {} ({}) failed, so its "
+                                "output has an unknown shape: {}",
+                                path.empty() ? std::string("root") : fmt::format("'{}'", path), module.type_name(),
+                                failure.message);
+  record_call_module(module, &failure);
+  return unknown_result(module, args, path, where);
+}
+
 OutputMeta RobustTracer::leaf_result_meta(Module& module, const std::string& path, const ValueList& args,
                                           std::source_location where) {
+  if (const LeafMetaFn* meta_fn = leaf_meta_fn(module); meta_fn != nullptr && !any_unknown_rank(args)) {
+    try {
+      return (*meta_fn)(module, args);  // Note [A failing LeafMetaFn]
+    } catch (const std::bad_alloc&) {
+      throw;  // not the function's fault: the caller's to handle
+    } catch (const std::exception& e) {
+      return leaf_meta_failed(module, path, args, &e, where);
+    } catch (...) {
+      return leaf_meta_failed(module, path, args, nullptr, where);
+    }
+  }
   if (!remember_leaf_calls_) return Tracer::leaf_result_meta(module, path, args, where);
   // A built-in layer that tells its result from its inputs needs nothing remembered:
   // remembered_leaf_graph asks it again.

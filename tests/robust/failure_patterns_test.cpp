@@ -411,3 +411,50 @@ TEST_CASE("a leaf's metadata function is not given arguments of unknown rank") {
   (void)tracer.trace(*model.scale, {InputSpec(Shape{2, 3})});
   CHECK(calls == 1);  // known shapes: the function runs
 }
+
+namespace {
+
+/// A leaf whose registered metadata function throws (see the test below).
+struct Leafy : TypedModule<Leafy> {
+  Tensor forward(const Tensor& x) { return x.relu(); }
+};
+/// Calls the leaf twice.
+struct CallsLeafy : TypedModule<CallsLeafy> {
+  CallsLeafy() {
+    leaf = register_module("leaf", std::make_shared<Leafy>());
+    fc = register_module("fc", nn::Linear(4, 4));
+  }
+  static constexpr int call_line = __LINE__ + 1;
+  Tensor forward(const Tensor& x) { return leaf->call({fc(x)}).to_tensor() + leaf->call({x}).to_tensor(); }
+  std::shared_ptr<Leafy> leaf;
+  nn::Linear fc{nullptr};
+};
+
+}  // namespace
+
+TEST_CASE("a leaf whose registered metadata function throws is a failed leaf of unknown shape, its caller traced on") {
+  CallsLeafy model;
+  GraphCollection c;
+  c.tracer().register_leaf<Leafy>([](const Module&, const ValueList&) -> OutputMeta {
+    throw std::runtime_error("assumed a 4-d input");
+  });
+  c.recursive_trace(model, {InputSpec(Shape{2, 4})});
+  REQUIRE(c.failures().size() == 1);
+  const ModuleFailure& f = c.failures()[0];
+  CHECK(f.module == "leaf");
+  CHECK(f.kind == "std::runtime_error");
+  CHECK(f.message == "the output metadata function (LeafMetaFn) registered for the leaf 'leaf' (Leafy) failed, so its "
+                     "output has an unknown shape: assumed a 4-d input");
+  CHECK(f.where.line() == static_cast<std::uint_least32_t>(CallsLeafy::call_line));
+  CHECK_FALSE(c.is_failed(model));  // the caller is traced: both calls are leaves of unknown shape
+  const Graph& g = *c.find("");
+  CHECK(to_string(*g.find_node("leaf")->tensor_meta()) == "float32[...]");
+  CHECK(to_string(*g.find_node("leaf_1")->tensor_meta()) == "float32[...]");
+  CHECK(g.find_node("add") != nullptr);
+  const std::string report = coverage_report(c, "top");
+  CHECK(report.find("leaf (Leafy)  failed: std::runtime_error at tests/robust/failure_patterns_test.cpp:") !=
+        std::string::npos);
+  CHECK(report.find("assumed a 4-d input") != std::string::npos);
+  const Tensor x = randn({2, 4});
+  CHECK(max_rel_error(Interpreter(model, g).run({x}).to_tensor(), model.call({x}).to_tensor()) == 0.0);
+}

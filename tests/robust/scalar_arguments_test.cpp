@@ -46,6 +46,12 @@ class Parent : public TypedModule<Parent> {
   std::shared_ptr<Scale> never;
 };
 
+/// Reads data: fails, and its output has an unknown rank in its caller's graph.
+class Opaque : public TypedModule<Opaque> {
+ public:
+  Tensor forward(const Tensor& x) { return x.sum().to_bool() ? x : -x; }
+};
+
 }  // namespace
 
 TEST_CASE("a child taking a C++ int is traced as a root with the value seen at its call, recorded as a guard") {
@@ -108,9 +114,6 @@ TEST_CASE("symbolic_trace takes a SymInt input as InputSpec::symbolic_int(), and
 
 TEST_CASE("a full reduction of a tensor of unknown rank is 0-dim with its dtype, and cond() takes the comparison") {
   // After a failure the output's rank is unknown: sum() is still a 0-dim float, `> 0` a 0-dim bool.
-  struct Opaque : TypedModule<Opaque> {
-    Tensor forward(const Tensor& x) { return x.sum().to_bool() ? x : -x; }
-  };
   struct UsesCond : TypedModule<UsesCond> {
     UsesCond() { opaque = register_module("opaque", std::make_shared<Opaque>()); }
     Tensor forward(const Tensor& x) {
@@ -134,9 +137,6 @@ TEST_CASE("a full reduction of a tensor of unknown rank is 0-dim with its dtype,
 }
 
 TEST_CASE("an op on a tensor of unknown rank takes its dtype from the op; only a full reduction knows its shape") {
-  struct Opaque : TypedModule<Opaque> {
-    Tensor forward(const Tensor& x) { return x.sum().to_bool() ? x : -x; }
-  };
   struct Uses : TypedModule<Uses> {
     Uses() { opaque = register_module("opaque", std::make_shared<Opaque>()); }
     Tensor forward(const Tensor& x) {

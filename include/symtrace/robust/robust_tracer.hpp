@@ -156,6 +156,10 @@ class RobustTracer : public Tracer {
   /// The failure of a root whose trace threw `e` (nullptr: not a std::exception): the one
   /// recorded for it, else `e` described.
   ModuleFailure root_failure(const Module& root, const std::exception* e, std::source_location where) const;
+  /// Records that the LeafMetaFn of `module` threw `e` (nullptr: not a std::exception) and gives
+  /// its unknown result (Note [A failing LeafMetaFn] in robust_tracer.cpp).
+  OutputMeta leaf_meta_failed(Module& module, const std::string& path, const ValueList& args, const std::exception* e,
+                              std::source_location where);
   /// Records `module` as a failed leaf called with `args` (its metadata as the file comment says).
   Value record_failed_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
 
