@@ -1,8 +1,12 @@
 // The callback registry behind RecordFunction.
 //
-// Global callbacks live in an immutable list that add/remove replace as a whole (under a
-// mutex, published through an atomic shared_ptr), so an event reads a consistent list without
-// a lock and keeps the callbacks it started with even if they are removed meanwhile. Each
+// Global callbacks live in an immutable list that add/remove replace as a whole, so an event
+// takes a reference to a consistent list and keeps the callbacks it started with even if they
+// are removed meanwhile. The mutex guards only the pointer to the list: an event holds it for
+// one shared_ptr copy. (std::atomic<std::shared_ptr> would do the same without naming a mutex,
+// but libstdc++ 12's load() releases its internal lock with a relaxed store, so its read of the
+// pointer is not ordered before the next store's write: a data race that ThreadSanitizer
+// reports.) Each
 // thread's own callbacks are a plain thread_local list. g_observer_count counts both kinds
 // across all threads (Note [Observers off] in the header): when it is zero an event does no
 // more than read it.
@@ -30,8 +34,14 @@ using EntryList = std::vector<Entry>;
 
 std::atomic<CallbackHandle> g_next_handle{1};
 std::atomic<std::uint64_t> g_next_event_id{1};
-std::mutex g_global_mutex;  // serialises writers of g_global
-std::atomic<std::shared_ptr<const EntryList>> g_global{std::make_shared<const EntryList>()};
+std::mutex g_global_mutex;  // guards g_global (the pointer, not the list: lists are immutable)
+std::shared_ptr<const EntryList> g_global = std::make_shared<const EntryList>();
+
+/// The current global callbacks.
+std::shared_ptr<const EntryList> global_callbacks() {
+  const std::lock_guard lock(g_global_mutex);
+  return g_global;
+}
 
 /// This thread's callbacks; on thread exit they stop counting.
 struct ThreadLocalCallbacks {
@@ -73,7 +83,7 @@ std::shared_ptr<std::atomic<bool>> find_enabled_flag(CallbackHandle handle) {
   for (const Entry& e : t_callbacks.entries) {
     if (e.handle == handle) return e.enabled;
   }
-  const std::shared_ptr<const EntryList> global = g_global.load(std::memory_order_acquire);
+  const std::shared_ptr<const EntryList> global = global_callbacks();
   for (const Entry& e : *global) {
     if (e.handle == handle) return e.enabled;
   }
@@ -145,10 +155,11 @@ RecordFunctionCallback& RecordFunctionCallback::should_run(ShouldRunFn predicate
 CallbackHandle add_global_callback(RecordFunctionCallback callback) {
   Entry entry = make_entry(std::move(callback));
   const CallbackHandle handle = entry.handle;
+  std::shared_ptr<const EntryList> old;  // released after the lock, as in remove_callback
   std::lock_guard lock(g_global_mutex);
-  auto next = std::make_shared<EntryList>(*g_global.load(std::memory_order_acquire));
+  auto next = std::make_shared<EntryList>(*g_global);
   next->push_back(std::move(entry));
-  g_global.store(std::move(next), std::memory_order_release);
+  old = std::exchange(g_global, std::move(next));
   detail::g_observer_count.fetch_add(1, std::memory_order_relaxed);
   return handle;
 }
@@ -173,7 +184,7 @@ bool remove_callback(CallbackHandle handle) {
   std::shared_ptr<const EntryList> old;  // released after the lock: callbacks' destructors may use the registry
   {
     std::lock_guard lock(g_global_mutex);
-    old = g_global.load(std::memory_order_acquire);
+    old = g_global;
     auto found = std::find_if(old->begin(), old->end(), [&](const Entry& e) { return e.handle == handle; });
     if (found == old->end()) return false;
     auto next = std::make_shared<EntryList>();
@@ -181,7 +192,7 @@ bool remove_callback(CallbackHandle handle) {
     for (const Entry& e : *old) {
       if (e.handle != handle) next->push_back(e);
     }
-    g_global.store(std::move(next), std::memory_order_release);
+    g_global = std::move(next);
     detail::g_observer_count.fetch_sub(1, std::memory_order_relaxed);
   }
   return true;
@@ -210,7 +221,7 @@ void clear_callbacks() {
   auto empty = std::make_shared<const EntryList>();
   std::shared_ptr<const EntryList> old;  // released after the lock, as in remove_callback
   std::lock_guard lock(g_global_mutex);
-  old = g_global.exchange(std::move(empty), std::memory_order_acq_rel);
+  old = std::exchange(g_global, std::move(empty));
   detail::g_observer_count.fetch_sub(static_cast<std::uint32_t>(old->size()), std::memory_order_relaxed);
 }
 
@@ -255,7 +266,7 @@ void RecordFunctionRun::start(std::span<const Value> inputs) {
       chosen.push_back(e.callback);
     }
   };
-  const std::shared_ptr<const EntryList> global = g_global.load(std::memory_order_acquire);
+  const std::shared_ptr<const EntryList> global = global_callbacks();
   for (const Entry& e : *global) consider(e);
   for (const Entry& e : t_callbacks.entries) consider(e);
   if (chosen.empty()) return;
