@@ -46,10 +46,41 @@ bool is_valid_module_name(std::string_view name) noexcept {
 
 Module::Module(std::shared_ptr<const ForwardSignature> signature) : signature_(std::move(signature)) {}
 
+namespace {
+/// The children being released by the outermost module destruction on this thread, or null
+/// (Note [Deep destruction]).
+thread_local std::vector<std::shared_ptr<Module>>* t_released_children = nullptr;
+}  // namespace
+
 Module::~Module() {
   for (const auto& [name, child] : children_) child->registrations_.fetch_sub(1, std::memory_order_relaxed);
   for (const TensorSlot& slot : parameters_) slot.tensor.impl_ptr()->registrations.remove();
   for (const TensorSlot& slot : buffers_) slot.tensor.impl_ptr()->registrations.remove();
+  // Note [Deep destruction]: a child whose last owner is this module would be destroyed inside
+  // this destructor, and its children inside its own: one nest of C++ frames per level, which
+  // overflows the stack when a chain of many thousand modules is freed. So the outermost
+  // destruction on a thread collects the children of every module it destroys and releases
+  // them one at a time, in a loop. Without memory to collect them, they are released here.
+  if (children_.empty()) return;
+  if (t_released_children != nullptr) {
+    try {
+      for (auto& [name, child] : children_) t_released_children->push_back(std::move(child));
+    } catch (...) {  // NOLINT(bugprone-empty-catch): the rest are released in place
+    }
+    return;
+  }
+  std::vector<std::shared_ptr<Module>> released;
+  t_released_children = &released;
+  try {
+    for (auto& [name, child] : children_) released.push_back(std::move(child));
+  } catch (...) {  // NOLINT(bugprone-empty-catch): the rest are released in place
+  }
+  while (!released.empty()) {
+    std::shared_ptr<Module> child = std::move(released.back());
+    released.pop_back();
+    child.reset();  // may add its own children to `released`
+  }
+  t_released_children = nullptr;
 }
 
 const detail::TypeFacts& Module::facts() const {
@@ -218,7 +249,12 @@ void Module::check_no_cycle(const Module& child, std::string_view name, Where wh
                            name, child.type_name(), type_name());
   };
   if (&child == this) cycle();
-  if (child.children_.empty()) return;
+  // Registering `child` here makes a cycle exactly when this module is `child` or one of its
+  // descendants. A module no parent holds (a model built bottom up: each new module
+  // registers the ones made before) is nobody's descendant, nor is anything under a child
+  // without children (a model built top down): both are answered in O(1). Otherwise the
+  // child's subtree is searched, each module once.
+  if (child.children_.empty() || num_registrations() == 0) return;
   std::vector<const Module*> stack{&child};
   std::unordered_set<const Module*> seen{&child};
   while (!stack.empty()) {

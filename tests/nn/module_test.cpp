@@ -197,6 +197,52 @@ TEST_CASE("registration errors name the name, the module and the caller's line")
   CHECK(net->named_parameters(false).empty());
 }
 
+TEST_CASE("the cycle check refuses cycles however deep, and accepts every registration that makes none") {
+  // 10,000 Sequentials nested, built bottom up; chain[i] is i deep (chain[0] the outermost).
+  constexpr std::size_t n = 10'000;
+  std::vector<std::shared_ptr<nn::SequentialImpl>> chain(n);
+  chain[n - 1] = std::make_shared<nn::SequentialImpl>();
+  for (std::size_t i = n - 1; i-- > 0;) chain[i] = std::make_shared<nn::SequentialImpl>(chain[i + 1]);
+  CHECK(chain[0]->num_registrations() == 0);
+  CHECK(chain[n - 1]->num_registrations() == 1);
+  const auto refused = [](nn::SequentialImpl& parent, std::shared_ptr<Module> child) {
+    CHECK_THROWS_WITH_AS(parent.push_back(std::move(child)),
+                         doctest::Contains("(Sequential) in Sequential would make a cycle: the module would contain "
+                                           "itself"),
+                         std::invalid_argument);
+  };
+  SUBCASE("the outermost into the innermost, 10,000 levels apart") { refused(*chain[n - 1], chain[0]); }
+  SUBCASE("a module into its descendants at every distance") {
+    for (std::size_t deeper : {std::size_t{0}, std::size_t{1}, std::size_t{5'000}, n - 101}) refused(*chain[100 + deeper], chain[100]);
+  }
+  SUBCASE("registrations that make no cycle") {
+    chain[n - 1]->push_back(std::make_shared<nn::SequentialImpl>());           // a new module, into the innermost
+    chain[5'000]->push_back(chain[7'000]);                                     // a descendant, again, higher up
+    auto other = std::make_shared<nn::SequentialImpl>(std::make_shared<nn::SequentialImpl>());
+    other->push_back(chain[1]);                                                // a subtree into another model
+    other->at<nn::SequentialImpl>(0)->push_back(chain[2]);                     // ... under a registered parent
+    CHECK(chain[2]->num_registrations() == 2);
+    CHECK(chain[7'000]->num_registrations() == 2);
+    CHECK(chain[5'000]->named_children().size() == 2);
+  }
+  // Nothing refused was registered.
+  for (std::size_t i = 0; i + 1 < n; ++i) REQUIRE(chain[i]->named_children().front().second == chain[i + 1]);
+  CHECK(chain[0]->num_registrations() == 0);
+}
+
+TEST_CASE("a chain of modules 100,000 deep is freed without a deep nest of destructors") {
+  // Freed in a loop (Note [Deep destruction] in module.cpp): before, each level nested a
+  // destructor call, and this chain overflowed the stack.
+  std::weak_ptr<Module> innermost;
+  {
+    auto chain = std::make_shared<nn::SequentialImpl>();
+    innermost = chain;
+    for (int i = 0; i < 100'000; ++i) chain = std::make_shared<nn::SequentialImpl>(std::move(chain));
+    CHECK_FALSE(innermost.expired());
+  }
+  CHECK(innermost.expired());
+}
+
 TEST_CASE("a module registered twice is one module") {
   auto shared = std::make_shared<nn::LinearImpl>(2, 2);
   nn::Sequential seq(shared, nn::ReLU(), shared);
