@@ -2,6 +2,7 @@
 // order `symtrace zoo` lists them.
 #include "symtrace/zoo/zoo.hpp"
 
+#include "symtrace/zoo/deep_chain.hpp"
 #include "symtrace/zoo/failures.hpp"
 #include "symtrace/zoo/mlp.hpp"
 #include "symtrace/zoo/rnn.hpp"
@@ -31,6 +32,14 @@ void add_sequence_models(std::vector<ModelInfo>& out) {
   out.push_back({"deep_mlp_1000_fail16",
                  "DeepMLP(1000) (anchors) where every 64th block (16 blocks) branches on h.sum() > 0",
                  {features(64)}, std::move(failing), 4'288'000, [] { return deep_mlp(1000, 64); }});
+  {
+    std::string innermost = "inner";
+    for (int i = 2; i < 1000; ++i) innermost += ".inner";
+    out.push_back({"deep_chain_1000",
+                   "1000 modules nested in a chain, each calling the next (inner((x + relu(x)) * 0.5), width 16), the "
+                   "innermost branching on fc(x).sum() > 0",
+                   {features(16)}, {std::move(innermost)}, 272, [] { return deep_chain(1000); }});
+  }
   out.push_back({"rnn",
                  "Elman RNN over int64 tokens: embedding 64, cell tanh(ih(x_t) + hh(h)) unrolled by a C++ loop over "
                  "the sequence length, head on the last state",

@@ -17,7 +17,7 @@ TEST_CASE("the zoo lists every reference model once, in a fixed order") {
   for (const char* expected :
        {"resnet18", "resnet50", "resnet50_fail1", "resnet50_fail4", "resnet50_fail16", "mobilenet_v2",
         "unet_small", "vit_b16", "vit_tiny", "deep_mlp_100", "deep_mlp_1000", "deep_mlp_10000",
-        "deep_mlp_1000_fail16", "rnn", "mixed_failures"})
+        "deep_mlp_1000_fail16", "deep_chain_1000", "rnn", "mixed_failures"})
     CHECK_MESSAGE(unique.contains(expected), expected);
   CHECK(names.front() == "resnet18");
 }
