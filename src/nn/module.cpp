@@ -1,6 +1,7 @@
 #include "symtrace/nn/module.hpp"
 
 #include "symtrace/core/error.hpp"
+#include "symtrace/core/stack_guard.hpp"
 #include "symtrace/nn/module_call_hook.hpp"
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/nn/typed_module.hpp"
@@ -158,19 +159,35 @@ BoxedArgs::~BoxedArgs() {
 }
 }  // namespace detail
 
+namespace {
+/// Note [Stack guard]: an eager call the thread's stack cannot hold (a traced call is checked
+/// by the tracer, which names the trace's depth).
+[[noreturn, gnu::noinline, gnu::cold]] void throw_stack_depth_error(const Module& module, std::source_location where) {
+  throw StackDepthError(fmt::format("{}:{}: a call of {} ran out of stack: {}", where.file_name(), where.line(),
+                                    module.type_name(), detail::stack_depth_advice()),
+                        0);
+}
+/// A call of a module without a forward; cold, in a frame of its own: Module::call is on the
+/// stack once per level of a traced model (Note [Small frames per level] in
+/// src/robust/robust_tracer.cpp).
+[[noreturn, gnu::noinline, gnu::cold]] void throw_not_callable(const Module& module, std::source_location where) {
+  throw_invalid_argument(where, "{} is not callable: it has no forward (index it and call its elements)",
+                         module.type_name());
+}
+}  // namespace
+
 Value Module::call(const ValueList& args, Where where) {
-  if (!signature_)
-    throw_invalid_argument(where,
-                           "{} is not callable: it has no forward (index it and call its elements)",
-                           type_name());
+  if (!signature_) throw_not_callable(*this, where);
   if (has_callbacks()) [[unlikely]] return call_observed(args, where);  // Note [Observers off]
   if (ModuleCallHook* hook = current_module_call_hook()) return hook->call_module(*this, args, where);
+  if (detail::stack_may_be_low() && detail::stack_exhausted()) [[unlikely]] throw_stack_depth_error(*this, where);
   return forward_values(args);
 }
 
 Value Module::call_observed(const ValueList& args, Where where) {
   RecordFunctionRun run(*this, type_name(), args, where);
   ModuleCallHook* hook = current_module_call_hook();
+  if (hook == nullptr && detail::stack_may_be_low() && detail::stack_exhausted()) [[unlikely]] throw_stack_depth_error(*this, where);
   Value result = hook != nullptr ? hook->call_module(*this, args, where) : forward_values(args);
   if (run.wants_outputs()) {
     run.end(std::span<const Value>(&result, 1));

@@ -4,6 +4,7 @@
 #include "symtrace/robust/graph_collection.hpp"
 
 #include "symtrace/core/error.hpp"
+#include "symtrace/core/stack_guard.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/nn/module_index.hpp"
 
@@ -148,6 +149,8 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
       const RootInputs in = root_inputs(*module, tracer_->observed_call(*module));
       try {
         return tracer_->trace(*module, in.specs, in.concrete, where);
+      } catch (const StackDepthError&) {
+        throw;  // the stack ran out (Note [Stack guard]): the whole run stops
       } catch (const std::exception& e) {
         // A forward that takes more than tensors cannot be traced without concrete_args.
         return tracer_->failed_root_graph(

@@ -13,6 +13,7 @@
 #include "symtrace/robust/robust_tracer.hpp"
 
 #include "symtrace/core/error.hpp"
+#include "symtrace/core/stack_guard.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/ops/dispatch.hpp"
@@ -23,6 +24,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -46,9 +48,11 @@ namespace {
 
 /// The exception `e` (nullptr: one not derived from std::exception) as a failure of `module`
 /// at `path` called at `call_site`. Reads `e` in place: rethrowing to find its type would
-/// unwind a second time.
+/// unwind a second time. Called from the handler of `e`: a StackDepthError is rethrown, as no
+/// failure of the module (the stack ran out while the model was deep; Note [Stack guard]).
 ModuleFailure describe_exception(const std::exception* e, const Module& module, const std::string& path,
                                  std::source_location call_site) {
+  if (dynamic_cast<const StackDepthError*>(e) != nullptr) throw;
   // An exception that carries no location is placed at the module's call, or, when symtrace's
   // own code made that call (a Sequential calling its children), at the innermost call in user
   // code around it (Note [User locations] in core/error.cpp).
@@ -70,6 +74,20 @@ ModuleFailure describe_exception(const std::exception* e, const Module& module, 
     f.message = e->what();
   }
   return f;
+}
+
+// Note [Small frames per level]: a traced-through module call nests RobustTracer::call_module,
+// Tracer::call_module, Module::call and the module's forward once per level of the model, so
+// what their frames hold is paid once per level on the stack: a chain of 10,000 modules traces
+// on an 8 MiB stack only if a level takes less than about 800 bytes (Note [Stack guard] in
+// src/core/stack_guard.cpp). The failure record and the observed inputs are therefore made in
+// frames of their own, off the recursive path, and the failure lives on the heap.
+
+/// describe_exception's record on the heap, made in a frame of its own (Note [Small frames
+/// per level]); rethrows a StackDepthError, as describe_exception does.
+[[gnu::noinline]] std::unique_ptr<ModuleFailure> failure_of(const std::exception* e, const Module& module,
+                                                           const std::string& path, std::source_location call_site) {
+  return std::make_unique<ModuleFailure>(describe_exception(e, module, path, call_site));
 }
 
 }  // namespace
@@ -116,6 +134,8 @@ Graph RobustTracer::trace_robustly(Module& root, const std::vector<InputSpec>& i
     }
   } catch (const std::invalid_argument&) {
     throw;  // inputs that do not fit the root's forward: the caller's to fix
+  } catch (const StackDepthError&) {
+    throw;  // no failure of the root: the stack ran out (Note [Stack guard])
   } catch (const std::exception& e) {
     // The root failed and cannot even stand as a leaf (its result's structure is unknown), or
     // its result cannot be an output: the root alone, with its inputs.
@@ -249,25 +269,31 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
   const std::string* path = st.path_of(module);
   if (st.meta_only()) {  // inside a leaf's side run: metadata only
     if (path != nullptr && is_failed(module)) {
-      const PathHold hold(st);
-      return meta_result(failed_leaf_meta(module, *path, args, where), where);
+      // A lambda of its own: its metadata would take room in this frame (Note [Small frames per level]).
+      return [&]() __attribute__((noinline)) {
+        const PathHold hold(st);
+        return meta_result(failed_leaf_meta(module, *path, args, where), where);
+      }();
     }
     return Tracer::call_module(module, args, where);
   }
   // The entry is used before the call only: the forward may run anything, clear_results() too.
-  Calls& calls = calls_[&module];
-  if (!calls.observed) observe_call(calls, args);
-  if (path != nullptr && is_failed(module)) {
-    // Failed before: a leaf whose forward is not run again (it would throw again).
+  // In a lambda of its own, as the bookkeeping takes room (Note [Small frames per level]).
+  const bool failed_before = [&]() __attribute__((noinline)) {
+    Calls& calls = calls_[&module];
+    if (!calls.observed) observe_call(calls, args);
+    if (path == nullptr || !is_failed(module)) return false;
     calls.visited = true;
-    return record_failed_leaf(module, *path, args, where);
-  }
+    return true;
+  }();
+  // Failed before: a leaf whose forward is not run again (it would throw again).
+  if (failed_before) return record_failed_leaf(module, *path, args, where);
   if (path == nullptr || is_leaf_module(module, *path)) {
     Value result = Tracer::call_module(module, args, where);
     record_call_module(module);
     return result;
   }
-  ModuleFailure failure;
+  std::unique_ptr<ModuleFailure> failure;  // Note [Small frames per level]
   Value result;
   bool failed = false;
   {
@@ -278,10 +304,10 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     } catch (const RestartTrace&) {
       throw;  // Note [A failure on a later call]: the whole trace starts again
     } catch (const std::exception& e) {
-      failure = describe_exception(&e, module, *path, where);
+      failure = failure_of(&e, module, *path, where);
       failed = true;
     } catch (...) {
-      failure = describe_exception(nullptr, module, *path, where);
+      failure = failure_of(nullptr, module, *path, where);
       failed = true;
     }
     if (failed) {
@@ -298,7 +324,7 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     return result;
   }
   const bool traced_before = calls_[&module].traced_in == trace_generation_;
-  record_call_module(module, &failure);
+  record_call_module(module, failure.get());
   if (traced_before) throw RestartTrace{};  // Note [A failure on a later call]
   return record_failed_leaf(module, *path, args, where);
 }

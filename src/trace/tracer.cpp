@@ -7,6 +7,7 @@
 #include "symtrace/trace/tracer.hpp"
 
 #include "symtrace/core/error.hpp"
+#include "symtrace/core/stack_guard.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/ops/op.hpp"
@@ -113,8 +114,14 @@ InputSpec::InputSpec(const Tensor& example) : dtype(example.dtype()), shape(exam
 
 Tracer::~Tracer() = default;
 
+namespace {
+[[noreturn, gnu::noinline, gnu::cold]] void throw_not_tracing() {
+  throw InternalError("internal error: a Tracer hook was called while it is not tracing");
+}
+}  // namespace
+
 TracingState& Tracer::state() const {
-  if (state_ == nullptr) throw InternalError("internal error: a Tracer hook was called while it is not tracing");
+  if (state_ == nullptr) throw_not_tracing();  // in a frame of its own: state() is inlined on the per-level path
   return *state_;
 }
 
@@ -239,15 +246,51 @@ bool Tracer::is_leaf_module(const Module& module, std::string_view) const {
   return module.is_builtin_layer() || is_registered_leaf(module);
 }
 
+namespace {
+
+/// A path of many components with its middle left out, "a.b.c.<9,994 more>.y.z": a message
+/// about a module 10,000 deep would otherwise hold 10,000 names.
+std::string abbreviated_path(std::string_view path) {
+  constexpr std::size_t head = 3, tail = 2;
+  const auto components = static_cast<std::size_t>(std::count(path.begin(), path.end(), '.')) + 1;
+  if (path.empty() || components <= head + tail + 1) return std::string(path);
+  std::size_t first_end = 0;
+  for (std::size_t i = 0; i < head; ++i) first_end = path.find('.', first_end) + 1;
+  std::size_t last_begin = path.size();
+  for (std::size_t i = 0; i < tail; ++i) last_begin = path.rfind('.', last_begin - 1);
+  return fmt::format("{}<{} more>{}", path.substr(0, first_end), components - head - tail, path.substr(last_begin));
+}
+
+/// Note [Stack guard]: a call of `callee` the thread's stack cannot hold.
+[[noreturn, gnu::noinline, gnu::cold]] void throw_stack_depth_error(const TracingState& state, const Module& callee,
+                                                                    std::source_location where) {
+  // The depth in the model: the caller's path has a component per module below the root.
+  const TracingState::Frame& frame = state.frame();
+  const std::size_t depth =
+      frame.path.empty() ? 1 : static_cast<std::size_t>(std::count(frame.path.begin(), frame.path.end(), '.')) + 2;
+  const std::string in = frame.path.empty() ? fmt::format("the root module ({})", frame.module->type_name())
+                                            : fmt::format("'{}' ({})", abbreviated_path(frame.path), frame.module->type_name());
+  throw StackDepthError(fmt::format("{}:{}: a call of {} nested {} modules deep in {}: {}", where.file_name(), where.line(),
+                                    callee.type_name(), depth + 1, in, detail::stack_depth_advice()),
+                        depth);
+}
+
+/// A call of a module the trace cannot name; cold, in a frame of its own (Note [Small frames
+/// per level] in src/robust/robust_tracer.cpp).
+[[noreturn, gnu::noinline, gnu::cold]] void throw_not_a_submodule(const Module& module, std::source_location where) {
+  throw_trace_error(where,
+                    "a {} that is not a submodule of the traced model was called: the graph could not name "
+                    "it; register it with register_module so it has a path",
+                    module.type_name());
+}
+
+}  // namespace
+
 Value Tracer::call_module(Module& module, const ValueList& args, std::source_location where) {
   TracingState& st = state();
+  if (detail::stack_may_be_low() && detail::stack_exhausted()) [[unlikely]] throw_stack_depth_error(st, module, where);
   const std::string* path = st.path_of(module);
-  if (path == nullptr) {
-    throw_trace_error(where,
-                      "a {} that is not a submodule of the traced model was called: the graph could not name "
-                      "it; register it with register_module so it has a path",
-                      module.type_name());
-  }
+  if (path == nullptr) throw_not_a_submodule(module, where);
   if (is_leaf_module(module, *path)) return record_leaf(module, *path, args, where);
   FrameScope frame(st, module, *path, where);
   return module.forward_values(args);
