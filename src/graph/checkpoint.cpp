@@ -8,6 +8,7 @@
 #include "symtrace/core/error.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace symtrace::detail {
 
@@ -18,22 +19,30 @@ std::uint64_t GraphImpl::open_checkpoint() {
   return serial;
 }
 
+// Checkpoints are found from the innermost out: a robust trace of a chain of n modules nests n
+// of them, and commits and rolls back the innermost one (a search from the outermost made that
+// O(n^2)).
+namespace {
+template <typename Records>
+auto find_checkpoint(Records& records, std::uint64_t serial) noexcept {
+  auto it = std::find_if(records.rbegin(), records.rend(), [&](const auto& r) { return r.serial == serial; });
+  return it == records.rend() ? records.end() : std::prev(it.base());
+}
+}  // namespace
+
 bool GraphImpl::is_open(std::uint64_t serial) const noexcept {
-  return std::any_of(checkpoints_.begin(), checkpoints_.end(),
-                     [&](const CheckpointRecord& r) { return r.serial == serial; });
+  return find_checkpoint(checkpoints_, serial) != checkpoints_.end();
 }
 
 void GraphImpl::commit(std::uint64_t serial) noexcept {
-  auto it = std::find_if(checkpoints_.begin(), checkpoints_.end(),
-                         [&](const CheckpointRecord& r) { return r.serial == serial; });
+  auto it = find_checkpoint(checkpoints_, serial);
   if (it == checkpoints_.end()) return;
   checkpoints_.erase(it, checkpoints_.end());  // inner checkpoints are kept along with it
   if (checkpoints_.empty()) std::vector<undo::Record>().swap(log_);  // nobody can roll back any more
 }
 
 void GraphImpl::rollback(std::uint64_t serial) noexcept {
-  auto it = std::find_if(checkpoints_.begin(), checkpoints_.end(),
-                         [&](const CheckpointRecord& r) { return r.serial == serial; });
+  auto it = find_checkpoint(checkpoints_, serial);
   if (it == checkpoints_.end()) return;
   CheckpointRecord record = *it;
   while (log_.size() > record.log_size) {

@@ -133,6 +133,12 @@ namespace {
 constexpr std::string_view constant_prefix = "_tensor_constant";
 }  // namespace
 
+ScopeId Graph::intern_scope(std::string_view scope) { return ScopeId{impl().intern_scope(scope)}; }
+
+ScopeId Graph::child_scope(ScopeId parent, std::string_view name, std::source_location where) {
+  return ScopeId{impl().child_scope(static_cast<std::uint32_t>(parent), name, where)};
+}
+
 std::string Graph::add_constant(Tensor value) {
   if (!value.defined()) throw std::invalid_argument("Graph::add_constant: the tensor is undefined");
   std::vector<Tensor>& constants = impl().constants;

@@ -7,8 +7,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <new>
+#include <stdexcept>
 
 namespace symtrace::detail {
 namespace {
@@ -85,33 +87,115 @@ const TensorMeta* MetaTable::intern(const TensorMeta& meta) {
   return last_;
 }
 
-ScopeTable::ScopeTable(const ScopeTable& other) : index_(other.index_) {
-  texts_.reserve(other.texts_.size());
-  for (std::string_view text : other.texts_) texts_.push_back(arena_.store(text));
+// Note [Scopes as prefixes]: every node keeps the path of the module that recorded it, and a
+// module d deep has a path of d components. Stored and hashed as whole texts, the scopes of a
+// chain of n nested modules cost O(n^2) in time and memory. So a scope made by child(parent,
+// name), as the tracer makes them, costs O(|name|): its hash combines its parent's with its
+// name's, a candidate in the index is compared by parent and name, and its text is stored
+// right after its parent's when that is the last text stored (a chain's scopes then share one
+// text, each a prefix of the next); otherwise it is a copy. intern(text) hashes the text
+// component by component, so both find the same scope.
+
+ScopeTable::ScopeTable(const ScopeTable& other) : used_(other.used_), entries_(other.entries_), index_(other.index_), last_index_(0) {
+  blocks_.reserve(other.blocks_.size());
+  for (std::size_t b = 0; b < other.blocks_.size(); ++b) {
+    const Block& from = other.blocks_[b];
+    const std::size_t filled = b + 1 == other.blocks_.size() ? other.used_ : from.capacity;
+    Block copy{std::make_unique_for_overwrite<char[]>(from.capacity), from.capacity};
+    std::memcpy(copy.data.get(), from.data.get(), filled);
+    blocks_.push_back(std::move(copy));
+  }
+}
+
+std::uint32_t ScopeTable::combine(std::uint32_t parent, std::string_view name) noexcept {
+  std::uint64_t h = (static_cast<std::uint64_t>(parent) << 32 | TextIndex::hash_of(name)) * 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 31;
+  h *= 0x94d049bb133111ebULL;
+  return static_cast<std::uint32_t>(h ^ (h >> 29));
+}
+
+ScopeTable::Entry ScopeTable::place(std::uint32_t prefix_scope, std::string_view prefix, std::string_view name) {
+  const std::size_t size = prefix.size() + (prefix.empty() ? 0 : 1) + name.size();
+  if (size > 0xffffffffU) throw std::length_error("a module scope longer than 4 GiB");
+  if (prefix_scope != 0 && !blocks_.empty()) {
+    const Entry& p = entries_[prefix_scope - 1];
+    const Block& last = blocks_.back();
+    if (p.block + 1 == blocks_.size() && p.offset + p.size == used_ && last.capacity - used_ >= size - prefix.size()) {
+      char* out = last.data.get() + used_;
+      *out = '.';
+      std::memcpy(out + 1, name.data(), name.size());
+      used_ += size - prefix.size();
+      return Entry{p.block, p.offset, static_cast<std::uint32_t>(size), 0, 0};
+    }
+  }
+  if (blocks_.empty() || blocks_.back().capacity - used_ < size) {
+    const std::size_t capacity = std::max<std::size_t>(4096, 2 * size);
+    blocks_.push_back(Block{std::make_unique_for_overwrite<char[]>(capacity), capacity});
+    used_ = 0;
+  }
+  char* out = blocks_.back().data.get() + used_;
+  std::memcpy(out, prefix.data(), prefix.size());
+  if (!prefix.empty()) out[prefix.size()] = '.';
+  std::memcpy(out + size - name.size(), name.data(), name.size());
+  const Entry e{static_cast<std::uint32_t>(blocks_.size() - 1), static_cast<std::uint32_t>(used_), static_cast<std::uint32_t>(size), 0, 0};
+  used_ += size;
+  return e;
+}
+
+std::uint32_t ScopeTable::add(Entry entry, std::size_t slot) {
+  const auto index = static_cast<std::uint32_t>(entries_.size());
+  entries_.push_back(entry);  // capacity reserved by the caller: no throw
+  index_.set(slot, entry.hash, index);
+  last_index_ = index + 1;
+  return last_index_;
 }
 
 std::uint32_t ScopeTable::intern(std::string_view scope) {
   if (scope.empty()) return 0;
-  if (last_index_ != 0 && scope == last_text_) return last_index_;
-  const std::uint32_t hash = TextIndex::hash_of(scope);
-  const auto text_of = [this](std::uint32_t entry) { return texts_[entry]; };
-  std::size_t at = index_.find_slot(scope, hash, text_of);
-  if (const std::uint32_t entry = index_.entry(at); entry != TextIndex::none) {
-    last_text_ = texts_[entry];
-    last_index_ = entry + 1;
-    return last_index_;
+  if (last_index_ != 0) {
+    const std::string_view last = text(last_index_);
+    if (scope.data() == last.data() && scope.size() == last.size()) return last_index_;  // our own text: no compare
+    if (scope == last) return last_index_;
   }
-  // Room first (growing may throw, and then nothing has changed); nothing below throws but
-  // the arena, before anything refers to its text.
-  if (texts_.size() == texts_.capacity()) texts_.reserve(std::max<std::size_t>(8, 2 * texts_.capacity()));
-  if (index_.reserve_for(texts_.size() + 1)) at = index_.find_slot(scope, hash, text_of);
-  const std::string_view text = arena_.store(scope);
-  const auto entry = static_cast<std::uint32_t>(texts_.size());
-  texts_.push_back(text);  // capacity reserved: no throw
-  index_.set(at, hash, entry);
-  last_text_ = text;
-  last_index_ = entry + 1;
-  return last_index_;
+  std::uint32_t hash = root_hash();
+  for (std::size_t begin = 0;;) {
+    const std::size_t dot = scope.find('.', begin);
+    hash = combine(hash, scope.substr(begin, dot == std::string_view::npos ? std::string_view::npos : dot - begin));
+    if (dot == std::string_view::npos) break;
+    begin = dot + 1;
+  }
+  const auto is = [&](std::uint32_t entry) { return text(entry + 1) == scope; };
+  std::size_t at = index_.find_slot_if(hash, is);
+  if (const std::uint32_t entry = index_.entry(at); entry != TextIndex::none) return last_index_ = entry + 1;
+  // Room first (growing may throw, and then nothing has changed).
+  if (entries_.size() == entries_.capacity()) entries_.reserve(std::max<std::size_t>(8, 2 * entries_.capacity()));
+  if (index_.reserve_for(entries_.size() + 1)) at = index_.find_slot_if(hash, is);
+  Entry e = place(0, {}, scope);
+  e.parent = unknown_parent;
+  e.hash = hash;
+  return add(e, at);
+}
+
+std::uint32_t ScopeTable::child(std::uint32_t parent, std::string_view name) {
+  const std::uint32_t hash = combine(this->hash(parent), name);
+  const std::string_view prefix = text(parent);
+  const std::size_t size = prefix.size() + (prefix.empty() ? 0 : 1) + name.size();
+  const auto is = [&](std::uint32_t entry) {
+    const Entry& e = entries_[entry];
+    if (e.size != size) return false;
+    const std::string_view t = text(entry + 1);
+    if (t.substr(size - name.size()) != name) return false;
+    if (e.parent == parent) return true;
+    return e.parent == unknown_parent && t.substr(0, prefix.size()) == prefix;  // made by intern(text)
+  };
+  std::size_t at = index_.find_slot_if(hash, is);
+  if (const std::uint32_t entry = index_.entry(at); entry != TextIndex::none) return last_index_ = entry + 1;
+  if (entries_.size() == entries_.capacity()) entries_.reserve(std::max<std::size_t>(8, 2 * entries_.capacity()));
+  if (index_.reserve_for(entries_.size() + 1)) at = index_.find_slot_if(hash, is);
+  Entry e = place(parent, prefix, name);
+  e.parent = parent;
+  e.hash = hash;
+  return add(e, at);
 }
 
 std::vector<NodeId> node_refs(const Arguments& args, const KeywordArguments& kwargs) {
@@ -560,6 +644,26 @@ void GraphImpl::set_meta(Node& node, bool set_tensor_meta, const TensorMeta* ten
   node.scope_ = new_scope;
   if (where != nullptr) node.where_ = *where;
   if (flags != nullptr) node.flags_ = *flags;
+}
+
+void GraphImpl::set_scope(Node& node, std::uint32_t scope, std::source_location where) {
+  if (scope >= scopes_.size()) {
+    throw_invalid_argument(where, "Node::set_scope: scope {} is not a scope of this graph (it has {}); make it with "
+                                  "Graph::intern_scope or Graph::child_scope of the same graph",
+                           scope, scopes_.size());
+  }
+  if (needs_undo(node.id_)) {
+    log_.emplace_back(undo::MetaChanged{node.id_, node.tensor_meta_, node.scope_, node.where_, node.flags_});
+  }
+  node.scope_ = scope;
+}
+
+std::uint32_t GraphImpl::child_scope(std::uint32_t parent, std::string_view name, std::source_location where) {
+  if (parent >= scopes_.size()) {
+    throw_invalid_argument(where, "Graph::child_scope: scope {} is not a scope of this graph (it has {})", parent,
+                           scopes_.size());
+  }
+  return scopes_.child(parent, name);
 }
 
 MetaEntries& GraphImpl::entries_for_update(Node& node) {

@@ -61,24 +61,59 @@ class MetaTable {
   const TensorMeta* last_ = nullptr;  // consecutive nodes usually share a meta: skip the hash
 };
 
-/// Interned module scope paths; index 0 is "".
+/// Interned module scope paths; index 0 is "". Note [Scopes as prefixes] in graph_impl.cpp.
 class ScopeTable {
  public:
   ScopeTable() = default;
   ScopeTable(const ScopeTable& other);
   ScopeTable& operator=(const ScopeTable&) = delete;
+  /// The scope whose text is `scope`. O(|scope|).
   std::uint32_t intern(std::string_view scope);
+  /// The scope `name` inside the scope `parent` ("layer1" and "0": "layer1.0"; the root's and
+  /// "fc": "fc"). O(|name|), amortized, whatever the parent's depth. Precondition: parent <
+  /// size().
+  std::uint32_t child(std::uint32_t parent, std::string_view name);
+  /// The number of scopes, the root's included (valid indexes are below it).
+  [[nodiscard]] std::size_t size() const noexcept { return entries_.size() + 1; }
   [[nodiscard]] std::string_view text(std::uint32_t index) const noexcept {
-    return index == 0 ? std::string_view() : texts_[index - 1];
+    if (index == 0) return {};
+    const Entry& e = entries_[index - 1];
+    return {blocks_[e.block].data.get() + e.offset, e.size};
   }
 
  private:
-  // Scope 0 is the root's (""), stored nowhere: an empty graph allocates nothing here.
-  TextArena arena_;  // never rolled back: scopes stay interned
-  std::vector<std::string_view> texts_;  // scope i + 1
-  TextIndex index_;  // texts -> their position in texts_
+  static constexpr std::uint32_t unknown_parent = 0xffffffffU;
+  /// A scope: its text in the blocks, its parent when it was made by child(), and its hash
+  /// (combined from its components, so that a child's follows from its parent's).
+  struct Entry {
+    std::uint32_t block;
+    std::uint32_t offset;
+    std::uint32_t size;
+    std::uint32_t parent;
+    std::uint32_t hash;
+  };
+  struct Block {
+    std::unique_ptr<char[]> data;
+    std::size_t capacity;
+  };
+  [[nodiscard]] static std::uint32_t root_hash() noexcept { return 0x2545f491U; }
+  [[nodiscard]] static std::uint32_t combine(std::uint32_t parent, std::string_view name) noexcept;
+  [[nodiscard]] std::uint32_t hash(std::uint32_t index) const noexcept {
+    return index == 0 ? root_hash() : entries_[index - 1].hash;
+  }
+  /// Stores `prefix`, then '.' and `name` (only `name` for an empty prefix), in place after
+  /// the scope `prefix_scope` when its text is the last thing stored (as a chain of modules
+  /// makes them); else as a copy.
+  Entry place(std::uint32_t prefix_scope, std::string_view prefix, std::string_view name);
+  std::uint32_t add(Entry entry, std::size_t slot);
+
+  // Texts are never moved: a block is filled, then another one started (at least twice the
+  // size of the text that did not fit, so that a long chain of scopes is copied O(log) times).
+  std::vector<Block> blocks_;
+  std::size_t used_ = 0;  // in the last block
+  std::vector<Entry> entries_;  // scope i + 1
+  TextIndex index_;  // scopes by hash
   // Consecutive nodes usually share a scope (a module's ops): skip the hash for a repeat.
-  std::string_view last_text_;
   std::uint32_t last_index_ = 0;
 };
 
@@ -154,6 +189,10 @@ class GraphImpl {
   /// none when null), the others when their pointer is not null.
   void set_meta(Node& node, bool set_tensor_meta, const TensorMeta* tensor_meta, const std::string_view* scope,
                 const std::source_location* where, const std::uint8_t* flags);
+  /// Sets the node's scope to the interned scope `scope`; std::invalid_argument when there is none.
+  void set_scope(Node& node, std::uint32_t scope, std::source_location where);
+  std::uint32_t intern_scope(std::string_view scope) { return scopes_.intern(scope); }
+  std::uint32_t child_scope(std::uint32_t parent, std::string_view name, std::source_location where);
   MetaEntries& entries_for_update(Node& node);
   std::size_t eliminate_dead_code();
 

@@ -110,6 +110,10 @@ void Node::set_tensor_meta(const TensorMeta& meta) { graph_->set_meta(*this, tru
 
 void Node::set_scope(std::string_view scope) { graph_->set_meta(*this, false, nullptr, &scope, nullptr, nullptr); }
 
+void Node::set_scope(ScopeId scope, std::source_location where) {
+  graph_->set_scope(*this, static_cast<std::uint32_t>(scope), where);
+}
+
 void Node::set_where(std::source_location where) { graph_->set_meta(*this, false, nullptr, nullptr, &where, nullptr); }
 
 void Node::set_meta(std::string_view key, Argument value) {

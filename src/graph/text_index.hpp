@@ -54,6 +54,16 @@ class TextIndex {
     while (slots_[i].entry != none && (slots_[i].hash != hash || text_of(slots_[i].entry) != text)) i = (i + 1) & mask;
     return i;
   }
+  /// The slot holding the entry that hashes to `hash` and satisfies `is(entry)`, or the empty
+  /// slot where it would go.
+  template <typename Is>
+  [[nodiscard]] std::size_t find_slot_if(std::uint32_t hash, const Is& is) const noexcept {
+    if (slots_.empty()) return 0;
+    const std::size_t mask = slots_.size() - 1;
+    std::size_t i = hash & mask;
+    while (slots_[i].entry != none && (slots_[i].hash != hash || !is(slots_[i].entry))) i = (i + 1) & mask;
+    return i;
+  }
   /// The entry in `slot` (none when empty).
   [[nodiscard]] std::uint32_t entry(std::size_t slot) const noexcept {
     return slots_.empty() ? none : slots_[slot].entry;

@@ -23,19 +23,34 @@ ModuleIndex::ModuleIndex(const Module& root, const std::string& prefix) : root_(
   // Depth first, children in registration order: an explicit stack of (module, path). A
   // module is marked when visited, not when pushed, so a shared module gets the path of its
   // first visit in preorder (["", "a", "a.s"] when the root holds a -> s and s).
-  std::vector<NamedModule> stack{{prefix, const_cast<Module*>(&root)}};
+  // A module's path is joined when it is visited, from its parent's (which is listed by then),
+  // so that a child met at a path it is not listed at costs no copy of that path.
+  struct Pending {
+    std::size_t parent;  // npos for the root
+    std::string_view name;
+    Module* module;
+  };
+  constexpr std::size_t none = static_cast<std::size_t>(-1);
+  std::vector<Pending> stack{{none, {}, const_cast<Module*>(&root)}};
   while (!stack.empty()) {
-    NamedModule current = std::move(stack.back());
+    const Pending current = stack.back();
     stack.pop_back();
     Slot& slot = slots_[slot_of(current.module)];
     if (slot.module != nullptr) continue;  // seen at an earlier path
     slot = Slot{current.module, static_cast<std::uint32_t>(modules_.size())};
     if (2 * (modules_.size() + 1) > slots_.size()) grow();
+    const std::size_t index = modules_.size();
+    if (current.parent == none) {
+      modules_.push_back({prefix, current.module});
+      depths_.push_back(0);
+    } else {
+      modules_.push_back({detail::join_path(modules_[current.parent].path, current.name), current.module});
+      depths_.push_back(depths_[current.parent] + 1);
+    }
     const auto& kids = current.module->named_children();
     for (auto it = kids.rbegin(); it != kids.rend(); ++it) {
-      if (slots_[slot_of(it->second.get())].module == nullptr) stack.push_back({detail::join_path(current.path, it->first), it->second.get()});
+      if (slots_[slot_of(it->second.get())].module == nullptr) stack.push_back({index, it->first, it->second.get()});
     }
-    modules_.push_back(std::move(current));
   }
 }
 

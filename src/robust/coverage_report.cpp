@@ -15,6 +15,8 @@
 #include <iterator>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 namespace symtrace {
 
@@ -53,6 +55,7 @@ class Renderer {
     for (const CollectionReport::Failure& f : r.failures) failure_of_.emplace(f.module, &f);
     for (const detail::ReportGraph& g : graphs) graph_of_.emplace(g.module, &g);
     for (const detail::ReportGraph& g : graphs) total_nodes_ += g.nodes;
+    for (const detail::ReportGraph& g : graphs) graph_path_sizes_.insert(g.module.size());
   }
 
   std::string text() const {
@@ -137,28 +140,57 @@ class Renderer {
         fmt::format_to(std::back_inserter(line), ": {}{}{}", f->kind, f->source.empty() ? "" : " at ", f->source);
       }
     }
-    if (const detail::ReportGraph* g = lookup(graph_of_, m.path)) {
+    // Only a path as long as a graph's is looked up: a chain of n modules has paths of O(n^2)
+    // characters in all, and hashing each would cost that much.
+    if (const detail::ReportGraph* g = graph_path_sizes_.contains(m.path.size()) ? lookup(graph_of_, m.path) : nullptr) {
       fmt::format_to(std::back_inserter(line), "  [graph: {} nodes]", g->nodes);
     }
     return line;
   }
 
-  /// The subtree under the module at `index`, children indented under `prefix`. A module
-  /// registered under a second name is listed there once, as a reference.
-  void print_subtree(std::string& out, std::size_t index, const std::string& prefix) const {
-    const CollectionReport::ModuleEntry& m = r_.modules[index];
-    for (std::size_t i = 0; i < m.children.size(); ++i) {
-      const CollectionReport::Child& child = m.children[i];
-      const bool last = i + 1 == m.children.size();
+  /// The subtree under the module at `index`, children indented under it: depth first, in a
+  /// loop (a chain of 10,000 modules is 10,000 levels deep). A module registered under a
+  /// second name is listed there once, as a reference: it was listed before, at its first path
+  /// (the walk visits modules in the hierarchy's order), which the check reads by index
+  /// instead of comparing paths. Past `max_indent` levels, lines are indented no further and
+  /// say their depth ("[40] "): a line stays short however deep the model is.
+  void print_subtree(std::string& out, std::size_t index, std::string_view indent) const {
+    constexpr std::size_t max_indent = 32;
+    struct Level {
+      std::size_t module;
+      std::size_t next_child = 0;
+      std::size_t indent_size;  // of `prefix` for its children
+    };
+    std::string prefix(indent);
+    std::vector<char> listed(r_.modules.size(), 0);
+    if (index < listed.size()) listed[index] = 1;
+    std::vector<Level> stack{{index, 0, prefix.size()}};
+    while (!stack.empty()) {
+      Level& level = stack.back();
+      const CollectionReport::ModuleEntry& m = r_.modules[level.module];
+      if (level.next_child == m.children.size()) {
+        stack.pop_back();
+        continue;
+      }
+      const CollectionReport::Child& child = m.children[level.next_child++];
+      const bool last = level.next_child == m.children.size();
+      prefix.resize(level.indent_size);
+      const std::size_t depth = stack.size();
+      if (depth > max_indent) fmt::format_to(std::back_inserter(out), "{}[{}] {}", prefix, depth, last ? "└── " : "├── ");
+      else fmt::format_to(std::back_inserter(out), "{}{}", prefix, last ? "└── " : "├── ");
+      if (child.index >= r_.modules.size()) {
+        fmt::format_to(std::back_inserter(out), "{} (?)  not in the report\n", child.name);
+        continue;
+      }
       const CollectionReport::ModuleEntry& cm = r_.modules[child.index];
-      const std::string child_path = m.path.empty() ? child.name : fmt::format("{}.{}", m.path, child.name);
-      fmt::format_to(std::back_inserter(out), "{}{}", prefix, last ? "└── " : "├── ");
-      if (cm.path != child_path) {
+      if (listed[child.index] != 0) {
         fmt::format_to(std::back_inserter(out), "{} ({})  the module at '{}'\n", child.name, cm.type, cm.path);
         continue;
       }
+      listed[child.index] = 1;
       fmt::format_to(std::back_inserter(out), "{}\n", tree_label(child.name, cm));
-      print_subtree(out, child.index, prefix + (last ? "    " : "│   "));
+      if (depth < max_indent) prefix += last ? "    " : "│   ";
+      stack.push_back(Level{child.index, 0, prefix.size()});
     }
   }
 
@@ -189,6 +221,7 @@ class Renderer {
   std::size_t total_nodes_ = 0;
   std::unordered_map<std::string_view, const CollectionReport::Failure*> failure_of_;
   std::unordered_map<std::string_view, const detail::ReportGraph*> graph_of_;
+  std::unordered_set<std::size_t> graph_path_sizes_;
 };
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -100,13 +101,12 @@ ModuleHierarchy::ModuleHierarchy(std::shared_ptr<const ModuleIndex> modules) : i
   for (std::size_t v = 0; v < n; ++v) {
     const NamedModule& m = index[v];
     ModuleRecord& r = impl.graph[v];
-    r.depth = m.path.empty() ? 0 : static_cast<std::size_t>(std::count(m.path.begin(), m.path.end(), '.')) + 1;
+    r.depth = index.depth(v);
     r.path = m.path;
     r.type = m.module->type_name();
     r.module = m.module;
   }
-  impl.paths = std::make_unique<detail::PathIndex>(index);
-  impl.modules = std::move(modules);
+  impl.modules = std::move(modules);  // the path index is built on first need (index_of(path))
 }
 
 ModuleRecord& ModuleHierarchy::record(std::size_t index) { return impl_->graph[index]; }
@@ -133,7 +133,10 @@ std::size_t ModuleHierarchy::index_of(const Module& module) const noexcept {
 
 std::size_t ModuleHierarchy::index_of(std::string_view path) const noexcept {
   if (!impl_) return npos;
-  // A first path, as the model was when it was traced.
+  // A first path, as the model was when it was traced. The index of the paths reads every
+  // path: it is built on the first question, not with the hierarchy (a chain of n modules has
+  // paths of O(n^2) characters in all).
+  std::call_once(impl_->paths_built, [&] { impl_->paths = std::make_unique<detail::PathIndex>(*impl_->modules); });
   if (const std::size_t v = impl_->paths ? impl_->paths->find(path) : npos; v != npos) return v;
   // Another path of a module registered twice: walk the names from the model, each step O(1)
   // with the modules' name indexes.

@@ -438,7 +438,7 @@ Node& Tracer::create_node(OpKind op, std::string_view target, Arguments args, Ke
                           std::source_location where) {
   TracingState& st = state();
   Node& node = st.graph().create_node(op, target, std::move(args), std::move(kwargs), {}, where);
-  if (!st.frame().path.empty()) node.set_scope(st.frame().path);
+  if (!st.frame().path.empty()) node.set_scope(st.frame_scope());  // O(1) once the frame's scope is known
   return node;
 }
 

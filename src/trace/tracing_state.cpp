@@ -31,6 +31,8 @@ TracingState::TracingState(Tracer& tracer, Graph& graph, const Module& root, std
                    : nullptr) {
   frames_.reserve(8);
   frames_.push_back(Frame{&root, {}, where});
+  frame_scopes_.reserve(8);
+  frame_scopes_.emplace_back();
 }
 
 TracingState::~TracingState() = default;
@@ -52,7 +54,7 @@ const std::string* TracingState::path_of(const Module& module) {
   if (&module == &root_) return &root_path_;
   const std::size_t depth = frames_.size() - 1 + held_paths_;
   if (depth < path_modules_.size() && path_modules_[depth] == &module) return &paths_[depth];
-  if (modules_ == nullptr && module.num_registrations() == 1) {
+  if (module.num_registrations() == 1) {
     Frame& frame = frames_.back();
     const auto& children = frame.module->named_children();
     const std::size_t n = children.size();
@@ -61,14 +63,20 @@ const std::string* TracingState::path_of(const Module& module) {
     for (std::size_t k = 0; k < window; ++k) {
       const std::size_t i = (frame.next_child + k) % n;
       if (children[i].second.get() != &module) continue;
-      while (paths_.size() <= depth) paths_.emplace_back();
-      if (path_modules_.size() <= depth) path_modules_.resize(depth + 1, nullptr);
-      std::string& path = paths_[depth];
-      path_modules_[depth] = nullptr;  // not valid while it is rewritten
-      path.assign(frame.path);
-      if (!path.empty()) path += '.';
-      path += children[i].first;
-      path_modules_[depth] = &module;
+      const std::string* found = nullptr;
+      if (held_paths_ == 0 && (frame.path.empty() || frame.path.data() == chain_.data())) {
+        found = &extend_chain(frame.path.size(), children[i].first);
+      } else {
+        while (paths_.size() <= depth) paths_.emplace_back();
+        if (path_modules_.size() <= depth) path_modules_.resize(depth + 1, nullptr);
+        std::string& path = paths_[depth];
+        path_modules_[depth] = nullptr;  // not valid while it is rewritten
+        path.assign(frame.path);
+        if (!path.empty()) path += '.';
+        path += children[i].first;
+        path_modules_[depth] = &module;
+        found = &path;
+      }
       frame.next_child = i + 1;
       // A large model's modules each lie in memory of their own, and the trace reads each once:
       // start loading what comes next while this module is traced (the next sibling's object,
@@ -78,10 +86,52 @@ const std::string* TracingState::path_of(const Module& module) {
         const char* next = reinterpret_cast<const char*>(children[i + 1].second.get());
         for (std::size_t line = 0; line < 3; ++line) __builtin_prefetch(next + 64 * line);
       }
-      return &path;
+      return found;
     }
   }
   return modules().path_of(module);
+}
+
+ScopeId TracingState::frame_scope() {
+  // Note [Paths as prefixes]: a frame whose path is its parent frame's and a name gets its scope
+  // from its parent's scope and that name (Graph::child_scope, O(|name|)); any other path is
+  // interned whole. Frames are walked down to the deepest whose scope is known in this graph
+  // (the root's is ScopeId{}), then up.
+  std::size_t known = frames_.size() - 1;
+  while (known > 0 && frame_scopes_[known].generation != scope_generation_) --known;
+  ScopeId scope = known == 0 ? ScopeId{} : frame_scopes_[known].scope;
+  for (std::size_t i = known + 1; i < frames_.size(); ++i) {
+    const std::string_view path = frames_[i].path, parent = frames_[i - 1].path;
+    if (path.empty()) {
+      scope = ScopeId{};
+    } else if (parent.empty() ? path.find('.') == std::string_view::npos
+                              : path.data() == parent.data() && path.size() > parent.size() + 1 && path[parent.size()] == '.') {
+      scope = graph_->child_scope(scope, path.substr(parent.empty() ? 0 : parent.size() + 1));
+    } else {
+      scope = graph_->intern_scope(path);
+    }
+    frame_scopes_[i] = FrameScopeId{scope_generation_, scope};
+  }
+  return scope;
+}
+
+std::string& TracingState::extend_chain(std::size_t parent_size, std::string_view name) {
+  // Note [Paths as prefixes]: `chain_` holds the path of the innermost module called through
+  // frames, and every frame entered with a path from here holds a prefix of it: a call's path
+  // is its parent's (the prefix) and its name, appended in O(|name|) whatever the depth (a
+  // copy of the parent's path per call made tracing a chain of n modules O(n^2)). A frame that
+  // ends cuts `chain_` back to its own path (FrameScope), so the path path_of gave for a call
+  // reads the same when the call is over. When `chain_` moves, the frames' paths follow it.
+  const char* before = chain_.data();
+  chain_.resize(parent_size);
+  if (parent_size != 0) chain_ += '.';
+  chain_ += name;
+  if (chain_.data() != before) {
+    for (Frame& f : frames_) {
+      if (!f.path.empty() && f.path.data() == before) f.path = std::string_view(chain_.data(), f.path.size());
+    }
+  }
+  return chain_;
 }
 
 const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor) const {
@@ -158,10 +208,12 @@ SubgraphRun::SubgraphRun(TracingState& state, Graph& subgraph)
   std::swap(state_.ids_, ids_);  // noexcept: the fresh id list was made above
   std::swap(state_.retired_, retired_);
   state_.graph_ = &subgraph;
+  ++state_.scope_generation_;  // scopes are per graph
 }
 
 SubgraphRun::~SubgraphRun() {
   state_.graph_ = graph_;
+  ++state_.scope_generation_;
   std::swap(state_.ids_, ids_);
   std::swap(state_.retired_, retired_);
 }
@@ -178,9 +230,20 @@ TraceScope::~TraceScope() {
 
 FrameScope::FrameScope(TracingState& state, const Module& module, std::string_view path, std::source_location call_site)
     : state_(state) {
-  state_.frames_.push_back(TracingState::Frame{&module, path, call_site});
+  state_.frame_scopes_.emplace_back();  // first: a throw leaves both lists as they were
+  try {
+    state_.frames_.push_back(TracingState::Frame{&module, path, call_site});
+  } catch (...) {
+    state_.frame_scopes_.pop_back();
+    throw;
+  }
 }
 
-FrameScope::~FrameScope() { state_.frames_.pop_back(); }
+FrameScope::~FrameScope() {
+  const std::string_view path = state_.frames_.back().path;
+  state_.frames_.pop_back();
+  state_.frame_scopes_.pop_back();
+  if (!path.empty() && path.data() == state_.chain_.data()) state_.chain_.resize(path.size());  // Note [Paths as prefixes]
+}
 
 }  // namespace symtrace

@@ -139,6 +139,16 @@ class Graph {
   /// Moves `node` right after `anchor` (fx's `anchor.append(node)`).
   void move_after(Node& node, Node& anchor, std::source_location where = std::source_location::current());
 
+  /// Interns the module scope `scope` ("layer1.0") for Node::set_scope(ScopeId): O(|scope|).
+  [[nodiscard]] ScopeId intern_scope(std::string_view scope);
+  /// Interns the scope `name` inside the scope `parent` ("layer1.0" and "conv1":
+  /// "layer1.0.conv1"; `ScopeId{}` and "fc": "fc") in O(|name|) amortized, whatever the depth
+  /// of `parent`, where intern_scope reads the whole path (Note [Scopes as prefixes] in
+  /// src/graph/graph_impl.cpp): a tracer gives each module it enters its scope this way.
+  /// Throws std::invalid_argument for a `parent` the graph does not have.
+  [[nodiscard]] ScopeId child_scope(ScopeId parent, std::string_view name,
+                                    std::source_location where = std::source_location::current());
+
   /// Stores `value` as a constant of the graph and returns its name (`_tensor_constant0`,
   /// `_tensor_constant1`, ...), which a `get_attr` node reads, as fx keeps a tensor a trace
   /// met as an attribute of its GraphModule. The graph holds the handle: a view of a

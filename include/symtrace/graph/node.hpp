@@ -50,6 +50,10 @@ inline constexpr std::string_view failure = "failure";
 inline constexpr std::string_view type = "type";
 }  // namespace meta_keys
 
+/// A module scope interned in a graph (Graph::intern_scope, Graph::child_scope), valid in that
+/// graph and its copies; `ScopeId{}` is the root's, "".
+enum class ScopeId : std::uint32_t {};
+
 /// One operation in a graph. Not copyable; created and destroyed by its `Graph`.
 class Node {
  public:
@@ -91,6 +95,8 @@ class Node {
   [[nodiscard]] std::source_location where() const noexcept { return where_; }
   /// The qualified path of the module whose forward recorded this node ("" for the root).
   [[nodiscard]] std::string_view scope() const noexcept;
+  /// The interned scope of this node in its graph.
+  [[nodiscard]] ScopeId scope_id() const noexcept { return ScopeId{scope_}; }
   /// Free-form metadata for passes.
   [[nodiscard]] const MetaEntries& meta() const noexcept;
   /// The metadata entry `key`, or nullptr.
@@ -116,6 +122,9 @@ class Node {
   void set_tensor_meta(const TensorMeta& meta);
   /// Sets the module scope path.
   void set_scope(std::string_view scope);
+  /// Sets the module scope to `scope`, interned in this node's graph, in O(1). Throws
+  /// std::invalid_argument for a scope the graph does not have.
+  void set_scope(ScopeId scope, std::source_location where = std::source_location::current());
   /// Sets the source location.
   void set_where(std::source_location where);
   /// Adds or replaces the metadata entry `key`.

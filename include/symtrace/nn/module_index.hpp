@@ -33,6 +33,10 @@ class ModuleIndex {
   /// The `i`-th module in `named_modules()` order (0 is the root). Precondition: i < size().
   [[nodiscard]] const NamedModule& operator[](std::size_t i) const noexcept { return modules_[i]; }
   [[nodiscard]] const std::vector<NamedModule>& modules() const noexcept { return modules_; }
+  /// How many registrations the `i`-th module's first path goes down from the root (0 for the
+  /// root; the number of components of its path without a prefix), without reading the path.
+  /// Precondition: i < size().
+  [[nodiscard]] std::size_t depth(std::size_t i) const noexcept { return depths_[i]; }
   /// The position of `module`, or npos when it is not under the root.
   [[nodiscard]] std::size_t find(const Module& module) const noexcept;
   /// The path of `module` (its first path), or nullptr when it is not under the root.
@@ -53,6 +57,7 @@ class ModuleIndex {
 
   const Module* root_;
   std::vector<NamedModule> modules_;
+  std::vector<std::uint32_t> depths_;  // see depth()
   std::vector<Slot> slots_;  // linear probing; a power of two, at most half full
   unsigned shift_ = 64;
 };

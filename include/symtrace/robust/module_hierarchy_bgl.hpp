@@ -21,6 +21,7 @@
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -43,7 +44,8 @@ struct ModuleHierarchy::Impl {
   Graph graph;
   const Module* model = nullptr;
   std::shared_ptr<const ModuleIndex> modules;  // vertex v is module v of the index
-  std::unique_ptr<detail::PathIndex> paths;     // the modules' first paths, as traced
+  std::unique_ptr<detail::PathIndex> paths;     // the modules' first paths, as traced; built on first need
+  std::once_flag paths_built;
   /// Every name of every child as the model was when traced: module v's are
   /// `named_children[named_begin[v] .. named_begin[v + 1])`, in registration order.
   std::vector<ModuleHierarchy::NamedChild> named_children;

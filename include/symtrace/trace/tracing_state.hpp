@@ -9,6 +9,7 @@
 /// does not belong to.
 
 #include "symtrace/core/tensor.hpp"
+#include "symtrace/graph/node.hpp"
 #include "symtrace/nn/module_call_hook.hpp"
 
 #include <cstdint>
@@ -77,11 +78,16 @@ class TracingState {
   /// The innermost frame's call site in user code (Note [User locations] in core/error.cpp), or
   /// line 0 when every frame was entered from symtrace's own code. O(depth) at worst.
   [[nodiscard]] std::source_location user_site() const noexcept;
+  /// The scope, in graph(), of the module being traced through (its path, as nodes recorded
+  /// now get it): found once per frame and graph, in O(|name|) when the frame's path is its
+  /// parent frame's and a name (Note [Paths as prefixes] in tracing_state.cpp).
+  [[nodiscard]] ScopeId frame_scope();
   /// The qualified path of `module` under the root (its first path in named_modules()
   /// order), or nullptr when it is not in the root's hierarchy. Note [Paths of called
   /// modules]: a module registered once and called by its parent, the common case, gets its
-  /// parent's path and its name, found in O(1) without indexing the model; any other module
-  /// is looked up in the index of the root's modules, built on first need. The string stays
+  /// parent's path and its name, found without indexing the model, in O(|name|) whatever the
+  /// depth (Note [Paths as prefixes] in tracing_state.cpp); any other module is looked up in
+  /// the index of the root's modules, built on first need. The string stays
   /// valid until the next path_of call made from the same frame (the call it names is over by
   /// then) and the trace is alive. May throw std::bad_alloc.
   [[nodiscard]] const std::string* path_of(const Module& module);
@@ -120,6 +126,18 @@ class TracingState {
   std::deque<std::string> paths_;
   std::vector<const Module*> path_modules_;
   std::size_t held_paths_ = 0;  // see PathHold
+  // The path of the innermost module called through frames; the frames' paths are prefixes
+  // of it (Note [Paths as prefixes] in tracing_state.cpp).
+  std::string chain_;
+  std::string& extend_chain(std::size_t parent_size, std::string_view name);
+  // The scope of each frame once found (see frame_scope), valid while `scope_generation_` is
+  // the one it was found in: a SubgraphRun starts a generation, and so does its end.
+  struct FrameScopeId {
+    std::uint64_t generation = 0;
+    ScopeId scope{};
+  };
+  std::vector<FrameScopeId> frame_scopes_;
+  std::uint64_t scope_generation_ = 1;
   const std::string root_path_;  // the root's path, ""
   /// A parameter or buffer: the module that holds it first in named_parameters() order (an
   /// index into modules_), its name there, and its qualified name once asked for.
