@@ -3,11 +3,15 @@
 // clean trace of the same architecture timed in the same run (the one-pass claim: ModelOpt's
 // recursive_trace costs 16x its clean trace on resnet50 with 16 failing blocks) with an
 // estimate of the least that ratio can be, and what running costs on top of the eager forward:
-// tracing by execution, and the interpreter running a traced graph.
+// tracing by execution, and the interpreter running a traced graph. Chains of modules nested
+// 250 to 8,000 deep (zoo::deep_chain) show what a level of nesting costs as models get deeper:
+// building, tracing (the innermost a leaf, or failing under recursive_trace), the coverage
+// report and the interpreter, in µs per level.
 // tools/bench runs this and prints the figures as one table.
 //
 //   ninja -C build-rel bench/trace_bench && build-rel/bench/trace_bench
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/deep_chain.hpp>
 #include <symtrace/zoo/mlp.hpp>
 
 #include <benchmark/benchmark.h>
@@ -208,6 +212,68 @@ void BM_RecursiveTraceFloor(benchmark::State& state, const std::string& name, co
   state.counters["x_clean_trace"] = seconds / static_cast<double>(state.iterations()) / clean_seconds;
 }
 
+/// Counters of a run over a chain of `levels` modules: µs per level of the mean iteration.
+void per_level(benchmark::State& state, std::int64_t levels) {
+  state.counters["levels"] = static_cast<double>(levels);
+  state.counters["us_per_level"] = benchmark::Counter(static_cast<double>(levels) * 1e-6,
+                                                      benchmark::Counter::kIsIterationInvariantRate |
+                                                          benchmark::Counter::kInvert);
+}
+
+/// The ChainEnd's result metadata: its input's.
+OutputMeta chain_end_meta(const Module&, const ValueList& args) { return OutputMeta::single(TensorMeta(args.at(0).to_tensor().meta())); }
+
+/// Building a chain of state.range(0) modules (bottom up, as zoo::deep_chain does) and freeing it.
+void BM_ChainBuild(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(zoo::deep_chain(state.range(0)));
+  per_level(state, state.range(0));
+}
+
+/// symbolic_trace of a chain of state.range(0) modules, its failing innermost a registered leaf.
+void BM_ChainSymbolicTrace(benchmark::State& state) {
+  auto model = zoo::deep_chain(state.range(0));
+  Tracer tracer;
+  tracer.register_leaf<zoo::ChainEndImpl>(chain_end_meta);
+  const std::vector<InputSpec> specs{InputSpec(Shape{1, 16})};
+  for (auto _ : state) benchmark::DoNotOptimize(tracer.trace(*model, specs));
+  per_level(state, state.range(0));
+}
+
+/// recursive_trace of a chain of state.range(0) modules, its innermost failing.
+void BM_ChainRecursiveTrace(benchmark::State& state) {
+  auto model = zoo::deep_chain(state.range(0));
+  const std::vector<InputSpec> specs{InputSpec(Shape{1, 16})};
+  for (auto _ : state) benchmark::DoNotOptimize(recursive_trace(*model, specs));
+  per_level(state, state.range(0));
+}
+
+/// The coverage report (text) of a chain's recursive_trace.
+void BM_ChainCoverageReport(benchmark::State& state) {
+  auto model = zoo::deep_chain(state.range(0));
+  const GraphCollection c = recursive_trace(*model, {InputSpec(Shape{1, 16})});
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    const std::string report = coverage_report(c, "deep_chain");
+    bytes = report.size();
+    benchmark::DoNotOptimize(report);
+  }
+  per_level(state, state.range(0));
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+
+/// The interpreter running a chain's traced graph (the innermost a leaf, run eagerly).
+void BM_ChainInterpreter(benchmark::State& state) {
+  auto model = zoo::deep_chain(state.range(0));
+  Tracer tracer;
+  tracer.register_leaf<zoo::ChainEndImpl>(chain_end_meta);
+  const Graph graph = tracer.trace(*model, {InputSpec(Shape{1, 16})});
+  manual_seed(0);
+  const ValueList args{randn({1, 16})};
+  Interpreter interpreter(*model, graph);
+  for (auto _ : state) benchmark::DoNotOptimize(interpreter.run(args));
+  per_level(state, state.range(0));
+}
+
 }  // namespace
 
 BENCHMARK_CAPTURE(BM_SymbolicTrace, resnet50, std::string("resnet50"))->Unit(benchmark::kMillisecond);
@@ -231,5 +297,11 @@ BENCHMARK_CAPTURE(BM_TraceByExecution, deep_mlp_1000, std::string("deep_mlp_1000
 BENCHMARK_CAPTURE(BM_TraceByExecution, resnet18, std::string("resnet18"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Interpreter, deep_mlp_1000, std::string("deep_mlp_1000"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Interpreter, resnet18, std::string("resnet18"))->Unit(benchmark::kMillisecond);
+
+BENCHMARK(BM_ChainBuild)->Arg(250)->Arg(1'000)->Arg(2'000)->Arg(4'000)->Arg(8'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChainSymbolicTrace)->Arg(250)->Arg(1'000)->Arg(2'000)->Arg(4'000)->Arg(8'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChainRecursiveTrace)->Arg(250)->Arg(1'000)->Arg(2'000)->Arg(4'000)->Arg(8'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChainCoverageReport)->Arg(250)->Arg(1'000)->Arg(2'000)->Arg(4'000)->Arg(8'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChainInterpreter)->Arg(250)->Arg(1'000)->Arg(2'000)->Arg(4'000)->Arg(8'000)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();
