@@ -3,6 +3,11 @@
 // exact inverse of one change, so after rollback the graph is exactly what it was: same
 // nodes, order, arguments, users in the same order, names and name counters, metadata. With
 // no checkpoint open nothing is recorded.
+//
+// Note [Rollback cannot fail]: rollback runs in destructors and after an exception, so it is
+// noexcept and allocates nothing: a record holds everything its undo puts back (a run of
+// uses keeps its edge bundles, not their positions), removing edges erases in place, and
+// the lists it refills held as much before, so their capacity suffices.
 #include "graph_impl.hpp"
 
 #include "symtrace/core/error.hpp"
@@ -38,13 +43,17 @@ void GraphImpl::commit(std::uint64_t serial) noexcept {
   auto it = find_checkpoint(checkpoints_, serial);
   if (it == checkpoints_.end()) return;
   checkpoints_.erase(it, checkpoints_.end());  // inner checkpoints are kept along with it
-  if (checkpoints_.empty()) std::vector<undo::Record>().swap(log_);  // nobody can roll back any more
+  if (checkpoints_.empty()) {
+    UsePoolScope pool(use_pool_);  // records hold edge bundles of the pool
+    std::vector<undo::Record>().swap(log_);  // nobody can roll back any more
+  }
 }
 
 void GraphImpl::rollback(std::uint64_t serial) noexcept {
   auto it = find_checkpoint(checkpoints_, serial);
   if (it == checkpoints_.end()) return;
   CheckpointRecord record = *it;
+  UsePoolScope pool(use_pool_);  // records hold edge bundles of the pool
   while (log_.size() > record.log_size) {
     undo(log_.back());
     log_.pop_back();
@@ -81,9 +90,10 @@ void GraphImpl::undo(undo::Record& record) noexcept {
             ++live_count;
           },
           [&](undo::ArgsChanged& r) {
+            // A node that had keyword arguments has its cold part, and keeps it while a
+            // checkpoint is open (only an unlogged erase frees it): nothing to allocate.
             Node& node = slot(r.id);
             node.args_ = std::move(r.args);
-            if (!r.kwargs.empty() && !node.cold_) node.cold_ = std::make_unique<NodeCold>();
             if (node.cold_) node.cold_->kwargs = std::move(r.kwargs);
           },
           [&](undo::RunChanged& r) { undo_run(r); },

@@ -256,8 +256,10 @@ void GraphImpl::copy_nodes(const GraphImpl& other) {
 }
 
 GraphImpl::~GraphImpl() {
-  // Edge bundles go back to the pool while it is the current one (see Use::operator delete).
+  // Edge bundles go back to the pool while it is the current one (see Use::operator delete),
+  // those kept by undo records too.
   UsePoolScope pool(use_pool_);
+  log_.clear();
   storage_.clear();
 }
 
@@ -327,10 +329,12 @@ void GraphImpl::rewrite_run(NodeId input, NodeId user, const std::vector<std::ui
   for (std::uint32_t pos : positions) uses.emplace_back(user.value, Use{pos});
   edges.reserve(edges.size() - (last - first) + uses.size());
   if (log) {
+    // The old uses move into the record, so that undoing allocates nothing (Note [Rollback
+    // cannot fail]); the log has room for the record (the caller reserved it).
     undo::RunChanged record{input, user, static_cast<std::uint32_t>(first),
                             static_cast<std::uint32_t>(uses.size()), {}};
-    record.old_positions.reserve(last - first);
-    for (std::size_t k = first; k < last; ++k) record.old_positions.push_back(edges[k].get_property().position);
+    record.old_uses.reserve(last - first);
+    for (std::size_t k = first; k < last; ++k) record.old_uses.push_back(std::move(edges[k]));
     log_.push_back(std::move(record));
   }
   auto at = edges.erase(edges.begin() + static_cast<std::ptrdiff_t>(first),
@@ -338,18 +342,25 @@ void GraphImpl::rewrite_run(NodeId input, NodeId user, const std::vector<std::ui
   edges.insert(at, std::make_move_iterator(uses.begin()), std::make_move_iterator(uses.end()));
 }
 
-void GraphImpl::remove_edges(const Node& node) {
-  for (NodeId input : distinct_inputs(node)) rewrite_run(input, node.id_, {}, false);
+void GraphImpl::remove_edges(const Node& node) noexcept {
+  // Allocates nothing (rollback runs it): each input's run of uses by `node` is erased where it
+  // is; an input named twice finds its run already gone the second time.
+  UsePoolScope pool(use_pool_);
+  for_each_node(node.args_, node.kwargs(), [&](NodeId input) {
+    OutEdgeList& edges = storage_.out_edge_list(input.value);
+    auto [first, last] = find_run(edges, node.id_.value);
+    edges.erase(edges.begin() + static_cast<std::ptrdiff_t>(first), edges.begin() + static_cast<std::ptrdiff_t>(last));
+  });
 }
 
 void GraphImpl::undo_run(undo::RunChanged& r) noexcept {
+  // The old uses come back as they were, bundles and all: no allocation. The list held them
+  // before, so its capacity has room for them again.
   UsePoolScope pool(use_pool_);
   OutEdgeList& edges = storage_.out_edge_list(r.input.value);
   auto at = edges.erase(edges.begin() + r.offset, edges.begin() + r.offset + r.added);
-  std::vector<StoredEdge> old;
-  old.reserve(r.old_positions.size());
-  for (std::uint32_t pos : r.old_positions) old.emplace_back(r.user.value, Use{pos});
-  edges.insert(at, std::make_move_iterator(old.begin()), std::make_move_iterator(old.end()));
+  edges.insert(at, std::make_move_iterator(r.old_uses.begin()), std::make_move_iterator(r.old_uses.end()));
+  r.old_uses.clear();
 }
 
 void GraphImpl::link_after(Node& node, NodeId prev) noexcept {

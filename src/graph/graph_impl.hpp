@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -117,6 +118,9 @@ class ScopeTable {
   std::uint32_t last_index_ = 0;
 };
 
+/// An entry of an out-edge list: the user, and the Use bundle it owns.
+using StoredUse = std::decay_t<decltype(std::declval<GraphStorage&>().out_edge_list(0))>::value_type;
+
 // Undo records, one per primitive change made while a checkpoint is open.
 namespace undo {
 struct Created {
@@ -137,7 +141,9 @@ struct RunChanged {  // the uses of `input` by `user` were replaced: `added` use
   NodeId user;
   std::uint32_t offset;
   std::uint32_t added;
-  std::vector<std::uint32_t> old_positions;  // the run that was there before
+  // The run that was there before, its edge bundles (from the graph's pool) included: the
+  // record owns them until it is undone or dropped, always with the pool current.
+  std::vector<StoredUse> old_uses;
 };
 struct Moved {
   NodeId id;
@@ -250,7 +256,8 @@ class GraphImpl {
   void check_inputs(const Arguments& args, const KeywordArguments& kwargs, OpKind op, std::string_view target,
                     std::source_location where) const;
   void add_edges(const Node& node);
-  void remove_edges(const Node& node);
+  /// Removes the uses of `node`'s inputs by `node`; allocates nothing.
+  void remove_edges(const Node& node) noexcept;
   /// Replaces the run of uses of `input` by `user` (Note [Uses of one user are adjacent]) by
   /// uses at `positions`, in place (or at the end when there was none); logs it when asked.
   void rewrite_run(NodeId input, NodeId user, const std::vector<std::uint32_t>& positions, bool log);
