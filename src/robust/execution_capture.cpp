@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <new>
 #include <typeinfo>
 #include <utility>
 
@@ -36,6 +37,8 @@ ExecutionCapture capture(Module& module, const std::vector<InputSpec>* specs) {
     ExecutionTrace t = trace_by_execution(module, inputs);
     c.graph = std::make_shared<const Graph>(std::move(t.graph));
     c.warnings = std::move(t.warnings);
+  } catch (const std::bad_alloc&) {
+    throw;  // Note [Out of memory is not a failure] in robust_tracer.cpp
   } catch (const std::exception& e) {
     c.error = fmt::format("running it failed: {}: {}", boost::core::demangle(typeid(e).name()), e.what());
   }

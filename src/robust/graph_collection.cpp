@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <new>
 #include <stdexcept>
 #include <typeinfo>
 #include <unordered_set>
@@ -151,6 +152,8 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
         return tracer_->trace(*module, in.specs, in.concrete, where);
       } catch (const StackDepthError&) {
         throw;  // the stack ran out (Note [Stack guard]): the whole run stops
+      } catch (const std::bad_alloc&) {
+        throw;  // Note [Out of memory is not a failure] in robust_tracer.cpp
       } catch (const std::exception& e) {
         // A forward that takes more than tensors cannot be traced without concrete_args.
         return tracer_->failed_root_graph(

@@ -10,6 +10,14 @@
 // module that failed. Symbolic tensors made in the rolled-back region name node ids the graph
 // gives out again, so the trace retires their id (Note [Rolled-back tensors] in
 // tracing_state.hpp): using one later is a TraceError, not a wrong edge.
+//
+// Note [Out of memory is not a failure]: std::bad_alloc (and what derives from it) says nothing
+// about a module's code: the same forward succeeds with memory to spare. Turning it into a
+// ModuleFailure would give a graph, or a collection, that looks complete and is wrong (a
+// module that traces fine shown as a failed leaf). So no catch of the robust layer localises
+// it: it leaves the module's call with the call's checkpoint rolling the graph back, leaves
+// the trace, and reaches the caller of trace() or recursive_trace() (the collection is then
+// empty). Every other exception from a forward is the module's failure.
 #include "symtrace/robust/robust_tracer.hpp"
 
 #include "symtrace/core/error.hpp"
@@ -136,6 +144,8 @@ Graph RobustTracer::trace_robustly(Module& root, const std::vector<InputSpec>& i
     throw;  // inputs that do not fit the root's forward: the caller's to fix
   } catch (const StackDepthError&) {
     throw;  // no failure of the root: the stack ran out (Note [Stack guard])
+  } catch (const std::bad_alloc&) {
+    throw;  // Note [Out of memory is not a failure]
   } catch (const std::exception& e) {
     // The root failed and cannot even stand as a leaf (its result's structure is unknown), or
     // its result cannot be an output: the root alone, with its inputs.
@@ -248,6 +258,8 @@ Value RobustTracer::trace_root(Module& root, const ValueList& args, std::source_
       return result;
     } catch (const RestartTrace&) {
       throw;  // Note [A failure on a later call]
+    } catch (const std::bad_alloc&) {
+      throw;  // Note [Out of memory is not a failure]
     } catch (const std::exception& e) {
       failure = describe_exception(&e, root, "", where);
     } catch (...) {
@@ -303,6 +315,8 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
       checkpoint.commit();
     } catch (const RestartTrace&) {
       throw;  // Note [A failure on a later call]: the whole trace starts again
+    } catch (const std::bad_alloc&) {
+      throw;  // Note [Out of memory is not a failure]; the checkpoint rolls back on the way out
     } catch (const std::exception& e) {
       failure = failure_of(&e, module, *path, where);
       failed = true;

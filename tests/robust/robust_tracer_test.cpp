@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -262,6 +263,50 @@ TEST_CASE("clear_results() from a forward the tracer is running forgets what cam
   CHECK(targets == (leaf ? std::vector<std::string>{"stem", "inner"} : std::vector<std::string>{"stem", "inner.fc"}));
   const Tensor x = randn({2, 4});
   CHECK(max_rel_error(Interpreter(net, root).run({x}).to_tensor(), net.forward(x)) <= 1e-5);
+}
+
+namespace {
+
+/// Runs out of memory in its forward (symbolically or not), after its child made a node.
+class OutOfMemory : public TypedModule<OutOfMemory> {
+ public:
+  OutOfMemory() { fc = register_module("fc", nn::Linear(4, 4)); }
+  explicit OutOfMemory(GraphCollection&) : OutOfMemory() {}  // as Holds makes its inner module
+  Tensor forward(const Tensor& x) {
+    (void)fc(x);
+    throw std::bad_alloc();
+  }
+  nn::Linear fc{nullptr};
+};
+
+}  // namespace
+
+TEST_CASE("std::bad_alloc in a forward is never a module's failure: it reaches the caller and the collection is empty") {
+  GraphCollection c;
+  Holds<OutOfMemory> net(c);
+  OutOfMemory alone;
+  for (Module* root : {static_cast<Module*>(&net), static_cast<Module*>(&alone)}) {  // from a child, from the root
+    RobustTracer tracer;
+    CHECK_THROWS_AS((void)tracer.trace(*root, {InputSpec(Shape{2, 4})}), std::bad_alloc);
+    CHECK(tracer.failures().empty());
+    CHECK_FALSE(tracer.is_tracing());
+  }
+
+  c.recursive_trace(*net.stem, {InputSpec(Shape{2, 4})});  // something to replace
+  REQUIRE(c.size() == 1);
+  CHECK_THROWS_AS(c.recursive_trace(net, {InputSpec(Shape{2, 4})}), std::bad_alloc);
+  CHECK(c.size() == 0);
+  CHECK(c.failures().empty());
+  CHECK(c.hierarchy().size() == 0);
+  CHECK(c.tracer().failures().empty());
+  // The tracer is free for the next trace, which the same model passes once the leaf is known.
+  c.tracer().register_leaf<OutOfMemory>([](const Module&, const ValueList& args) {
+    return OutputMeta::single(TensorMeta(args[0].to_tensor().meta()));
+  });
+  c.recursive_trace(net, {InputSpec(Shape{2, 4})});
+  CHECK(c.size() == 1);
+  CHECK(c.failures().empty());
+  for (const GraphCollection::Entry& e : c) e.graph.lint();
 }
 
 TEST_CASE("a child traced as a root gets the input shapes seen at its call before its parent failed") {

@@ -54,7 +54,9 @@ class GraphCollection {
 
   /// Traces `model` and, breadth first, the children of failed modules (see the file comment);
   /// replaces what the collection held. Throws std::invalid_argument when `inputs` or
-  /// `concrete_args` do not fit the model's forward; the collection is then empty. Throws
+  /// `concrete_args` do not fit the model's forward, and std::bad_alloc when memory runs out
+  /// in any of the traces (it is never recorded as a module's failure: RobustTracer); the
+  /// collection is then empty and the model unchanged. Throws
   /// std::invalid_argument and changes nothing when called while this collection is running a
   /// trace (from a forward it runs): a trace inside a trace needs a collection of its own.
   void recursive_trace(Module& model, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},

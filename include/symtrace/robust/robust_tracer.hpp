@@ -2,13 +2,16 @@
 /// \file
 /// `RobustTracer`: a Tracer that never fails on an untraceable submodule (DESIGN decision 6;
 /// the API of ModelOpt's `modelopt.torch.trace.RobustTracer`). Every module call it traces
-/// through takes a graph checkpoint; when the module's forward throws (any exception), the
-/// nodes, names and tracer state made since are rolled back, the module becomes a
-/// `call_module` leaf with the call's real arguments, and the trace goes on. The graph is the
-/// one a plain trace would give had the failed modules been registered leaves: in one pass,
-/// unless a module fails on a later call after an earlier call of it was traced through; the
-/// trace then starts again with that module failed, so that every call of it is a leaf (Note
-/// [A failure on a later call] in robust_tracer.cpp).
+/// through takes a graph checkpoint; when the module's forward throws, the nodes, names and
+/// tracer state made since are rolled back, the module becomes a `call_module` leaf with the
+/// call's real arguments, and the trace goes on. The graph is the one a plain trace would give
+/// had the failed modules been registered leaves: in one pass, unless a module fails on a
+/// later call after an earlier call of it was traced through; the trace then starts again with
+/// that module failed, so that every call of it is a leaf (Note [A failure on a later call] in
+/// robust_tracer.cpp). Any exception is the module's failure but std::bad_alloc: running out
+/// of memory says nothing about the module's code, so it is never recorded as a failure; it
+/// rolls the graph back and reaches the caller of `trace` (Note [Out of memory is not a
+/// failure] in robust_tracer.cpp).
 ///
 ///     symtrace::RobustTracer tracer;
 ///     symtrace::Graph g = tracer.trace(model, {x});      // never throws for a failing submodule
@@ -71,7 +74,9 @@ class RobustTracer : public Tracer {
   /// whole, e.g. a ModuleList) gives a graph of placeholders, one `call_module` node for the
   /// root and the output, and the root is failed. A root that is a leaf is not traced into.
   /// Bad inputs (a spec count or concrete_args that do not match the root's forward) still
-  /// throw std::invalid_argument. Failures and visits accumulate over traces with this tracer.
+  /// throw std::invalid_argument, and std::bad_alloc from anywhere in the trace (the model's
+  /// code too) propagates; the failures recorded before either stay recorded. Failures and
+  /// visits accumulate over traces with this tracer.
   Graph trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},
               std::source_location where = std::source_location::current());
 
