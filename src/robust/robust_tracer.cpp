@@ -409,9 +409,15 @@ Graph RobustTracer::failed_root_graph(Module& root, ModuleFailure failure, std::
 
 void RobustTracer::record_call_module(const Module& module, const ModuleFailure* failure) {
   calls_[&module].visited = true;
-  if (failure == nullptr) return;
-  auto [it, inserted] = failed_.emplace(&module, failure_order_.size());
-  if (inserted) failure_order_.emplace_back(&module, *failure);
+  if (failure == nullptr || failed_.contains(&module)) return;
+  // The record first: an index in failed_ always names one (either step may throw).
+  failure_order_.emplace_back(&module, *failure);
+  try {
+    failed_.emplace(&module, failure_order_.size() - 1);
+  } catch (...) {
+    failure_order_.pop_back();
+    throw;
+  }
 }
 
 const ModuleFailure* RobustTracer::failure(const Module& module) const noexcept {
