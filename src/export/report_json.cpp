@@ -1,9 +1,9 @@
 // The report document: a CollectionReport written with its graphs as graph documents, and
 // read back from a document that may be anything (Note [Reading hostile documents] in
 // graph_json.cpp). Beyond the field checks, the reader keeps the module tree printable: paths
-// are unique, a module names each child once, and paths are at most 256 components deep, so
-// the coverage report of any report it returns prints each module fully at most once and
-// recurses no deeper than that.
+// are unique, a module names each child once, and paths are at most 65,536 components deep (a
+// chain of modules 10,000 deep is a model; far deeper is not), so the coverage report of any
+// report it returns prints each module fully at most once, in a loop.
 #include "symtrace/export/report_json.hpp"
 
 #include "json_document.hpp"
@@ -25,7 +25,7 @@ using detail::document_field;
 using detail::Json;
 
 constexpr std::string_view format_name = "symtrace.report";
-constexpr std::size_t max_module_depth = 256;
+constexpr std::size_t max_module_depth = 65536;
 
 Json null_if_empty(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
 

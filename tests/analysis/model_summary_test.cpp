@@ -257,7 +257,8 @@ TEST_CASE("tracing through the built-in layers fails exactly where recursive_tra
     const ModelSummary s = summarize(*model, analysed, name);
     CHECK(s.parameters == info.parameters);
     CHECK(s.complete == expected.empty());
-    CHECK(s.macs > 0);
+    // deep_chain_1000's only multiply-accumulates are in its failing innermost module.
+    if (name != "deep_chain_1000") CHECK(s.macs > 0);
   }
 }
 

@@ -149,7 +149,7 @@ TEST_CASE("malformed report documents are refused with an error naming the place
     std::string error;
   };
   std::string deep_path = "a";
-  for (int i = 0; i < 256; ++i) deep_path += ".a";
+  for (int i = 0; i < 65536; ++i) deep_path += ".a";
   const std::string child = R"({"module": "a", "type": "A", "status": "leaf", "children": []})";
   const std::vector<Case> cases{
       {"{", "report_from_json: the document is not JSON: [json.exception.parse_error.101]"},
@@ -173,7 +173,7 @@ TEST_CASE("malformed report documents are refused with an error naming the place
       {report_with(R"({"module": "", "type": "Net", "status": "traced", "children": [{"name": "a", "index": 1}, {"name": "a", "index": 1}]},)" + child),
        "report_from_json: document.modules[0].children[1].name: 'a' names an earlier child too; names are unique"},
       {report_with(root_module + R"(, {"module": ")" + deep_path + R"(", "type": "A", "status": "leaf", "children": []})"),
-       "report_from_json: document.modules[1].module: nests modules deeper than 256 levels"},
+       "report_from_json: document.modules[1].module: nests modules deeper than 65536 levels"},
       {report_with(root_module, R"({"module": "", "type": "Net", "kind": "K", "message": "m", "source": null, "op": null, "by_execution": {"graph": null, "inputs": [], "warnings": [], "error": null}})"),
        "report_from_json: document.failed[0].by_execution: has neither a graph nor an error; a capture has one of them"},
       {report_with(root_module, R"({"module": "", "type": "Net", "kind": "K", "message": "m", "source": "", "op": null, "by_execution": null})"),
