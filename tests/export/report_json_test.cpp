@@ -1,6 +1,8 @@
 // The report document: exact round trips of whole collections (every zoo model, failures
 // captured by execution), the coverage report of a report read back, and a suite of malformed
 // documents, each with its pinned error.
+#include "support/zoo_checks.hpp"
+
 #include <symtrace/symtrace.hpp>
 #include <symtrace/zoo/zoo.hpp>
 
@@ -12,14 +14,9 @@
 #include <vector>
 
 using namespace symtrace;
+using testing::example_specs;
 
 namespace {
-
-std::vector<InputSpec> example_specs(const std::string& name) {
-  std::vector<InputSpec> specs;
-  for (const zoo::ExampleInput& input : zoo::info(name).inputs) specs.emplace_back(Shape(input.shape), input.dtype);
-  return specs;
-}
 
 /// Exports the report of `c`, reads it back, and checks the report read back is the same
 /// report: the same document, the same coverage report (text and JSON), the same graphs.

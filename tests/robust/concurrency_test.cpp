@@ -3,7 +3,7 @@
 // recursive_trace from several threads, give exactly what one thread gives. Small models, so
 // the suite stays quick under ThreadSanitizer (tools/test --tsan), which checks these runs for
 // data races.
-#include "support/checks.hpp"
+#include "support/zoo_checks.hpp"
 
 #include "symtrace/symtrace.hpp"
 
@@ -16,14 +16,9 @@
 #include <vector>
 
 using namespace symtrace;
+using testing::example_specs;
 
 namespace {
-
-std::vector<InputSpec> example_specs(const std::string& name) {
-  std::vector<InputSpec> out;
-  for (const zoo::ExampleInput& input : zoo::info(name).inputs) out.emplace_back(Shape(input.shape), input.dtype);
-  return out;
-}
 
 /// Everything a collection holds, as text: each traced module's path and graph, each failure
 /// and the coverage report.

@@ -1,6 +1,7 @@
 #pragma once
-// Test support for whole models: finiteness, bit-identical state, a boxed call, and the
-// trace / lint / interpret-equals-eager checks each zoo family runs on its models.
+// Test support for whole models: a zoo model's example inputs as specs, finiteness,
+// bit-identical state, a boxed call, and the trace / lint / interpret-equals-eager checks each
+// zoo family runs on its models.
 
 #include "support/checks.hpp"
 
@@ -13,8 +14,16 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace symtrace::testing {
+
+/// The example inputs of the zoo model `name`, as input specs.
+inline std::vector<InputSpec> example_specs(const std::string& name) {
+  std::vector<InputSpec> specs;
+  for (const zoo::ExampleInput& input : zoo::info(name).inputs) specs.emplace_back(Shape(input.shape), input.dtype);
+  return specs;
+}
 
 /// True when every element is finite.
 inline bool all_finite(const Tensor& t) {
