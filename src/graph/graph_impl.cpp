@@ -134,9 +134,11 @@ ScopeTable::Entry ScopeTable::place(std::uint32_t prefix_scope, std::string_view
     used_ = 0;
   }
   char* out = blocks_.back().data.get() + used_;
-  std::memcpy(out, prefix.data(), prefix.size());
-  if (!prefix.empty()) out[prefix.size()] = '.';
-  std::memcpy(out + size - name.size(), name.data(), name.size());
+  if (!prefix.empty()) {  // an empty view's data() may be null, which memcpy must not get
+    std::memcpy(out, prefix.data(), prefix.size());
+    out[prefix.size()] = '.';
+  }
+  if (!name.empty()) std::memcpy(out + size - name.size(), name.data(), name.size());
   const Entry e{static_cast<std::uint32_t>(blocks_.size() - 1), static_cast<std::uint32_t>(used_), static_cast<std::uint32_t>(size), 0, 0};
   used_ += size;
   return e;
