@@ -307,7 +307,6 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
   }
   std::unique_ptr<ModuleFailure> failure;  // Note [Small frames per level]
   Value result;
-  bool failed = false;
   {
     Graph::Checkpoint checkpoint = st.graph().checkpoint();
     try {
@@ -319,19 +318,17 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
       throw;  // Note [Out of memory is not a failure]; the checkpoint rolls back on the way out
     } catch (const std::exception& e) {
       failure = failure_of(&e, module, *path, where);
-      failed = true;
     } catch (...) {
       failure = failure_of(nullptr, module, *path, where);
-      failed = true;
     }
-    if (failed) {
+    if (failure != nullptr) {  // the forward threw
       checkpoint.rollback();  // Note [Failure rollback]
       st.retire(st.graph().id_bound());  // Note [Rolled-back tensors]
     }
   }
   // Recorded outside the try: a failure to record a committed call is the caller's failure
   // (its checkpoint takes this call's nodes back), not this module's.
-  if (!failed) {
+  if (failure == nullptr) {
     Calls& entry = calls_[&module];  // looked up again: record_call_module, and this trace's mark
     entry.visited = true;
     entry.traced_in = trace_generation_;
