@@ -31,12 +31,14 @@ constexpr bool sanitized = false;
 constexpr bool sanitized = false;
 #endif
 
-/// Runs `f` on a new thread whose stack is `bytes` large and waits for it; rethrows what it threw.
-void run_on_stack(std::size_t bytes, const std::function<void()>& f) {
+/// Runs `f` on a new thread whose stack is at least `bytes` large (a sanitizer's runtime may make
+/// it larger) and waits for it; rethrows what it threw. Returns the stack size the thread had.
+std::size_t run_on_stack(std::size_t bytes, const std::function<void()>& f) {
   struct Job {
     const std::function<void()>* f;
     std::exception_ptr error;
-  } job{&f, nullptr};
+    std::size_t stack_size;
+  } job{&f, nullptr, 0};
   pthread_attr_t attr;
   REQUIRE(pthread_attr_init(&attr) == 0);
   REQUIRE(pthread_attr_setstacksize(&attr, bytes) == 0);
@@ -45,6 +47,12 @@ void run_on_stack(std::size_t bytes, const std::function<void()>& f) {
       &thread, &attr,
       [](void* p) -> void* {
         auto* j = static_cast<Job*>(p);
+        pthread_attr_t own;
+        if (pthread_getattr_np(pthread_self(), &own) == 0) {
+          void* low = nullptr;
+          if (pthread_attr_getstack(&own, &low, &j->stack_size) != 0) j->stack_size = 0;
+          pthread_attr_destroy(&own);
+        }
         try {
           (*j->f)();
         } catch (...) {
@@ -57,6 +65,16 @@ void run_on_stack(std::size_t bytes, const std::function<void()>& f) {
   REQUIRE(created == 0);
   pthread_join(thread, nullptr);
   if (job.error) std::rethrow_exception(job.error);
+  return job.stack_size;
+}
+
+/// A stack size as StackDepthError's advice writes it: whole MiB, MiB to one decimal from 1 MiB
+/// on, KiB (rounded up) below.
+std::string stack_size_text(std::size_t bytes) {
+  constexpr std::size_t mib = std::size_t{1} << 20;
+  if (bytes >= mib && bytes % mib == 0) return fmt::format("{} MiB", bytes / mib);
+  if (bytes >= mib) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / static_cast<double>(mib));
+  return fmt::format("{} KiB", (bytes + 1023) / 1024);
 }
 
 /// Runs `f` on this thread, the main one (doctest's: 8 MiB by default); under AddressSanitizer,
@@ -134,16 +152,16 @@ TEST_CASE("tracing a chain deeper than a small thread stack holds is a StackDept
   const auto model = zoo::deep_chain(deep);
   const Tensor x = randn({1, 16});
   const std::size_t stack = sanitized ? std::size_t{1} << 20 : std::size_t{256} << 10;
-  const std::string size = sanitized ? "1 MiB" : "256 KiB";
   struct Outcome {
     std::string message;
     std::size_t depth = 0;
+    std::size_t stack_size = 0;  // the thread's: ThreadSanitizer's runtime enlarges small stacks
   };
   // What `f` threw on the small stack (it must throw StackDepthError), and that the thread
   // traces a shallow chain afterwards: nothing of the deep trace is left behind.
   const auto on_small_stack = [&](const std::function<void()>& f) {
     Outcome outcome;
-    run_on_stack(stack, [&] {
+    const std::size_t stack_size = run_on_stack(stack, [&] {
       try {
         f();
       } catch (const StackDepthError& e) {
@@ -154,6 +172,8 @@ TEST_CASE("tracing a chain deeper than a small thread stack holds is a StackDept
       CHECK(c.failures().size() == 1);
       CHECK(TracingState::current() == nullptr);
     });
+    REQUIRE(stack_size >= stack);
+    outcome.stack_size = stack_size;
     return outcome;
   };
   const auto check_trace_error = [&](const Outcome& o) {
@@ -165,7 +185,7 @@ TEST_CASE("tracing a chain deeper than a small thread stack holds is a StackDept
                                      "(ChainLink): the thread's stack ({}) is nearly used up and a deeper call would "
                                      "overflow it; run the model on a thread with a larger stack (ulimit -s for the main "
                                      "thread, pthread_attr_setstacksize for another) or make it shallower",
-                                     o.depth + 1, o.depth - 6, size)) != std::string::npos);
+                                     o.depth + 1, o.depth - 6, stack_size_text(o.stack_size))) != std::string::npos);
   };
   SUBCASE("symbolic_trace") {
     check_trace_error(on_small_stack([&] {
