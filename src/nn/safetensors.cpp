@@ -303,8 +303,9 @@ json parse_header(std::string_view text, std::string_view source, std::vector<st
   json header;
   try {
     header = json::parse(text.data(), text.data() + text.size(), callback);
-  } catch (const json::parse_error& e) {
-    // The parser quotes the token it choked on, which in a hostile header can be megabytes.
+  } catch (const json::exception& e) {
+    // A syntax error (parse_error), or a number too large for a double (out_of_range 406). The
+    // parser quotes the token it choked on, which in a hostile header can be megabytes.
     fail(source, "the header is not valid JSON: {}", truncated(e.what(), 300));
   }
   if (duplicate) fail(source, "{}", *duplicate);

@@ -351,6 +351,11 @@ TEST_CASE("a header that is not JSON is refused with the parser's position") {
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS((void)read("{\"x\xff\": 1}"), doctest::Contains("the header is not valid JSON: "),
                        std::invalid_argument);
+  // A number no double holds: nlohmann's out_of_range, not a parse_error, until it was caught too.
+  CHECK_THROWS_WITH_AS((void)read(R"({"__metadata__": 555555555555E5555})"),
+                       "model.safetensors: the header is not valid JSON: [json.exception.out_of_range.406] number "
+                       "overflow parsing '555555555555E5555'",
+                       std::invalid_argument);
 }
 
 TEST_CASE("a header that is not a JSON object is refused") {
