@@ -102,7 +102,7 @@ int main() {
   expect(f && f->module == "gate" && f->type == "Gate" && f->kind == "TraceError" && f->where.line() == GateImpl::data_line,
          "the failure record: path, type, kind, line");
   std::vector<std::string> statuses;
-  for (const ModuleRecord& r : c.hierarchy()) statuses.push_back(fmt::format("{}={}", r.path, r.status));
+  for (const ModuleRecord& r : c.hierarchy()) statuses.push_back(fmt::format("{}={}", c.hierarchy().path(r.index), r.status));
   fmt::print("statuses: {}\n", fmt::join(statuses, ", "));
   expect(statuses == std::vector<std::string>{"=traced", "stem=leaf", "gate=failed", "gate.fc_a=leaf", "gate.fc_b=leaf",
                                               "head=leaf"},

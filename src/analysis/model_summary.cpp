@@ -145,7 +145,7 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
   for (std::size_t i = 0; i < h.size(); ++i) {
     const ModuleRecord& r = h[i];
     ModuleSummary& m = s.modules[i];
-    m.path = r.path;
+    m.path = h.path(i);
     m.type = std::string(r.type);
     m.depth = r.depth;
     m.status = r.status;
@@ -189,7 +189,7 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
       const std::size_t i = h.index_of(n.target());
       if (i != ModuleHierarchy::npos && !inside_unknown[i]) {
         inside_unknown[i] = true;
-        s.unknown.push_back(h[i].path);
+        s.unknown.push_back(h.path(i));
       }
     }
     charge(n.scope(), cost);

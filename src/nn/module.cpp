@@ -354,7 +354,7 @@ std::vector<std::shared_ptr<Module>> Module::children() const {
 }
 
 std::vector<NamedModule> Module::named_modules(const std::string& prefix) const {
-  return ModuleIndex(*this, prefix).release();
+  return ModuleIndex(*this, prefix).named_modules();
 }
 
 void Module::collect_tensors(bool parameters, bool recurse, std::vector<NamedTensor>& out) const {

@@ -118,7 +118,7 @@ class Recorder {
       if (position == ModuleIndex::npos) {
         in = fmt::format(" in a {} module", w.module_type);  // a function's module, or a foreign one
       } else {
-        w.module_path = (*index_)[position].path;
+        w.module_path = index_->path(position);
         in = position == 0 ? fmt::format(" in the root module ({})", w.module_type)
                            : fmt::format(" in '{}' ({})", w.module_path, w.module_type);
       }
@@ -159,8 +159,14 @@ class Recorder {
 
   [[nodiscard]] std::string_view scope() const {
     if (modules_.empty() || !index_) return {};
-    const std::string* path = index_->path_of(*modules_.back());
-    return path ? std::string_view(*path) : std::string_view();
+    // Made once per module entered, not per node: the nodes a module records come together.
+    if (modules_.back() != scope_module_) {
+      scope_module_ = nullptr;  // not valid while it is rewritten
+      std::optional<std::string> path = index_->path_of(*modules_.back());
+      scope_path_ = path ? std::move(*path) : std::string();
+      scope_module_ = modules_.back();
+    }
+    return scope_path_;
   }
 
   Node& create(OpKind op, std::string_view target, Arguments args, std::source_location where) {
@@ -230,6 +236,8 @@ class Recorder {
 
   Graph& graph_;
   std::optional<ModuleIndex> index_;
+  mutable const Module* scope_module_ = nullptr;  // the module scope_path_ is the path of (see scope())
+  mutable std::string scope_path_;
   std::unordered_map<const TensorImpl*, std::string> attributes_;
   std::unordered_map<const TensorImpl*, Mapped> values_;
   std::vector<const Module*> modules_;

@@ -46,6 +46,17 @@ std::size_t CollectionReport::total_nodes() const noexcept {
 
 namespace detail {
 
+std::vector<CollectionReport::Failure> describe_failures(const GraphCollection& collection) {
+  std::vector<CollectionReport::Failure> out;
+  out.reserve(collection.failures().size());
+  for (const ModuleFailure& f : collection.failures()) {
+    CollectionReport::Failure r{f.module, f.type, f.kind, f.message, source_text(f.where), f.op, std::nullopt};
+    if (f.by_execution) r.by_execution = by_execution_of(*f.by_execution);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 CollectionReport describe_collection(const GraphCollection& collection, std::string_view model_name, bool copy_graphs,
                                      std::source_location where) {
   const ModuleHierarchy& h = collection.hierarchy();
@@ -58,17 +69,14 @@ CollectionReport describe_collection(const GraphCollection& collection, std::str
   r.modules.reserve(h.size());
   for (std::size_t i = 0; i < h.size(); ++i) {
     const ModuleRecord& m = h[i];
-    CollectionReport::ModuleEntry e{m.path, std::string(m.type), m.status, {}};
+    CollectionReport::ModuleEntry e{{}, std::string(m.type), m.status, {}};
     // The children as traced, not as the model holds them now (Note [Records outlive the
     // model's changes] in graph_collection.cpp).
     for (const ModuleHierarchy::NamedChild& child : h.named_children(i)) e.children.push_back({child.name, child.index});
     r.modules.push_back(std::move(e));
   }
-  for (const ModuleFailure& f : collection.failures()) {
-    CollectionReport::Failure out{f.module, f.type, f.kind, f.message, source_text(f.where), f.op, std::nullopt};
-    if (f.by_execution) out.by_execution = by_execution_of(*f.by_execution);
-    r.failures.push_back(std::move(out));
-  }
+  h.for_each_path([&](std::size_t i, std::string_view path) { r.modules[i].path = path; });
+  r.failures = describe_failures(collection);
   if (copy_graphs) {
     for (const GraphCollection::Entry& e : collection) r.graphs.push_back({e.path, e.module->type_name(), e.graph});
   }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iterator>
+#include <span>
 #include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
@@ -48,55 +49,124 @@ json by_execution_json(const std::optional<CollectionReport::ByExecution>& x) {
           {"error", x->error.empty() ? json(nullptr) : json(x->error)}};
 }
 
-/// The report with, per module, its failure and its graph (by the module's path).
+/// A report's failures, by their index in the report, or npos.
+constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+/// The modules of a CollectionReport, each with its failure and its graph found by path. Only
+/// a path as long as a failure's or a graph's is looked up.
+class ReportModules {
+ public:
+  ReportModules(const CollectionReport& r, const std::vector<detail::ReportGraph>& graphs)
+      : r_(r), failure_(r.modules.size(), npos), graph_(r.modules.size(), npos) {
+    std::unordered_map<std::string_view, std::size_t> failure_of, graph_of;
+    std::unordered_set<std::size_t> sizes;
+    for (std::size_t i = r.failures.size(); i-- > 0;) failure_of[r.failures[i].module] = i;  // the first of a path
+    for (std::size_t i = graphs.size(); i-- > 0;) graph_of[graphs[i].module] = i;
+    for (const auto& [path, i] : failure_of) sizes.insert(path.size());
+    for (const auto& [path, i] : graph_of) sizes.insert(path.size());
+    for (std::size_t m = 0; m < r.modules.size(); ++m) {
+      const std::string& path = r.modules[m].path;
+      if (!sizes.contains(path.size())) continue;
+      if (auto it = failure_of.find(path); it != failure_of.end()) failure_[m] = it->second;
+      if (auto it = graph_of.find(path); it != graph_of.end()) graph_[m] = it->second;
+    }
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return r_.modules.size(); }
+  [[nodiscard]] std::string_view type(std::size_t i) const noexcept { return r_.modules[i].type; }
+  [[nodiscard]] ModuleStatus status(std::size_t i) const noexcept { return r_.modules[i].status; }
+  [[nodiscard]] std::span<const CollectionReport::Child> children(std::size_t i) const noexcept { return r_.modules[i].children; }
+  [[nodiscard]] std::string path(std::size_t i) const { return r_.modules[i].path; }
+  [[nodiscard]] std::size_t failure(std::size_t i) const noexcept { return failure_[i]; }
+  [[nodiscard]] std::size_t graph(std::size_t i) const noexcept { return graph_[i]; }
+
+ private:
+  const CollectionReport& r_;
+  std::vector<std::size_t> failure_, graph_;
+};
+
+/// The modules of a collection's hierarchy, read in place: a path is made only when one is
+/// printed (a chain of n modules has paths of O(n^2) characters in all).
+class HierarchyModules {
+ public:
+  HierarchyModules(const GraphCollection& c, const std::vector<const Graph*>& graphs)
+      : h_(c.hierarchy()), failure_(h_.size(), npos), graph_(h_.size(), npos) {
+    std::unordered_map<const Graph*, std::size_t> graph_of;
+    for (std::size_t i = 0; i < graphs.size(); ++i) graph_of.emplace(graphs[i], i);
+    for (std::size_t i = 0; i < h_.size(); ++i) {
+      const ModuleRecord& r = h_[i];
+      if (r.failure != nullptr) failure_[i] = static_cast<std::size_t>(r.failure - c.failures().data());
+      if (auto it = graph_of.find(r.graph); r.graph != nullptr && it != graph_of.end()) graph_[i] = it->second;
+    }
+  }
+  [[nodiscard]] std::size_t size() const noexcept { return h_.size(); }
+  [[nodiscard]] std::string_view type(std::size_t i) const { return h_[i].type; }
+  [[nodiscard]] ModuleStatus status(std::size_t i) const { return h_[i].status; }
+  [[nodiscard]] std::span<const ModuleHierarchy::NamedChild> children(std::size_t i) const { return h_.named_children(i); }
+  [[nodiscard]] std::string path(std::size_t i) const { return h_.path(i); }
+  [[nodiscard]] std::size_t failure(std::size_t i) const noexcept { return failure_[i]; }
+  [[nodiscard]] std::size_t graph(std::size_t i) const noexcept { return graph_[i]; }
+
+ private:
+  const ModuleHierarchy& h_;
+  std::vector<std::size_t> failure_, graph_;
+};
+
+/// The report of a model's modules (`Modules`: ReportModules or HierarchyModules), its
+/// failures and its graphs.
+template <class Modules>
 class Renderer {
  public:
-  Renderer(const CollectionReport& r, const std::vector<detail::ReportGraph>& graphs) : r_(r), graphs_(graphs) {
-    for (const CollectionReport::Failure& f : r.failures) failure_of_.emplace(f.module, &f);
-    for (const detail::ReportGraph& g : graphs) graph_of_.emplace(g.module, &g);
+  Renderer(std::string_view model, const Modules& modules, const std::vector<CollectionReport::Failure>& failures,
+           const std::vector<detail::ReportGraph>& graphs)
+      : model_(model), modules_(modules), failures_(failures), graphs_(graphs) {
     for (const detail::ReportGraph& g : graphs) total_nodes_ += g.nodes;
-    for (const detail::ReportGraph& g : graphs) graph_path_sizes_.insert(g.module.size());
+    for (std::size_t i = 0; i < modules.size(); ++i) ++counts_[static_cast<std::size_t>(modules.status(i))];
   }
 
   std::string text() const {
     std::string out;
-    fmt::format_to(std::back_inserter(out), "coverage of {} ({})\n", r_.model, r_.modules[0].type);
-    fmt::format_to(std::back_inserter(out), "  modules: {} ({} traced, {} leaf, {} failed, {} unvisited)\n", r_.modules.size(),
-                   r_.count(ModuleStatus::traced), r_.count(ModuleStatus::leaf), r_.count(ModuleStatus::failed),
-                   r_.count(ModuleStatus::unvisited));
+    // About what a module's line takes (its indentation is at most 32 levels): one buffer
+    // instead of a series of ever larger ones.
+    out.reserve(1024 + 64 * modules_.size());
+    fmt::format_to(std::back_inserter(out), "coverage of {} ({})\n", model_, modules_.type(0));
+    fmt::format_to(std::back_inserter(out), "  modules: {} ({} traced, {} leaf, {} failed, {} unvisited)\n", modules_.size(),
+                   count(ModuleStatus::traced), count(ModuleStatus::leaf), count(ModuleStatus::failed),
+                   count(ModuleStatus::unvisited));
     fmt::format_to(std::back_inserter(out), "  graphs: {} ({} nodes)\n", graphs_.size(), total_nodes_);
 
     out += "\nmodule tree\n";
-    fmt::format_to(std::back_inserter(out), "{}\n", tree_label("<model>", r_.modules[0]));
-    print_subtree(out, 0, "");
+    tree_label(out, "<model>", 0);
+    print_subtree(out, 0);
 
-    fmt::format_to(std::back_inserter(out), "\nfailures ({})\n", r_.failures.size());
-    if (r_.failures.empty()) out += "  none\n";
-    for (const CollectionReport::Failure& f : r_.failures) print_failure(out, f);
+    fmt::format_to(std::back_inserter(out), "\nfailures ({})\n", failures_.size());
+    if (failures_.empty()) out += "  none\n";
+    for (const CollectionReport::Failure& f : failures_) print_failure(out, f);
 
     fmt::format_to(std::back_inserter(out), "\ngraphs ({})\n", graphs_.size());
     for (const detail::ReportGraph& g : graphs_) {
       fmt::format_to(std::back_inserter(out), "  {} ({}): {} nodes\n", display_path(g.module), g.type, g.nodes);
     }
 
-    fmt::format_to(std::back_inserter(out), "\nunvisited ({})\n", r_.count(ModuleStatus::unvisited));
-    if (r_.count(ModuleStatus::unvisited) == 0) out += "  none\n";
-    for (const CollectionReport::ModuleEntry& m : r_.modules) {
-      if (m.status == ModuleStatus::unvisited) fmt::format_to(std::back_inserter(out), "  {} ({})\n", display_path(m.path), m.type);
+    fmt::format_to(std::back_inserter(out), "\nunvisited ({})\n", count(ModuleStatus::unvisited));
+    if (count(ModuleStatus::unvisited) == 0) out += "  none\n";
+    for (std::size_t i = 0; i < modules_.size(); ++i) {
+      if (modules_.status(i) == ModuleStatus::unvisited) {
+        fmt::format_to(std::back_inserter(out), "  {} ({})\n", display_path(modules_.path(i)), modules_.type(i));
+      }
     }
     return out;
   }
 
   std::string json_text() const {
     json doc = json::object();
-    doc["model"] = r_.model;
+    doc["model"] = model_;
     json graphs = json::array();
     for (const detail::ReportGraph& g : graphs_) {
       graphs.push_back({{"module", g.module}, {"type", g.type}, {"nodes", g.nodes}});
     }
     doc["graphs"] = std::move(graphs);
     json failed = json::array();
-    for (const CollectionReport::Failure& f : r_.failures) {
+    for (const CollectionReport::Failure& f : failures_) {
       failed.push_back({{"module", f.module},
                         {"type", f.type},
                         {"kind", f.kind},
@@ -108,17 +178,18 @@ class Renderer {
     doc["failed"] = std::move(failed);
     json unvisited = json::array();
     json modules = json::array();
-    for (const CollectionReport::ModuleEntry& m : r_.modules) {
-      if (m.status == ModuleStatus::unvisited) unvisited.push_back(m.path);
-      modules.push_back({{"module", m.path}, {"type", m.type}, {"status", to_string(m.status)}});
+    for (std::size_t i = 0; i < modules_.size(); ++i) {
+      std::string path = modules_.path(i);
+      if (modules_.status(i) == ModuleStatus::unvisited) unvisited.push_back(path);
+      modules.push_back({{"module", std::move(path)}, {"type", modules_.type(i)}, {"status", to_string(modules_.status(i))}});
     }
     doc["unvisited"] = std::move(unvisited);
     doc["modules"] = std::move(modules);
-    doc["totals"] = {{"modules", r_.modules.size()},
-                     {"traced", r_.count(ModuleStatus::traced)},
-                     {"leaf", r_.count(ModuleStatus::leaf)},
-                     {"failed", r_.count(ModuleStatus::failed)},
-                     {"unvisited", r_.count(ModuleStatus::unvisited)},
+    doc["totals"] = {{"modules", modules_.size()},
+                     {"traced", count(ModuleStatus::traced)},
+                     {"leaf", count(ModuleStatus::leaf)},
+                     {"failed", count(ModuleStatus::failed)},
+                     {"unvisited", count(ModuleStatus::unvisited)},
                      {"graphs", graphs_.size()},
                      {"nodes", total_nodes_}};
     // Messages may hold bytes that are not UTF-8 (an exception's text): replaced, never a throw.
@@ -126,26 +197,23 @@ class Renderer {
   }
 
  private:
-  template <class T>
-  static const T* lookup(const std::unordered_map<std::string_view, const T*>& map, std::string_view path) {
-    auto it = map.find(path);
-    return it == map.end() ? nullptr : it->second;
-  }
+  [[nodiscard]] std::size_t count(ModuleStatus status) const noexcept { return counts_[static_cast<std::size_t>(status)]; }
 
   /// One line of the module tree: "name (Type)  status", with the failure's location.
-  std::string tree_label(std::string_view name, const CollectionReport::ModuleEntry& m) const {
-    std::string line = fmt::format("{} ({})  {}", name, m.type, m.status);
-    if (m.status == ModuleStatus::failed) {
-      if (const CollectionReport::Failure* f = lookup(failure_of_, m.path)) {
-        fmt::format_to(std::back_inserter(line), ": {}{}{}", f->kind, f->source.empty() ? "" : " at ", f->source);
+  void tree_label(std::string& out, std::string_view name, std::size_t index) const {
+    const ModuleStatus status = modules_.status(index);
+    fmt::format_to(std::back_inserter(out), "{} ({})  {}", name, modules_.type(index), status);
+    if (status == ModuleStatus::failed) {
+      if (const std::size_t f = modules_.failure(index); f != npos) {
+        const CollectionReport::Failure& failure = failures_[f];
+        fmt::format_to(std::back_inserter(out), ": {}{}{}", failure.kind, failure.source.empty() ? "" : " at ",
+                       failure.source);
       }
     }
-    // Only a path as long as a graph's is looked up: a chain of n modules has paths of O(n^2)
-    // characters in all, and hashing each would cost that much.
-    if (const detail::ReportGraph* g = graph_path_sizes_.contains(m.path.size()) ? lookup(graph_of_, m.path) : nullptr) {
-      fmt::format_to(std::back_inserter(line), "  [graph: {} nodes]", g->nodes);
+    if (const std::size_t g = modules_.graph(index); g != npos) {
+      fmt::format_to(std::back_inserter(out), "  [graph: {} nodes]", graphs_[g].nodes);
     }
-    return line;
+    out += '\n';
   }
 
   /// The subtree under the module at `index`, children indented under it: depth first, in a
@@ -154,41 +222,41 @@ class Renderer {
   /// (the walk visits modules in the hierarchy's order), which the check reads by index
   /// instead of comparing paths. Past `max_indent` levels, lines are indented no further and
   /// say their depth ("[40] "): a line stays short however deep the model is.
-  void print_subtree(std::string& out, std::size_t index, std::string_view indent) const {
+  void print_subtree(std::string& out, std::size_t index) const {
     constexpr std::size_t max_indent = 32;
     struct Level {
       std::size_t module;
       std::size_t next_child = 0;
       std::size_t indent_size;  // of `prefix` for its children
     };
-    std::string prefix(indent);
-    std::vector<char> listed(r_.modules.size(), 0);
+    std::string prefix;
+    std::vector<char> listed(modules_.size(), 0);
     if (index < listed.size()) listed[index] = 1;
     std::vector<Level> stack{{index, 0, prefix.size()}};
     while (!stack.empty()) {
       Level& level = stack.back();
-      const CollectionReport::ModuleEntry& m = r_.modules[level.module];
-      if (level.next_child == m.children.size()) {
+      const auto children = modules_.children(level.module);
+      if (level.next_child == children.size()) {
         stack.pop_back();
         continue;
       }
-      const CollectionReport::Child& child = m.children[level.next_child++];
-      const bool last = level.next_child == m.children.size();
+      const auto& child = children[level.next_child++];
+      const bool last = level.next_child == children.size();
       prefix.resize(level.indent_size);
       const std::size_t depth = stack.size();
       if (depth > max_indent) fmt::format_to(std::back_inserter(out), "{}[{}] {}", prefix, depth, last ? "└── " : "├── ");
       else fmt::format_to(std::back_inserter(out), "{}{}", prefix, last ? "└── " : "├── ");
-      if (child.index >= r_.modules.size()) {
+      if (child.index >= modules_.size()) {
         fmt::format_to(std::back_inserter(out), "{} (?)  not in the report\n", child.name);
         continue;
       }
-      const CollectionReport::ModuleEntry& cm = r_.modules[child.index];
       if (listed[child.index] != 0) {
-        fmt::format_to(std::back_inserter(out), "{} ({})  the module at '{}'\n", child.name, cm.type, cm.path);
+        fmt::format_to(std::back_inserter(out), "{} ({})  the module at '{}'\n", child.name, modules_.type(child.index),
+                       modules_.path(child.index));
         continue;
       }
       listed[child.index] = 1;
-      fmt::format_to(std::back_inserter(out), "{}\n", tree_label(child.name, cm));
+      tree_label(out, child.name, child.index);
       if (depth < max_indent) prefix += last ? "    " : "│   ";
       stack.push_back(Level{child.index, 0, prefix.size()});
     }
@@ -216,29 +284,25 @@ class Renderer {
     }
   }
 
-  const CollectionReport& r_;
+  std::string_view model_;
+  const Modules& modules_;
+  const std::vector<CollectionReport::Failure>& failures_;
   const std::vector<detail::ReportGraph>& graphs_;
   std::size_t total_nodes_ = 0;
-  std::unordered_map<std::string_view, const CollectionReport::Failure*> failure_of_;
-  std::unordered_map<std::string_view, const detail::ReportGraph*> graph_of_;
-  std::unordered_set<std::size_t> graph_path_sizes_;
+  std::size_t counts_[4] = {};  // per ModuleStatus
 };
 
-}  // namespace
-
-namespace detail {
-
-std::string render_report(const CollectionReport& report, const std::vector<ReportGraph>& graphs, ReportFormat format,
-                          std::source_location where) {
+template <class Modules>
+std::string render(const Renderer<Modules>& r, ReportFormat format, std::source_location where) {
   switch (format) {
-    case ReportFormat::text: return Renderer(report, graphs).text();
-    case ReportFormat::json: return Renderer(report, graphs).json_text();
+    case ReportFormat::text: return r.text();
+    case ReportFormat::json: return r.json_text();
   }
   throw_invalid_argument(where, "coverage_report was given an unknown format ({}): use ReportFormat::text or json",
                          static_cast<int>(format));
 }
 
-}  // namespace detail
+}  // namespace
 
 std::string coverage_report(const CollectionReport& report, ReportFormat format, std::source_location where) {
   if (report.modules.empty()) {
@@ -248,7 +312,8 @@ std::string coverage_report(const CollectionReport& report, ReportFormat format,
   std::vector<detail::ReportGraph> graphs;
   graphs.reserve(report.graphs.size());
   for (const CollectionReport::GraphEntry& g : report.graphs) graphs.push_back({g.module, g.type, g.graph.size()});
-  return detail::render_report(report, graphs, format, where);
+  const ReportModules modules(report, graphs);
+  return render(Renderer(report.model, modules, report.failures, graphs), format, where);
 }
 
 std::string coverage_report(const GraphCollection& collection, std::string_view model_name, ReportFormat format,
@@ -257,12 +322,19 @@ std::string coverage_report(const GraphCollection& collection, std::string_view 
     throw_invalid_argument(where, "coverage_report was given a GraphCollection that holds no trace: call "
                                   "recursive_trace first");
   }
-  // The graphs are printed in place: the report is made without copies of them.
-  const CollectionReport report = detail::describe_collection(collection, model_name, false, where);
+  // Printed from the collection in place: no copies of its graphs, and no paths but those
+  // printed.
+  const std::vector<CollectionReport::Failure> failures = detail::describe_failures(collection);
   std::vector<detail::ReportGraph> graphs;
+  std::vector<const Graph*> graph_of;
   graphs.reserve(collection.size());
-  for (const GraphCollection::Entry& e : collection) graphs.push_back({e.path, e.module->type_name(), e.graph.size()});
-  return detail::render_report(report, graphs, format, where);
+  graph_of.reserve(collection.size());
+  for (const GraphCollection::Entry& e : collection) {
+    graphs.push_back({e.path, e.module->type_name(), e.graph.size()});
+    graph_of.push_back(&e.graph);
+  }
+  const HierarchyModules modules(collection, graph_of);
+  return render(Renderer(model_name, modules, failures, graphs), format, where);
 }
 
 }  // namespace symtrace

@@ -130,8 +130,8 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
   // memory or another module allocated at its address. The model itself is the caller's.
   alive_.clear();
   alive_.reserve(modules->size());
-  for (const NamedModule& m : modules->modules()) {
-    if (std::shared_ptr<const Module> owned = m.module->weak_from_this().lock()) alive_.push_back(std::move(owned));
+  for (std::size_t i = 0; i < modules->size(); ++i) {
+    if (std::shared_ptr<const Module> owned = modules->module(i).weak_from_this().lock()) alive_.push_back(std::move(owned));
   }
   hierarchy_ = ModuleHierarchy(modules);  // the modules' paths and order; statuses at the end
   struct LendIndex {
@@ -173,7 +173,7 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
     for (std::size_t i = failures_.size(); i < tracer_->failures().size(); ++i) {
       const auto& [failed, record] = tracer_->failures()[i];
       ModuleFailure f = record;
-      if (const std::string* path = path_of(*failed)) f.module = *path;  // paths in the model
+      if (std::optional<std::string> path = path_of(*failed)) f.module = std::move(*path);  // paths in the model
       failure_index_.emplace(failed, failures_.size());
       failures_.push_back(std::move(f));
       failed_now.push_back(failed);
@@ -188,19 +188,19 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
     }
   }
 
-  for (std::size_t i = 0; i < hierarchy_.size(); ++i) {
+  hierarchy_.for_each_path([&](std::size_t i, std::string_view path) {
     ModuleRecord& r = hierarchy_.record(i);
     if ((r.failure = failure(*r.module)) != nullptr) {
       r.status = ModuleStatus::failed;
     } else if (tracer_->is_unvisited(*r.module)) {
       r.status = ModuleStatus::unvisited;
-    } else if (tracer_->is_leaf_module(*r.module, r.path)) {
+    } else if (tracer_->is_leaf_module(*r.module, path)) {
       r.status = ModuleStatus::leaf;
     } else {
       r.status = ModuleStatus::traced;
     }
     r.graph = find(*r.module);
-  }
+  });
   // A container that cannot be called (ModuleList, ModuleDict) is traced when any of its
   // children was called: its contents are in the graphs. Children first (nested containers
   // come after their parent in the preorder).
@@ -227,7 +227,7 @@ const Graph* GraphCollection::find(std::string_view path) const noexcept {
 
 const Graph& GraphCollection::at(const Module& module) const {
   if (const Graph* g = find(module)) return *g;
-  const std::string* path = path_of(module);
+  const std::optional<std::string> path = path_of(module);
   throw std::out_of_range(fmt::format("GraphCollection::at: {} was not traced as a root{}", module.type_name(),
                                       path ? fmt::format(" (its path is '{}')", *path) : std::string(" (not in the model)")));
 }
@@ -237,9 +237,9 @@ const ModuleFailure* GraphCollection::failure(const Module& module) const noexce
   return it == failure_index_.end() ? nullptr : &failures_[it->second];
 }
 
-const std::string* GraphCollection::path_of(const Module& module) const noexcept {
+std::optional<std::string> GraphCollection::path_of(const Module& module) const {
   const std::size_t i = hierarchy_.index_of(module);
-  return i == ModuleHierarchy::npos ? nullptr : &hierarchy_[i].path;
+  return i == ModuleHierarchy::npos ? std::nullopt : std::optional<std::string>(hierarchy_.path(i));
 }
 
 GraphCollection recursive_trace(Module& model, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,

@@ -4,7 +4,6 @@
 #include "symtrace/core/error.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/robust/module_hierarchy_bgl.hpp"
-#include "graph/text_index.hpp"
 
 #include <fmt/format.h>
 
@@ -18,41 +17,6 @@
 #include <vector>
 
 namespace symtrace {
-
-namespace detail {
-
-/// The first paths of a hierarchy's modules (the index's paths, as the model was when it was
-/// traced) to their vertices: one flat text index.
-class PathIndex {
- public:
-  explicit PathIndex(const ModuleIndex& modules) : modules_(modules) {
-    index_.reserve_for(modules.size());
-    for (std::size_t v = 0; v < modules.size(); ++v) {
-      const std::string& path = modules[v].path;
-      const std::uint32_t hash = TextIndex::hash_of(path);
-      index_.set(index_.find_slot(path, hash, text_of()), hash, static_cast<std::uint32_t>(v));  // paths are unique
-    }
-  }
-
-  /// The vertex whose first path is `path`, or npos.
-  [[nodiscard]] std::size_t find(std::string_view path) const noexcept {
-    const std::uint32_t v = index_.entry(index_.find_slot(path, TextIndex::hash_of(path), text_of()));
-    return v == TextIndex::none ? ModuleHierarchy::npos : v;
-  }
-
- private:
-  /// The text of an entry of the index: the path of the vertex.
-  struct TextOf {
-    const ModuleIndex* modules;
-    std::string_view operator()(std::uint32_t v) const noexcept { return (*modules)[v].path; }
-  };
-  [[nodiscard]] TextOf text_of() const noexcept { return TextOf{&modules_}; }
-
-  const ModuleIndex& modules_;  // the hierarchy holds it
-  TextIndex index_;
-};
-
-}  // namespace detail
 
 ModuleHierarchy::Impl::Impl() = default;
 ModuleHierarchy::Impl::~Impl() = default;
@@ -86,7 +50,7 @@ ModuleHierarchy::ModuleHierarchy(std::shared_ptr<const ModuleIndex> modules) : i
   std::vector<std::size_t> last_parent(n, npos);
   for (std::size_t parent = 0; parent < n; ++parent) {
     impl.named_begin.push_back(impl.named_children.size());
-    for (const auto& [name, child] : index[parent].module->named_children()) {
+    for (const auto& [name, child] : index.module(parent).named_children()) {
       const std::size_t c = index.find(*child);
       SYMTRACE_ASSERT(c != ModuleIndex::npos, "a child of an indexed module is indexed");
       impl.named_children.push_back(NamedChild{name, c});
@@ -99,14 +63,16 @@ ModuleHierarchy::ModuleHierarchy(std::shared_ptr<const ModuleIndex> modules) : i
   impl.model = &index.root();
   impl.graph = Impl::Graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(), n);
   for (std::size_t v = 0; v < n; ++v) {
-    const NamedModule& m = index[v];
+    const Module& m = index.module(v);
     ModuleRecord& r = impl.graph[v];
+    r.index = v;
+    r.parent = index.parent(v);
+    r.name = index.name(v);
     r.depth = index.depth(v);
-    r.path = m.path;
-    r.type = m.module->type_name();
-    r.module = m.module;
+    r.type = m.type_name();
+    r.module = &m;
   }
-  impl.modules = std::move(modules);  // the path index is built on first need (index_of(path))
+  impl.modules = std::move(modules);  // the index of names is built on first need (index_of(path))
 }
 
 ModuleRecord& ModuleHierarchy::record(std::size_t index) { return impl_->graph[index]; }
@@ -131,24 +97,57 @@ std::size_t ModuleHierarchy::index_of(const Module& module) const noexcept {
   return impl_->modules->find(module);
 }
 
+std::string ModuleHierarchy::path(std::size_t index) const {
+  (void)(*this)[index];  // range check
+  return impl_->modules->path(index);
+}
+
+void ModuleHierarchy::for_each_path(const std::function<void(std::size_t, std::string_view)>& fn) const {
+  if (impl_) impl_->modules->for_each_path(fn);
+}
+
 std::size_t ModuleHierarchy::index_of(std::string_view path) const noexcept {
   if (!impl_) return npos;
-  // A first path, as the model was when it was traced. The index of the paths reads every
-  // path: it is built on the first question, not with the hierarchy (a chain of n modules has
-  // paths of O(n^2) characters in all).
-  std::call_once(impl_->paths_built, [&] { impl_->paths = std::make_unique<detail::PathIndex>(*impl_->modules); });
-  if (const std::size_t v = impl_->paths ? impl_->paths->find(path) : npos; v != npos) return v;
-  // Another path of a module registered twice: walk the names from the model, each step O(1)
-  // with the modules' name indexes.
-  const Module* m = impl_->model;
-  while (!path.empty()) {
-    const std::size_t dot = path.find('.');
-    const std::string_view name = path.substr(0, dot);
-    if (name.empty() || dot + 1 == path.size()) return npos;  // "a..b", ".a", "a."
-    m = m->find_child(name);
-    if (m == nullptr) return npos;
-    path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+  const auto components = [&](auto&& step) {  // false when `path` is not a path ("a..b", ".a", "a.")
+    std::string_view rest = path;
+    while (!rest.empty()) {
+      const std::size_t dot = rest.find('.');
+      const std::string_view name = rest.substr(0, dot);
+      if (name.empty() || dot + 1 == rest.size()) return false;
+      if (!step(name)) return false;
+      rest = dot == std::string_view::npos ? std::string_view() : rest.substr(dot + 1);
+    }
+    return true;
+  };
+  // A path as the model was when it was traced: the names from the model down, each step O(1)
+  // in an index of the children's names built on the first question (paths are never stored:
+  // a chain of n modules has paths of O(n^2) characters in all).
+  try {
+    std::call_once(impl_->names_built, [&] {
+      const std::size_t n = size();
+      impl_->child_by_name.reserve(impl_->named_children.size());
+      for (std::size_t v = 0; v < n; ++v) {
+        for (std::size_t k = impl_->named_begin[v]; k < impl_->named_begin[v + 1]; ++k) {
+          const NamedChild& c = impl_->named_children[k];
+          impl_->child_by_name.emplace(Impl::NameKey{v, c.name}, c.index);
+        }
+      }
+    });
+  } catch (const std::bad_alloc&) {
+    return npos;  // no index to ask (the next question tries again)
   }
+  std::size_t v = 0;
+  if (components([&](std::string_view name) {
+        auto it = impl_->child_by_name.find(Impl::NameKey{v, name});
+        if (it == impl_->child_by_name.end()) return false;
+        v = it->second;
+        return true;
+      })) {
+    return v;
+  }
+  // A path of the model now (after replace_module, say), through the modules' name indexes.
+  const Module* m = impl_->model;
+  if (!components([&](std::string_view name) { return (m = m->find_child(name)) != nullptr; })) return npos;
   return index_of(*m);
 }
 

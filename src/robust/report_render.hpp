@@ -1,7 +1,7 @@
 #pragma once
 // Printing a coverage report needs each graph's module, type and node count, not the graph:
-// the report of a GraphCollection is printed from the collection's graphs in place, without
-// the copies a CollectionReport holds.
+// the report of a GraphCollection is printed from the collection's graphs and hierarchy in
+// place, without the copies a CollectionReport holds.
 #include "symtrace/robust/collection_report.hpp"
 
 #include <cstddef>
@@ -24,8 +24,7 @@ struct ReportGraph {
 [[nodiscard]] CollectionReport describe_collection(const GraphCollection& collection, std::string_view model_name,
                                                    bool copy_graphs, std::source_location where);
 
-/// The coverage report of `report`, whose graphs are `graphs`.
-[[nodiscard]] std::string render_report(const CollectionReport& report, const std::vector<ReportGraph>& graphs,
-                                        ReportFormat format, std::source_location where);
+/// The failures of `collection` as a report holds them, in order.
+[[nodiscard]] std::vector<CollectionReport::Failure> describe_failures(const GraphCollection& collection);
 
 }  // namespace symtrace::detail

@@ -26,7 +26,7 @@ TracingState::TracingState(Tracer& tracer, Graph& graph, const Module& root, std
       tracer_(tracer),
       graph_(&graph),
       root_(root),
-      modules_(modules != nullptr && &modules->root() == &root && modules->size() > 0 && modules->modules()[0].path.empty()
+      modules_(modules != nullptr && &modules->root() == &root && modules->size() > 0 && modules->name(0).empty()
                    ? std::move(modules)
                    : nullptr) {
   frames_.reserve(8);
@@ -89,7 +89,18 @@ const std::string* TracingState::path_of(const Module& module) {
       return found;
     }
   }
-  return modules().path_of(module);
+  // Anywhere else: the index knows the module's first path, made at this depth's string (whose
+  // capacity is kept), so that a module registered twice costs no allocation once warm.
+  const ModuleIndex& index = modules();
+  const std::size_t i = index.find(module);
+  if (i == ModuleIndex::npos) return nullptr;
+  while (paths_.size() <= depth) paths_.emplace_back();
+  if (path_modules_.size() <= depth) path_modules_.resize(depth + 1, nullptr);
+  std::string& path = paths_[depth];
+  path_modules_[depth] = nullptr;  // not valid while it is rewritten
+  path = index.path(i);
+  path_modules_[depth] = &module;
+  return &path;
 }
 
 ScopeId TracingState::frame_scope() {
@@ -157,7 +168,7 @@ const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor
     // joined when asked for. Owners found above are kept (they are the same).
     for (bool parameters : {true, false}) {
       for (std::size_t i = 0; i < modules().size(); ++i) {
-        modules()[i].module->for_each_own_tensor(parameters, [&](std::string_view name, const Tensor& t) {
+        modules().module(i).for_each_own_tensor(parameters, [&](std::string_view name, const Tensor& t) {
           tensor_owners_.try_emplace(t.impl_ptr().get(), TensorOwner{static_cast<std::uint32_t>(i), name, {}});
         });
       }
@@ -167,7 +178,7 @@ const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor
   }
   if (it == tensor_owners_.end()) return nullptr;
   TensorOwner& owner = it->second;
-  if (owner.path.empty()) owner.path = detail::join_path(modules()[owner.module].path, owner.name);
+  if (owner.path.empty()) owner.path = detail::join_path(modules().path(owner.module), owner.name);
   return &owner.path;
 }
 

@@ -36,7 +36,7 @@ CollectionReport round_trip(const GraphCollection& c, const std::string& model) 
   }
   REQUIRE(back.modules.size() == c.hierarchy().size());
   for (std::size_t m = 0; m < back.modules.size(); ++m) {
-    CHECK(back.modules[m].path == c.hierarchy()[m].path);
+    CHECK(back.modules[m].path == c.hierarchy().path(m));
     CHECK(back.modules[m].status == c.hierarchy()[m].status);
     CHECK(back.modules[m].children.size() == c.hierarchy()[m].module->named_children().size());
   }

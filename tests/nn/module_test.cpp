@@ -409,16 +409,30 @@ TEST_CASE("a module index lists named_modules' order and finds each module's fir
   REQUIRE(index.size() == 4);
   CHECK(&index.root() == outer.ptr().get());
   std::vector<std::string> paths;
-  for (std::size_t i = 0; i < index.size(); ++i) paths.push_back(index[i].path);
+  for (std::size_t i = 0; i < index.size(); ++i) paths.push_back(index.path(i));
   CHECK(paths == std::vector<std::string>{"", "0", "0.0", "0.1"});
+  std::vector<std::string> walked;  // the same paths, made in one walk
+  index.for_each_path([&](std::size_t i, std::string_view path) { walked.push_back(fmt::format("{}:{}", i, path)); });
+  CHECK(walked == std::vector<std::string>{"0:", "1:0", "2:0.0", "3:0.1"});
+  // A module is its parent's position and its name there.
+  CHECK(index.parent(0) == ModuleIndex::npos);
+  CHECK(index.parent(3) == 1);
+  CHECK(index.name(3) == "1");
+  CHECK(index.depth(3) == 2);
+  CHECK(&index.module(2) == shared.get());
   CHECK(index.find(*outer.ptr()) == 0);
   CHECK(index.find(*shared) == 2);
   CHECK(*index.path_of(*shared) == "0.0");  // not "1": its first path in preorder
   CHECK(index.find(*stranger.ptr()) == ModuleIndex::npos);
-  CHECK(index.path_of(*stranger.ptr()) == nullptr);
+  CHECK(index.path_of(*stranger.ptr()) == std::nullopt);
 
   const ModuleIndex prefixed(*inner.ptr(), "encoder");
   CHECK(*prefixed.path_of(*shared) == "encoder.0");
+  CHECK(prefixed.path(0) == "encoder");
+  std::vector<std::string> prefixed_paths;
+  prefixed.for_each_path([&](std::size_t, std::string_view path) { prefixed_paths.emplace_back(path); });
+  CHECK(prefixed_paths == std::vector<std::string>{"encoder", "encoder.0", "encoder.1"});
+  CHECK(inner->named_modules("encoder")[2].path == "encoder.1");
 
   // Past its first sizes the table grows; every module stays found at its own position.
   nn::ModuleList list;
@@ -427,7 +441,7 @@ TEST_CASE("a module index lists named_modules' order and finds each module's fir
   REQUIRE(big.size() == 1001);
   for (std::size_t i = 0; i < 1000; ++i) {
     REQUIRE(big.find(*list->ptr(i)) == i + 1);
-    CHECK(big[i + 1].path == std::to_string(i));
+    CHECK(big.path(i + 1) == std::to_string(i));
   }
 }
 

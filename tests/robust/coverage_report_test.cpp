@@ -67,7 +67,7 @@ TEST_CASE("the module hierarchy gives each module its status, failure and graph"
   const ModuleHierarchy& h = c.hierarchy();
   REQUIRE(h.size() == 8);  // alias is stem: one module
   std::vector<std::string> listed;
-  for (const ModuleRecord& r : h) listed.push_back(fmt::format("{}:{}:{}", r.path, r.type, r.status));
+  for (const ModuleRecord& r : h) listed.push_back(fmt::format("{}:{}:{}", h.path(r.index), r.type, r.status));
   CHECK(listed == std::vector<std::string>{":Net:traced", "stem:Linear:leaf", "gate:Gate:failed", "gate.fc:Linear:leaf",
                                            "skip:Skipped:leaf", "skip.fc:Linear:unvisited", "act:ReLU:leaf",
                                            "unused:Linear:unvisited"});
@@ -111,13 +111,15 @@ TEST_CASE("the hierarchy is a Boost graph that Boost's algorithms walk") {
   // Breadth first from the model: the order tools walk the tree in, and the unvisited modules.
   struct Visitor : boost::default_bfs_visitor {
     std::vector<std::string>* order;
+    const ModuleHierarchy* hierarchy;
     void discover_vertex(bgl::HierarchyGraph::vertex_descriptor v, const bgl::HierarchyGraph& graph) const {
-      order->push_back(fmt::format("{}={}", graph[v].path, graph[v].status));
+      order->push_back(fmt::format("{}={}", hierarchy->path(v), graph[v].status));
     }
   };
   std::vector<std::string> order;
   Visitor visitor;
   visitor.order = &order;
+  visitor.hierarchy = &c.hierarchy();
   boost::breadth_first_search(g, boost::vertex(0, g), boost::visitor(visitor));
   CHECK(order == std::vector<std::string>{"=traced", "stem=leaf", "gate=failed", "skip=leaf", "act=leaf",
                                           "unused=unvisited", "gate.fc=leaf", "skip.fc=unvisited"});
@@ -253,7 +255,7 @@ TEST_CASE("the coverage report of a zoo model with failing blocks counts what re
   const ModuleHierarchy& h = c.hierarchy();
   for (const ModuleFailure& f : c.failures()) {
     for (std::size_t child : h.children(h.index_of(f.module))) {
-      CAPTURE(h[child].path);
+      CAPTURE(h.path(child));
       CHECK(h[child].graph != nullptr);
       CHECK(h[child].status == (h[child].type == "Sequential" ? ModuleStatus::traced : ModuleStatus::leaf));
     }

@@ -32,11 +32,13 @@ std::string_view fill(ModuleStatus status) {
 
 struct VertexWriter {
   const bgl::HierarchyGraph* graph;
+  const ModuleHierarchy* hierarchy;
   std::string_view model;
   template <class Vertex>
   void operator()(std::ostream& out, Vertex v) const {
     const ModuleRecord& r = (*graph)[v];
-    std::string label = fmt::format("{}\\n{}\\n{}", escape(r.path.empty() ? model : std::string_view(r.path)),
+    const std::string path = hierarchy->path(v);
+    std::string label = fmt::format("{}\\n{}\\n{}", escape(path.empty() ? model : std::string_view(path)),
                                     escape(r.type), r.status);
     if (r.failure != nullptr && r.failure->where.line() != 0) {
       label += fmt::format(" at {}:{}", escape(r.failure->where.file_name()), r.failure->where.line());
@@ -62,7 +64,7 @@ struct GraphWriter {
 std::string hierarchy_dot(const GraphCollection& collection, std::string_view model) {
   const bgl::HierarchyGraph& g = bgl::graph(collection.hierarchy());
   std::ostringstream out;
-  boost::write_graphviz(out, g, VertexWriter{&g, model}, boost::default_writer(), GraphWriter{model});
+  boost::write_graphviz(out, g, VertexWriter{&g, &collection.hierarchy(), model}, boost::default_writer(), GraphWriter{model});
   return out.str();
 }
 

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <string_view>
@@ -85,8 +86,8 @@ class GraphCollection {
   [[nodiscard]] const ModuleFailure* failure(const Module& module) const noexcept;
   /// Every failure in the order it happened, with paths in the model.
   [[nodiscard]] const std::vector<ModuleFailure>& failures() const noexcept { return failures_; }
-  /// The path of `module` in the model ("" for the model), or nullptr for a foreign module.
-  [[nodiscard]] const std::string* path_of(const Module& module) const noexcept;
+  /// The path of `module` in the model ("" for the model), or nullopt for a foreign module.
+  [[nodiscard]] std::optional<std::string> path_of(const Module& module) const;
   /// The tracer that made the graphs (one for the whole collection). Not on a moved-from
   /// collection (until its next recursive_trace).
   [[nodiscard]] const RobustTracer& tracer() const noexcept { return *tracer_; }

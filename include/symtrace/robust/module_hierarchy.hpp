@@ -16,7 +16,7 @@
 ///
 ///     const symtrace::ModuleHierarchy& h = collection.hierarchy();
 ///     for (const symtrace::ModuleRecord& m : h)
-///       if (m.status == symtrace::ModuleStatus::failed) fmt::print("{}: {}\n", m.path, to_string(*m.failure));
+///       if (m.status == symtrace::ModuleStatus::failed) fmt::print("{}: {}\n", h.path(m.index), to_string(*m.failure));
 ///
 /// The hierarchy is a Boost graph; `#include <symtrace/robust/module_hierarchy_bgl.hpp>` to run
 /// Boost's algorithms on it. It borrows the collection's failures and graphs and the model's
@@ -29,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <span>
@@ -49,15 +50,19 @@ enum class ModuleStatus : std::uint8_t { traced, leaf, failed, unvisited };
 /// "traced", "leaf", "failed" or "unvisited".
 [[nodiscard]] std::string_view to_string(ModuleStatus status) noexcept;
 
-/// One module of the hierarchy.
+/// One module of the hierarchy. Its path is `ModuleHierarchy::path(index)`: a record holds its
+/// name and its parent, so that a hierarchy n modules deep costs O(n), not the O(n^2)
+/// characters of its paths.
 struct ModuleRecord {
-  std::string path;               ///< its first path in `named_modules()` ("" for the model)
+  std::size_t index = 0;                      ///< its index in the hierarchy (0 for the model)
+  std::size_t parent = static_cast<std::size_t>(-1);  ///< its parent on its first path (npos for the model)
+  std::string_view name;          ///< the last component of its first path ("" for the model)
   std::string_view type;          ///< its type name (Module::type_name(), which the module keeps)
   ModuleStatus status = ModuleStatus::unvisited;
   const Module* module = nullptr;
   const ModuleFailure* failure = nullptr;  ///< its failure record when failed
   const Graph* graph = nullptr;            ///< its graph when it was traced as a root
-  std::size_t depth = 0;                   ///< the number of components of `path`
+  std::size_t depth = 0;                   ///< the number of components of its path
 };
 
 /// The module hierarchy of a model with a status per module; see the file comment.
@@ -75,10 +80,16 @@ class ModuleHierarchy {
   [[nodiscard]] bool empty() const noexcept { return size() == 0; }
   /// The module at `index` (0 is the model), in `named_modules()` order.
   [[nodiscard]] const ModuleRecord& operator[](std::size_t index) const;
+  /// The first path of the module at `index` in `named_modules()` ("" for the model), as the
+  /// model was when it was traced; O(its length).
+  [[nodiscard]] std::string path(std::size_t index) const;
   /// The index of `module`, or npos when it is not in the model.
   [[nodiscard]] std::size_t index_of(const Module& module) const noexcept;
-  /// The index of the module at `path`, or npos: a module's first path as it was when the
-  /// model was traced, or another path the module is registered under in the model now.
+  /// Calls `fn(index, path)` for every module in index order with its first path (a view valid
+  /// during the call): O(modules + the length of their names), however deep the model is.
+  void for_each_path(const std::function<void(std::size_t, std::string_view)>& fn) const;
+  /// The index of the module at `path`, or npos: a path the module had when the model was
+  /// traced (its first or another), or one it is registered under in the model now.
   [[nodiscard]] std::size_t index_of(std::string_view path) const noexcept;
   /// The direct children of the module at `index`, in registration order.
   [[nodiscard]] std::vector<std::size_t> children(std::size_t index) const;

@@ -24,14 +24,11 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 namespace symtrace {
-
-namespace detail {
-class PathIndex;  // first paths -> vertices (module_hierarchy.cpp)
-}  // namespace detail
 
 /// The hierarchy's storage (public so that the BGL view can name it).
 struct ModuleHierarchy::Impl {
@@ -44,8 +41,20 @@ struct ModuleHierarchy::Impl {
   Graph graph;
   const Module* model = nullptr;
   std::shared_ptr<const ModuleIndex> modules;  // vertex v is module v of the index
-  std::unique_ptr<detail::PathIndex> paths;     // the modules' first paths, as traced; built on first need
-  std::once_flag paths_built;
+  /// (parent, name) -> child, for every name in `named_children`; built on first need
+  /// (index_of(path)).
+  struct NameKey {
+    std::size_t parent;
+    std::string_view name;
+    friend bool operator==(const NameKey&, const NameKey&) = default;
+  };
+  struct NameKeyHash {
+    std::size_t operator()(const NameKey& k) const noexcept {
+      return std::hash<std::string_view>{}(k.name) ^ (k.parent * 0x9E3779B97F4A7C15ULL);
+    }
+  };
+  std::unordered_map<NameKey, std::size_t, NameKeyHash> child_by_name;
+  std::once_flag names_built;
   /// Every name of every child as the model was when traced: module v's are
   /// `named_children[named_begin[v] .. named_begin[v + 1])`, in registration order.
   std::vector<ModuleHierarchy::NamedChild> named_children;
