@@ -306,12 +306,21 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     return result;
   }
   std::unique_ptr<ModuleFailure> failure;  // Note [Small frames per level]
-  Value result;
   {
     Graph::Checkpoint checkpoint = st.graph().checkpoint();
     try {
-      result = Tracer::call_module(module, args, where);
+      // The result is made in place (no second Value in this frame: Note [Small frames per level]).
+      Value result = Tracer::call_module(module, args, where);
       checkpoint.commit();
+      // After the commit only std::bad_alloc can come (rethrown below): a failure to record a
+      // committed call is the caller's failure (its checkpoint takes this call's nodes back),
+      // not this module's.
+      [&]() __attribute__((noinline)) {
+        Calls& entry = calls_[&module];  // looked up again: the forward may have called clear_results()
+        entry.visited = true;
+        entry.traced_in = trace_generation_;
+      }();
+      return result;
     } catch (const RestartTrace&) {
       throw;  // Note [A failure on a later call]: the whole trace starts again
     } catch (const std::bad_alloc&) {
@@ -321,18 +330,8 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     } catch (...) {
       failure = failure_of(nullptr, module, *path, where);
     }
-    if (failure != nullptr) {  // the forward threw
-      checkpoint.rollback();  // Note [Failure rollback]
-      st.retire(st.graph().id_bound());  // Note [Rolled-back tensors]
-    }
-  }
-  // Recorded outside the try: a failure to record a committed call is the caller's failure
-  // (its checkpoint takes this call's nodes back), not this module's.
-  if (failure == nullptr) {
-    Calls& entry = calls_[&module];  // looked up again: record_call_module, and this trace's mark
-    entry.visited = true;
-    entry.traced_in = trace_generation_;
-    return result;
+    checkpoint.rollback();  // the forward threw: Note [Failure rollback]
+    st.retire(st.graph().id_bound());  // Note [Rolled-back tensors]
   }
   const bool traced_before = calls_[&module].traced_in == trace_generation_;
   record_call_module(module, failure.get());

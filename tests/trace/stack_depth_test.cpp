@@ -125,11 +125,12 @@ TEST_CASE("symbolic_trace of a chain of 10,000 modules runs on the main thread, 
   });
 }
 
-TEST_CASE("recursive_trace of a chain of 8,000 modules on the main thread finds its failing innermost module") {
-  // A robust trace keeps a checkpoint per level: about 840 bytes a level here (-O2), so 8 MiB
-  // hold some 9,900 levels, 10,000 for symbolic_trace. Before the stack guard and the smaller
-  // frames (Note [Small frames per level]), this depth overflowed the stack.
-  constexpr int levels = 8'000;
+TEST_CASE("recursive_trace of a chain of 10,000 modules runs on the main thread, where its eager forward runs, and finds its failing innermost module") {
+  // A robust trace keeps a checkpoint per level: about 790 bytes a level here (-O2), so 8 MiB
+  // hold some 10,500 levels. Before the stack guard and the smaller frames (Note [Small frames
+  // per level]), 8,000 levels overflowed the stack; before the smaller RobustTracer::call_module
+  // frame, 10,000 levels were a StackDepthError at 9,991.
+  constexpr int levels = deep;
   manual_seed(0);
   const auto model = zoo::deep_chain(levels);
   const Tensor x = randn({2, 16});
@@ -199,5 +200,13 @@ TEST_CASE("tracing a chain deeper than a small thread stack holds is a StackDept
     check_trace_error(on_small_stack([&] { c.recursive_trace(*model, {InputSpec(x)}); }));
     CHECK(c.size() == 0);
     CHECK(c.failures().empty());
+  }
+  SUBCASE("the eager forward: a call through a ModuleHolder is checked too") {
+    const Outcome o = on_small_stack([&] { (void)model->call({x}); });
+    CAPTURE(o.message);
+    CHECK(o.depth == 0);  // not in a trace
+    CHECK(o.message.find("deep_chain.cpp:") != std::string::npos);
+    CHECK(o.message.find(fmt::format(": a call of ChainLink ran out of stack: the thread's stack ({}) is nearly used up",
+                                     stack_size_text(o.stack_size))) != std::string::npos);
   }
 }

@@ -23,6 +23,7 @@
 /// The type name in reports is the class name without namespaces and without an `Impl`
 /// suffix ("Block"); `set_type_name` overrides it.
 
+#include "symtrace/core/stack_guard.hpp"
 #include "symtrace/nn/detail/forward_traits.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/nn/module_call_hook.hpp"
@@ -96,12 +97,13 @@ class TypedModule : public Module {
   }
 
   /// The call with arguments already converted to forward's parameter types `P...`: goes
-  /// through `Module::call` (boxing the arguments) when a module call hook is installed or an
-  /// observer is registered, else runs forward directly. For ModuleHolder and call_at.
+  /// through `Module::call` (boxing the arguments) when a module call hook is installed, an
+  /// observer is registered or the stack may be nearly used up (Module::call checks it: Note
+  /// [Stack guard]), else runs forward directly. For ModuleHolder and call_at.
   template <class... P>
   auto call_typed(std::source_location where, P... args) {
     using T = detail::ForwardTraits<Derived>;
-    if (current_module_call_hook() != nullptr || has_callbacks()) [[unlikely]] {
+    if (current_module_call_hook() != nullptr || has_callbacks() || detail::stack_may_be_low()) [[unlikely]] {
       detail::BoxedArgs boxed;
       (boxed.list().push_back(detail::ArgCodec<std::remove_cvref_t<P>>::box(args)), ...);
       return typename T::Result(T::ResultCodec::unbox(Module::call(boxed.list(), where), {this, {}, 0}));
