@@ -122,6 +122,7 @@ std::size_t ModuleHierarchy::index_of(std::string_view path) const noexcept {
   // A path as the model was when it was traced: the names from the model down, each step O(1)
   // in an index of the children's names built on the first question (paths are never stored:
   // a chain of n modules has paths of O(n^2) characters in all).
+  bool indexed = true;
   try {
     std::call_once(impl_->names_built, [&] {
       const std::size_t n = size();
@@ -134,10 +135,10 @@ std::size_t ModuleHierarchy::index_of(std::string_view path) const noexcept {
       }
     });
   } catch (const std::bad_alloc&) {
-    return npos;  // no index to ask (the next question tries again)
+    indexed = false;  // no index to ask (the next question tries again): the model is
   }
   std::size_t v = 0;
-  if (components([&](std::string_view name) {
+  if (indexed && components([&](std::string_view name) {
         auto it = impl_->child_by_name.find(Impl::NameKey{v, name});
         if (it == impl_->child_by_name.end()) return false;
         v = it->second;

@@ -89,8 +89,8 @@ const std::string* TracingState::path_of(const Module& module) {
       return found;
     }
   }
-  // Anywhere else: the index knows the module's first path, made at this depth's string (whose
-  // capacity is kept), so that a module registered twice costs no allocation once warm.
+  // Anywhere else (a module registered twice, or called far from its registration order): the
+  // index makes the module's first path, kept at this depth as the paths above are.
   const ModuleIndex& index = modules();
   const std::size_t i = index.find(module);
   if (i == ModuleIndex::npos) return nullptr;

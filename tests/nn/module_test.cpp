@@ -434,6 +434,21 @@ TEST_CASE("a module index lists named_modules' order and finds each module's fir
   CHECK(prefixed_paths == std::vector<std::string>{"encoder", "encoder.0", "encoder.1"});
   CHECK(inner->named_modules("encoder")[2].path == "encoder.1");
 
+  // Deep paths under a prefix, and a walk that climbs back up after a deep branch: the three
+  // ways to a path (path(i), for_each_path, named_modules) agree with the paths written out.
+  nn::Sequential deep{nn::Sequential{nn::Sequential{nn::ReLU{}, nn::Identity{}}, nn::ReLU{}}, nn::Identity{}};
+  const ModuleIndex deep_index(*deep.ptr(), "p");
+  const std::vector<std::string> expected{"p", "p.0", "p.0.0", "p.0.0.0", "p.0.0.1", "p.0.1", "p.1"};
+  std::vector<std::string> made, deep_walked, named;
+  for (std::size_t i = 0; i < deep_index.size(); ++i) made.push_back(deep_index.path(i));
+  deep_index.for_each_path([&](std::size_t, std::string_view path) { deep_walked.emplace_back(path); });
+  for (const NamedModule& nm : deep->named_modules("p")) named.push_back(nm.path);
+  CHECK(made == expected);
+  CHECK(deep_walked == expected);
+  CHECK(named == expected);
+  CHECK(deep_index.depth(3) == 3);
+  CHECK(deep_index.parent(6) == 0);
+
   // Past its first sizes the table grows; every module stays found at its own position.
   nn::ModuleList list;
   for (int i = 0; i < 1000; ++i) list->push_back(nn::Identity());
