@@ -88,6 +88,8 @@ class Exporter {
   void unary(const Node& node, std::string_view op_type, const std::string& x);
   void upsample_nearest(const Node& node, const std::string& x, const std::optional<std::vector<double>>& scale);
   void clip(const Node& node, const std::string& x, std::optional<double> lo, std::optional<double> hi);
+  /// PyTorch's hardsigmoid (relu6(x + 3) / 6): ONNX's HardSigmoid with alpha 1/6.
+  void hard_sigmoid(const Node& node, const std::string& x);
 
   /// The initializer for the tensor `qualified_name` of the root module (written once).
   std::string parameter(const std::string& qualified_name);

@@ -44,6 +44,11 @@ void Exporter::clip(const Node& node, const std::string& x, std::optional<double
   builder_.node("Clip", {x, min, max}, {result(node)});
 }
 
+void Exporter::hard_sigmoid(const Node& node, const std::string& x) {
+  onnx::NodeProto& n = builder_.node("HardSigmoid", {x}, {result(node)});
+  set_attribute(n, "alpha", 1.0 / 6.0);  // beta: ONNX's default, 0.5
+}
+
 void Exporter::conv(const Node& node, const std::string& x, const std::string& w, const std::string* b,
                     const Ints& stride, const Ints& padding, const Ints& dilation, std::int64_t groups) {
   std::vector<std::string> inputs{x, w};
@@ -242,6 +247,10 @@ void Exporter::call_module(const Node& node) {
     gelu(node, x, g->options.approximate);
   } else if (dynamic_cast<const nn::SiLUImpl*>(&m) != nullptr) {
     builder_.node("Mul", {x, builder_.node1("Sigmoid", {x}, node.name() + "_sigmoid")}, {result(node)});
+  } else if (dynamic_cast<const nn::HardswishImpl*>(&m) != nullptr) {
+    unary(node, "HardSwish", x);  // x * max(0, min(1, x / 6 + 0.5)): PyTorch's
+  } else if (dynamic_cast<const nn::HardsigmoidImpl*>(&m) != nullptr) {
+    hard_sigmoid(node, x);
   } else if (dynamic_cast<const nn::SigmoidImpl*>(&m) != nullptr) {
     unary(node, "Sigmoid", x);
   } else if (dynamic_cast<const nn::TanhImpl*>(&m) != nullptr) {

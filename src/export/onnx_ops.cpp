@@ -19,7 +19,7 @@ std::optional<std::string_view> simple_op(std::string_view op) {
   static const std::unordered_map<std::string_view, std::string_view> table{
       {"relu", "Relu"},       {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"},     {"exp", "Exp"},
       {"log", "Log"},         {"sqrt", "Sqrt"},       {"neg", "Neg"},       {"abs", "Abs"},
-      {"contiguous", "Identity"},
+      {"contiguous", "Identity"}, {"hardswish", "HardSwish"},
   };
   auto it = table.find(op);
   return it == table.end() ? std::nullopt : std::optional(it->second);
@@ -91,6 +91,7 @@ void Exporter::call_op(const Node& node) {
   const Argument* self = arg(node, 0, "self");
   if (op == "relu_") return unary(node, "Relu", value(node, 0, "self"));
   if (op == "relu6") return clip(node, value(node, 0, "self"), 0.0, 6.0);
+  if (op == "hardsigmoid") return hard_sigmoid(node, value(node, 0, "self"));
   if (op == "clamp") {
     const Argument* lo = arg(node, 1, "min");
     const Argument* hi = arg(node, 2, "max");

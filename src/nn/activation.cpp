@@ -15,6 +15,16 @@ Tensor ReLU6Impl::forward(const Tensor& input) {
 }
 std::string ReLU6Impl::extra_repr() const { return options.inplace ? "inplace=True" : ""; }
 
+Tensor HardswishImpl::forward(const Tensor& input) {
+  return options.inplace ? input.copy_(hardswish(input)) : hardswish(input);
+}
+std::string HardswishImpl::extra_repr() const { return options.inplace ? "inplace=True" : ""; }
+
+Tensor HardsigmoidImpl::forward(const Tensor& input) {
+  return options.inplace ? input.copy_(hardsigmoid(input)) : hardsigmoid(input);
+}
+std::string HardsigmoidImpl::extra_repr() const { return options.inplace ? "inplace=True" : ""; }
+
 GELUImpl::GELUImpl(GELUOptions opts, std::source_location where) : options(std::move(opts)) {
   if (options.approximate != "none" && options.approximate != "tanh")
     throw_invalid_argument(where, "GELU: approximate must be 'none' or 'tanh', got '{}'", options.approximate);

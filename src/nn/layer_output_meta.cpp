@@ -165,6 +165,8 @@ std::optional<TensorMeta> GELUImpl::layer_output_meta(const ValueList& args) con
   return same_as_float_input(args);
 }
 std::optional<TensorMeta> SiLUImpl::layer_output_meta(const ValueList& args) const { return same_as_float_input(args); }
+std::optional<TensorMeta> HardswishImpl::layer_output_meta(const ValueList& args) const { return same_as_float_input(args); }
+std::optional<TensorMeta> HardsigmoidImpl::layer_output_meta(const ValueList& args) const { return same_as_float_input(args); }
 std::optional<TensorMeta> SigmoidImpl::layer_output_meta(const ValueList& args) const { return same_as_float_input(args); }
 std::optional<TensorMeta> TanhImpl::layer_output_meta(const ValueList& args) const { return same_as_float_input(args); }
 

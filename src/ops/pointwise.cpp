@@ -168,6 +168,9 @@ struct RsqrtFn { float operator()(float v) const { return 1.0f / std::sqrt(v); }
 struct SigmoidFn { float operator()(float v) const { return 1.0f / (1.0f + std::exp(-v)); } };
 struct TanhFn { float operator()(float v) const { return std::tanh(v); } };
 struct SiluFn { float operator()(float v) const { return v / (1.0f + std::exp(-v)); } };
+// As PyTorch's kernels: min(max(x + 3, 0), 6) / 6, and x times that.
+struct HardsigmoidFn { float operator()(float v) const { return std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f; } };
+struct HardswishFn { float operator()(float v) const { return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f; } };
 
 template <Domain D, class Fn>
 Value unary_kernel(const OpCall& call, const OutputMeta& meta) {
@@ -350,6 +353,8 @@ void detail::register_pointwise_ops(OpRegistry& r) {
   r.add("sigmoid(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, SigmoidFn>, ew);
   r.add("tanh(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, TanhFn>, ew);
   r.add("silu(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, SiluFn>, ew);
+  r.add("hardsigmoid(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, HardsigmoidFn>, ew);
+  r.add("hardswish(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, HardswishFn>, ew);
   r.add("gelu(Tensor self, str approximate='none') -> Tensor", gelu_meta, gelu_kernel, ew);
   r.add("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", clamp_meta, clamp_kernel, ew);
   r.add("where(Tensor condition, Tensor|Scalar self, Tensor|Scalar other) -> Tensor", where_meta, where_kernel, ew);
@@ -392,6 +397,8 @@ Tensor rsqrt(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("rsqrt"), w, 
 Tensor relu(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("relu"), w, fn, x); }
 Tensor relu6(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("relu6"), w, fn, x); }
 Tensor silu(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("silu"), w, fn, x); }
+Tensor hardsigmoid(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("hardsigmoid"), w, fn, x); }
+Tensor hardswish(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("hardswish"), w, fn, x); }
 Tensor gelu(const Tensor& x, std::string_view approximate, Where w) {
   return invoke(SYMTRACE_OP("gelu"), w, fn, x, std::string(approximate));
 }

@@ -39,7 +39,7 @@ class Mixed : public TypedModule<Mixed> {
  public:
   Tensor forward(const Tensor& x) {
     Tensor y = gelu(x, "tanh") - 1.0;
-    y = silu(y) / 2.0 + relu6(x);
+    y = silu(y) / 2.0 + relu6(x) + hardswish(x) * hardsigmoid(y);
     const auto parts = y.chunk(2, 1);  // [2, 4, 3] each
     Tensor z = cat({parts[1], parts[0].sigmoid()}, 2);  // [2, 4, 6]
     z = z.transpose(1, 2).unsqueeze(0).squeeze(0);  // [2, 6, 4]
@@ -364,11 +364,46 @@ TEST_CASE("a size only known at run time is an error saying to trace with known 
                        std::invalid_argument);
 }
 
+namespace {
+
+/// The alpha of every HardSigmoid node of `model`.
+std::vector<float> hard_sigmoid_alphas(const onnx::ModelProto& model) {
+  std::vector<float> out;
+  for (const onnx::NodeProto& n : model.graph().node()) {
+    if (n.op_type() != "HardSigmoid") continue;
+    for (const onnx::AttributeProto& a : n.attribute())
+      if (a.name() == "alpha") out.push_back(a.f());
+  }
+  return out;
+}
+
+std::size_t count_ops(const onnx::ModelProto& model, std::string_view op_type) {
+  std::size_t n = 0;
+  for (const onnx::NodeProto& node : model.graph().node()) n += node.op_type() == op_type ? 1 : 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("Hardswish and Hardsigmoid export as ONNX's HardSwish and HardSigmoid with PyTorch's slope 1/6") {
+  nn::Sequential model(nn::Linear(4, 4), nn::Hardswish(), nn::Hardsigmoid());
+  const Graph g = symbolic_trace(*model.ptr(), {InputSpec(Shape{2, 4})});
+  const onnx::ModelProto exported = parse(export_onnx(g, *model.ptr()));
+  CHECK_NOTHROW(full_check(exported));
+  CHECK(count_ops(exported, "HardSwish") == 1);
+  REQUIRE(count_ops(exported, "HardSigmoid") == 1);
+  const std::vector<float> alphas = hard_sigmoid_alphas(exported);
+  REQUIRE(alphas.size() == 1);
+  CHECK(alphas[0] == doctest::Approx(1.0 / 6.0));
+}
+
 TEST_CASE("functional ops, activations and joins export to a model the full check accepts") {
   Mixed mixed;
   const Graph g = symbolic_trace(mixed, {InputSpec(Shape{2, 8, 3})});
   const onnx::ModelProto model = parse(export_onnx(g, mixed));
   CHECK_NOTHROW(full_check(model));
+  CHECK(count_ops(model, "HardSwish") == 1);
+  CHECK(hard_sigmoid_alphas(model) == std::vector<float>{1.0f / 6.0f});
   CHECK(model.graph().initializer_size() == 0);
   REQUIRE(model.graph().output_size() == 1);
   CHECK(dims_of(model.graph().output(0)) == std::vector<std::int64_t>{2, 2});

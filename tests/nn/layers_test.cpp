@@ -597,15 +597,22 @@ TEST_CASE("activation layers compute their functional op bit for bit and leave t
   check_same(nn::GELU()(x), gelu(x, "none"));
   check_same(nn::GELU({.approximate = "tanh"})(x), gelu(x, "tanh"));
   check_same(nn::SiLU()(x), silu(x));
+  check_same(nn::Hardswish()(x), hardswish(x));
+  check_same(nn::Hardsigmoid()(x), hardsigmoid(x));
   check_same(nn::Sigmoid()(x), sigmoid(x));
   check_same(nn::Tanh()(x), tanh(x));
   CHECK(x.to_vector<double>() == before);
   testing::check_tensor(nn::ReLU6()(x), DType::float32, {3, 3}, {0, 0, 0, 0, 0.25, 1, 5.5, 6, 6});
+  // x * relu6(x + 3) / 6 and relu6(x + 3) / 6, as torch.nn.Hardswish and Hardsigmoid give them.
+  testing::check_tensor(nn::Hardswish()(x), DType::float32, {3, 3},
+                        {0, 0, -0.208333333, 0, 0.135416667, 0.666666667, 5.5, 6, 9});
+  testing::check_tensor(nn::Hardsigmoid()(x), DType::float32, {3, 3},
+                        {0, 0, 0.416666667, 0.5, 0.541666667, 0.666666667, 1, 1, 1});
   // The two GELUs are different functions.
   CHECK(nn::GELU()(x).to_vector<float>() != nn::GELU({.approximate = "tanh"})(x).to_vector<float>());
 }
 
-TEST_CASE("inplace ReLU and ReLU6 write the result into the input and return it") {
+TEST_CASE("inplace ReLU, ReLU6, Hardswish and Hardsigmoid write the result into the input and return it") {
   SUBCASE("ReLU") {
     const Tensor x = tensor({-1.f, 2.f, 7.f});
     const Tensor y = nn::ReLU({.inplace = true})(x);
@@ -618,6 +625,18 @@ TEST_CASE("inplace ReLU and ReLU6 write the result into the input and return it"
     const Tensor y = nn::ReLU6({.inplace = true})(x);
     CHECK(y.shares_storage_with(x));
     testing::check_tensor(x, DType::float32, {3}, {0, 2, 6});
+  }
+  SUBCASE("Hardswish") {
+    const Tensor x = tensor({-4.f, 1.5f, 7.f});
+    const Tensor y = nn::Hardswish({.inplace = true})(x);
+    CHECK(y.shares_storage_with(x));
+    testing::check_tensor(x, DType::float32, {3}, {0, 1.125, 7});
+  }
+  SUBCASE("Hardsigmoid") {
+    const Tensor x = tensor({-4.f, 1.5f, 7.f});
+    const Tensor y = nn::Hardsigmoid({.inplace = true})(x);
+    CHECK(y.shares_storage_with(x));
+    testing::check_tensor(x, DType::float32, {3}, {0, 0.75, 1});
   }
   SUBCASE("without inplace the input keeps its values") {
     const Tensor x = tensor({-1.f, 2.f, 7.f});
@@ -635,6 +654,10 @@ TEST_CASE("activation layers print as PyTorch does") {
   CHECK(to_string(*nn::GELU()) == "GELU(approximate='none')");
   CHECK(to_string(*nn::GELU({.approximate = "tanh"})) == "GELU(approximate='tanh')");
   CHECK(to_string(*nn::SiLU()) == "SiLU()");
+  CHECK(to_string(*nn::Hardswish()) == "Hardswish()");
+  CHECK(to_string(*nn::Hardswish({.inplace = true})) == "Hardswish(inplace=True)");
+  CHECK(to_string(*nn::Hardsigmoid()) == "Hardsigmoid()");
+  CHECK(to_string(*nn::Hardsigmoid({.inplace = true})) == "Hardsigmoid(inplace=True)");
   CHECK(to_string(*nn::Sigmoid()) == "Sigmoid()");
   CHECK(to_string(*nn::Tanh()) == "Tanh()");
   CHECK(nn::ReLU()->named_parameters().empty());

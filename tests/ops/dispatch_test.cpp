@@ -6,7 +6,7 @@ using testing::check_tensor;
 TEST_CASE("the registry knows every op of the foundation set, each with a meta function and a kernel") {
   const char* required[] = {
       "add", "sub", "mul", "div", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "pow", "clamp", "relu", "relu6",
-      "gelu", "silu", "sigmoid", "tanh", "softmax", "log_softmax", "eq", "ne", "lt", "le", "gt", "ge", "where",
+      "gelu", "silu", "hardsigmoid", "hardswish", "sigmoid", "tanh", "softmax", "log_softmax", "eq", "ne", "lt", "le", "gt", "ge", "where",
       "sum", "mean", "amax", "argmax", "matmul", "linear", "conv2d", "max_pool2d", "avg_pool2d",
       "adaptive_avg_pool2d", "batch_norm", "layer_norm", "dropout", "embedding", "upsample_nearest2d",
       "reshape", "view", "flatten", "permute", "transpose", "unsqueeze", "squeeze", "expand", "contiguous",

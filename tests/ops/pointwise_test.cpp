@@ -78,6 +78,10 @@ TEST_CASE("unary functions compute the textbook values") {
   check_tensor(sigmoid(tensor({0.f, 2.f})), DType::float32, {2}, {0.5, 0.880797078});
   check_tensor(tanh(tensor({0.f, 1.f})), DType::float32, {2}, {0, 0.761594156});
   check_tensor(silu(tensor({0.f, 1.f, -1.f})), DType::float32, {3}, {0, 0.731058579, -0.268941421});
+  const Tensor h = tensor({-4.f, -3.f, -1.5f, 0.f, 1.5f, 3.f, 4.f});
+  check_tensor(hardsigmoid(h), DType::float32, {7}, {0, 0, 0.25, 0.5, 0.75, 1, 1});
+  check_tensor(hardswish(h), DType::float32, {7}, {0, 0, -0.375, 0, 1.125, 3, 4});
+  check_tensor(hardswish(tensor({std::int64_t{1}, std::int64_t{-4}})), DType::float32, {2}, {0.666666667, 0});  // ints: float32
   check_tensor(gelu(tensor({0.f, 1.f, -1.f})), DType::float32, {3}, {0, 0.841344746, -0.158655254});
   check_tensor(gelu(tensor({1.f, -1.f}), "tanh"), DType::float32, {2}, {0.841191990, -0.158808010});
   check_tensor(sqrt(tensor({4, 9})), DType::float32, {2}, {2, 3});  // integers compute in float32
@@ -180,7 +184,8 @@ TEST_CASE("copy_ broadcasts and converts the source") {
 
 TEST_CASE("pointwise meta functions agree with kernels over random shapes") {
   Generator gen(1234);
-  const char* unary[] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "relu", "relu6", "silu", "gelu", "sigmoid", "tanh"};
+  const char* unary[] = {"neg",  "abs",  "exp",         "log",       "sqrt",    "rsqrt", "relu",
+                         "relu6", "silu", "hardsigmoid", "hardswish", "gelu", "sigmoid", "tanh"};
   const char* binary[] = {"add", "sub", "mul", "div", "pow", "eq", "ne", "lt", "le", "gt", "ge"};
   const DType dtypes[] = {DType::float32, DType::int64};
   for (int trial = 0; trial < 50; ++trial) {

@@ -11,8 +11,8 @@
 ///     symtrace::export_onnx(graph, *model, "resnet18.onnx");
 ///
 /// What is mapped: the built-in layers met as `call_module` leaves (Conv2d, BatchNorm2d in
-/// eval mode, Linear, LayerNorm, ReLU, ReLU6, GELU, SiLU, Sigmoid, Tanh, Dropout, MaxPool2d,
-/// AvgPool2d, AdaptiveAvgPool2d, Flatten, Identity, Embedding, Upsample) and the ops of the
+/// eval mode, Linear, LayerNorm, ReLU, ReLU6, GELU, SiLU, Hardswish, Hardsigmoid, Sigmoid,
+/// Tanh, Dropout, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, Flatten, Identity, Embedding, Upsample) and the ops of the
 /// registry that have an ONNX counterpart (arithmetic, activations, matmul, linear, conv2d, the
 /// norms, pooling, upsampling, softmax, reductions, views, splits and joins, indexing with
 /// constant indices, comparisons, where, casts). GELU is written out with `Erf` (or `Tanh`),

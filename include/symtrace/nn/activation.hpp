@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// Activation layers, as in `torch.nn`: ReLU, ReLU6, GELU, SiLU, Sigmoid, Tanh. Leaves when
-/// traced by default. `inplace` (ReLU, ReLU6) writes the result into the input, as PyTorch's
-/// `inplace=True`.
+/// Activation layers, as in `torch.nn`: ReLU, ReLU6, GELU, SiLU, Hardswish, Hardsigmoid,
+/// Sigmoid, Tanh. Leaves when traced by default. `inplace` (ReLU, ReLU6, Hardswish,
+/// Hardsigmoid) writes the result into the input, as PyTorch's `inplace=True`.
 
 #include "symtrace/nn/module_holder.hpp"
 #include "symtrace/nn/typed_module.hpp"
@@ -51,6 +51,44 @@ class ReLU6 : public ModuleHolder<ReLU6Impl> {
   template <std::derived_from<ReLU6Impl> I>
   ReLU6(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<ReLU6Impl>(std::move(impl))) {}  // NOLINT
   explicit ReLU6(ReLUOptions options = {}) : ModuleHolder(std::make_shared<ReLU6Impl>(options)) {}
+};
+
+class HardswishImpl : public TypedModule<HardswishImpl> {
+ public:
+  explicit HardswishImpl(ReLUOptions options = {}) : options(options) {}
+  Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
+  [[nodiscard]] std::string extra_repr() const override;
+  ReLUOptions options;
+};
+
+/// `nn::Hardswish()`, `nn::Hardswish({.inplace = true})`: x * relu6(x + 3) / 6.
+class Hardswish : public ModuleHolder<HardswishImpl> {
+ public:
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0
+  Hardswish(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<HardswishImpl> I>
+  Hardswish(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<HardswishImpl>(std::move(impl))) {}  // NOLINT
+  explicit Hardswish(ReLUOptions options = {}) : ModuleHolder(std::make_shared<HardswishImpl>(options)) {}
+};
+
+class HardsigmoidImpl : public TypedModule<HardsigmoidImpl> {
+ public:
+  explicit HardsigmoidImpl(ReLUOptions options = {}) : options(options) {}
+  Tensor forward(const Tensor& input);
+  [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
+  [[nodiscard]] std::string extra_repr() const override;
+  ReLUOptions options;
+};
+
+/// `nn::Hardsigmoid()`, `nn::Hardsigmoid({.inplace = true})`: relu6(x + 3) / 6.
+class Hardsigmoid : public ModuleHolder<HardsigmoidImpl> {
+ public:
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0
+  Hardsigmoid(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<HardsigmoidImpl> I>
+  Hardsigmoid(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<HardsigmoidImpl>(std::move(impl))) {}  // NOLINT
+  explicit Hardsigmoid(ReLUOptions options = {}) : ModuleHolder(std::make_shared<HardsigmoidImpl>(options)) {}
 };
 
 struct GELUOptions {

@@ -48,6 +48,10 @@ Tensor relu(const Tensor& x, Where where = Where::current());
 Tensor relu6(const Tensor& x, Where where = Where::current());
 /// x * sigmoid(x).
 Tensor silu(const Tensor& x, Where where = Where::current());
+/// relu6(x + 3) / 6, as PyTorch's `hardsigmoid`: 0 below -3, 1 above 3, linear between.
+Tensor hardsigmoid(const Tensor& x, Where where = Where::current());
+/// x * hardsigmoid(x), as PyTorch's `hardswish` (MobileNetV3's activation).
+Tensor hardswish(const Tensor& x, Where where = Where::current());
 /// GELU; `approximate` is "none" (erf) or "tanh".
 Tensor gelu(const Tensor& x, std::string_view approximate = "none", Where where = Where::current());
 Tensor sigmoid(const Tensor& x, Where where = Where::current());
