@@ -1,0 +1,562 @@
+// TorchScript builtins on symtrace Values. Lists and tuples are ValueLists; a TorchScript
+// list is a reference, so the mutating builtins (`append`, `_set_item`) change the list in
+// the slot of the value they were given, which is where later uses read it.
+#include "torchscript/builtins.hpp"
+
+#include "symtrace/core/error.hpp"
+#include "symtrace/core/sym_int.hpp"
+#include "symtrace/ops/dispatch.hpp"
+#include "symtrace/ops/registry.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+namespace symtrace::torchscript::detail {
+
+namespace {
+
+const Value& in(const Instr& i, const Value* frame, std::size_t k) { return frame[i.inputs[k]]; }
+Value& out(const Instr& i, Value* frame, std::size_t k = 0) { return frame[i.outputs[k]]; }
+
+ValueList& mutable_list(const Instr& i, Value* frame, std::size_t k) {
+  Value& v = frame[i.inputs[k]];
+  if (!v.is_list()) throw_invalid_argument(i.where, "{} expects a list, not {}", i.name, v.type_name());
+  return boost::variant2::get<ValueList>(v.value);
+}
+
+std::size_t list_index(const Instr& i, std::size_t size, const Value& index) {
+  std::int64_t k = index.is_symint() ? index.to_sym_int().value(i.where) : index.to_int();
+  if (k < 0) k += static_cast<std::int64_t>(size);
+  if (k < 0 || k >= static_cast<std::int64_t>(size))
+    throw_invalid_argument(i.where, "list index {} out of range (the list has {} elements)", index, size);
+  return static_cast<std::size_t>(k);
+}
+
+Value call_op(std::string_view name, std::initializer_list<Value> args, std::source_location where) {
+  const OpDef& op = OpRegistry::instance().get(name, where);
+  ValueList full = bind_arguments(op, ValueList(args), {}, where);
+  return dispatch(op, full, where);
+}
+
+// ---- containers ---------------------------------------------------------------------------
+
+void construct(const Instr& i, Value* frame) {
+  ValueList l;
+  l.reserve(i.inputs.size());
+  for (Slot s : i.inputs) l.push_back(frame[s]);
+  out(i, frame) = std::move(l);
+}
+
+void unpack(const Instr& i, Value* frame) {
+  const ValueList& l = in(i, frame, 0).to_list();
+  if (l.size() != i.outputs.size())
+    throw_invalid_argument(i.where, "cannot unpack {} values into {}", l.size(), i.outputs.size());
+  ValueList copy = l;  // an output slot may be the input's
+  for (std::size_t k = 0; k < copy.size(); ++k) out(i, frame, k) = std::move(copy[k]);
+}
+
+void getitem(const Instr& i, Value* frame) {
+  const Value& container = in(i, frame, 0);
+  if (container.is_tensor()) {  // tensor[i]: select along dim 0
+    out(i, frame) = call_op("select", {container, 0, in(i, frame, 1)}, i.where);
+    return;
+  }
+  const ValueList& l = container.to_list();
+  Value v = l[list_index(i, l.size(), in(i, frame, 1))];
+  out(i, frame) = std::move(v);
+}
+
+void len(const Instr& i, Value* frame) {
+  const Value& v = in(i, frame, 0);
+  if (v.is_tensor()) out(i, frame) = Value(v.to_tensor().size(0, i.where));
+  else if (v.is_string()) out(i, frame) = static_cast<std::int64_t>(v.to_string_ref().size());
+  else out(i, frame) = static_cast<std::int64_t>(v.to_list().size());
+}
+
+void append(const Instr& i, Value* frame) {
+  Value item = in(i, frame, 1);
+  mutable_list(i, frame, 0).push_back(std::move(item));
+  if (!i.outputs.empty()) out(i, frame) = in(i, frame, 0);
+}
+
+void set_item(const Instr& i, Value* frame) {
+  Value item = in(i, frame, 2);
+  ValueList& l = mutable_list(i, frame, 0);
+  l[list_index(i, l.size(), in(i, frame, 1))] = std::move(item);
+  if (!i.outputs.empty()) out(i, frame) = in(i, frame, 0);
+}
+
+void list_copy(const Instr& i, Value* frame) { out(i, frame) = in(i, frame, 0).to_list(); }
+
+void list_add(const Instr& i, Value* frame) {
+  ValueList l = in(i, frame, 0).to_list();
+  const ValueList& r = in(i, frame, 1).to_list();
+  l.insert(l.end(), r.begin(), r.end());
+  out(i, frame) = std::move(l);
+}
+
+void list_slice(const Instr& i, Value* frame) {
+  const ValueList& l = in(i, frame, 0).to_list();
+  const auto n = static_cast<std::int64_t>(l.size());
+  auto clampi = [&](const Value& v, std::int64_t dflt) {
+    if (v.is_none()) return dflt;
+    std::int64_t k = v.to_int();
+    if (k < 0) k += n;
+    return std::clamp<std::int64_t>(k, 0, n);
+  };
+  const std::int64_t step = i.inputs.size() > 3 ? in(i, frame, 3).to_int() : 1;
+  if (step <= 0) throw_invalid_argument(i.where, "list slices need a positive step, not {}", step);
+  ValueList r;
+  for (std::int64_t k = clampi(in(i, frame, 1), 0); k < clampi(in(i, frame, 2), n); k += step)
+    r.push_back(l[static_cast<std::size_t>(k)]);
+  out(i, frame) = std::move(r);
+}
+
+void tuple_index(const Instr& i, Value* frame) { getitem(i, frame); }
+
+void contains(const Instr& i, Value* frame) {
+  const std::string needle = to_string(in(i, frame, 1));
+  const ValueList& l = in(i, frame, 0).to_list();
+  out(i, frame) = std::any_of(l.begin(), l.end(), [&](const Value& v) { return to_string(v) == needle; });
+}
+
+// ---- numbers --------------------------------------------------------------------------------
+
+enum class Arith { add, sub, mul, floordiv, mod, truediv };
+
+bool is_float(const Value& v) { return v.is_double(); }
+
+template <Arith A>
+void arith(const Instr& i, Value* frame) {
+  const Value& a = in(i, frame, 0);
+  const Value& b = in(i, frame, 1);
+  if (a.is_symint() || b.is_symint()) {
+    static constexpr std::array<const char*, 6> names = {"operator.add", "operator.sub", "operator.mul",
+                                                         "operator.floordiv", "operator.mod", nullptr};
+    if constexpr (A == Arith::truediv) {
+      throw_trace_error(i.where, "a size unknown at trace time was divided with '/', which gives a float: "
+                                 "give the trace example shapes, or use '//'");
+    } else {
+      out(i, frame) = call_op(names[static_cast<int>(A)], {a, b}, i.where);
+    }
+    return;
+  }
+  if (A == Arith::truediv || is_float(a) || is_float(b)) {
+    const double x = a.to_double(), y = b.to_double();
+    double r = 0;
+    switch (A) {
+      case Arith::add: r = x + y; break;
+      case Arith::sub: r = x - y; break;
+      case Arith::mul: r = x * y; break;
+      case Arith::truediv: r = x / y; break;
+      case Arith::floordiv: r = std::floor(x / y); break;
+      case Arith::mod: r = x - std::floor(x / y) * y; break;
+    }
+    out(i, frame) = r;
+    return;
+  }
+  const std::int64_t x = a.to_int(), y = b.to_int();
+  std::int64_t r = 0;
+  switch (A) {
+    case Arith::add: r = x + y; break;
+    case Arith::sub: r = x - y; break;
+    case Arith::mul: r = x * y; break;
+    case Arith::floordiv:
+    case Arith::mod: {
+      if (y == 0) throw_invalid_argument(i.where, "integer division or modulo by zero");
+      std::int64_t q = x / y;
+      if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+      r = A == Arith::floordiv ? q : x - q * y;
+      break;
+    }
+    case Arith::truediv: break;
+  }
+  out(i, frame) = r;
+}
+
+enum class Cmp { eq, ne, lt, le, gt, ge };
+
+template <Cmp C>
+void compare(const Instr& i, Value* frame) {
+  const Value& a = in(i, frame, 0);
+  const Value& b = in(i, frame, 1);
+  if (a.is_symint() || b.is_symint()) {
+    static constexpr std::array<const char*, 6> names = {"operator.eq", "operator.ne", "operator.lt",
+                                                         "operator.le", "operator.gt", "operator.ge"};
+    out(i, frame) = call_op(names[static_cast<int>(C)], {a, b}, i.where);
+    return;
+  }
+  if (!a.is_number() || !b.is_number()) {  // strings, None, lists: equality only
+    const bool same = a.kind() == b.kind() && to_string(a) == to_string(b);
+    if (C != Cmp::eq && C != Cmp::ne)
+      throw_invalid_argument(i.where, "cannot order {} and {}", a.type_name(), b.type_name());
+    out(i, frame) = C == Cmp::eq ? same : !same;
+    return;
+  }
+  const double x = a.to_double(), y = b.to_double();
+  bool r = false;
+  switch (C) {
+    case Cmp::eq: r = x == y; break;
+    case Cmp::ne: r = x != y; break;
+    case Cmp::lt: r = x < y; break;
+    case Cmp::le: r = x <= y; break;
+    case Cmp::gt: r = x > y; break;
+    case Cmp::ge: r = x >= y; break;
+  }
+  out(i, frame) = r;
+}
+
+void neg(const Instr& i, Value* frame) {
+  const Value& a = in(i, frame, 0);
+  if (a.is_symint()) out(i, frame) = call_op("operator.sub", {0, a}, i.where);
+  else if (a.is_double()) out(i, frame) = -a.to_double();
+  else out(i, frame) = -a.to_int();
+}
+
+bool truth(const Instr& i, const Value& v) {
+  if (v.is_symint()) return SymBool::symbolic(v.to_sym_int().proxy(), i.where).value(i.where);
+  if (v.is_tensor()) return v.to_tensor().to_bool(i.where);
+  if (v.is_none()) return false;
+  return v.to_bool();
+}
+
+void not_(const Instr& i, Value* frame) { out(i, frame) = !truth(i, in(i, frame, 0)); }
+void and_(const Instr& i, Value* frame) { out(i, frame) = truth(i, in(i, frame, 0)) && truth(i, in(i, frame, 1)); }
+void or_(const Instr& i, Value* frame) { out(i, frame) = truth(i, in(i, frame, 0)) || truth(i, in(i, frame, 1)); }
+
+void is_(const Instr& i, Value* frame) {
+  const Value& a = in(i, frame, 0);
+  const Value& b = in(i, frame, 1);
+  out(i, frame) = (a.is_none() && b.is_none()) || (a.is_bool() && b.is_bool() && a.to_bool() == b.to_bool());
+}
+void isnot(const Instr& i, Value* frame) {
+  is_(i, frame);
+  out(i, frame) = !out(i, frame).to_bool();
+}
+
+// Tensor to number (`bool(t)`, `int(t)`), or a number passed through (a traced model's
+// NumToTensor -> Int round trip of a size).
+void to_bool(const Instr& i, Value* frame) { out(i, frame) = truth(i, in(i, frame, 0)); }
+void to_int(const Instr& i, Value* frame) {
+  const Value& v = in(i, frame, 0);
+  if (v.is_tensor()) out(i, frame) = v.to_tensor().item<std::int64_t>(i.where);
+  else if (v.is_double()) out(i, frame) = static_cast<std::int64_t>(v.to_double());
+  else if (v.is_bool()) out(i, frame) = static_cast<std::int64_t>(v.to_bool());
+  else out(i, frame) = v;
+}
+void to_float(const Instr& i, Value* frame) {
+  const Value& v = in(i, frame, 0);
+  if (v.is_tensor()) out(i, frame) = static_cast<double>(v.to_tensor().item<float>(i.where));
+  else if (v.is_symint()) out(i, frame) = static_cast<double>(v.to_sym_int().value(i.where));
+  else out(i, frame) = v.to_double();
+}
+void identity(const Instr& i, Value* frame) { out(i, frame) = in(i, frame, 0); }
+void none(const Instr& i, Value* frame) {
+  for (std::size_t k = 0; k < i.outputs.size(); ++k) out(i, frame, k) = Value();
+}
+void always_false(const Instr& i, Value* frame) { out(i, frame) = false; }
+void always_true(const Instr& i, Value* frame) { out(i, frame) = true; }
+void nothing(const Instr&, Value*) {}
+
+void float_floor(const Instr& i, Value* frame) {
+  const Value& v = in(i, frame, 0);
+  out(i, frame) = v.is_double() ? static_cast<std::int64_t>(std::floor(v.to_double())) : v.to_int();
+}
+void float_ceil(const Instr& i, Value* frame) {
+  const Value& v = in(i, frame, 0);
+  out(i, frame) = v.is_double() ? static_cast<std::int64_t>(std::ceil(v.to_double())) : v.to_int();
+}
+
+void range_length(const Instr& i, Value* frame) {
+  const std::int64_t lo = in(i, frame, 0).to_sym_int().value(i.where);
+  const std::int64_t hi = in(i, frame, 1).to_sym_int().value(i.where);
+  const std::int64_t step = in(i, frame, 2).to_int();
+  if (step == 0) throw_invalid_argument(i.where, "range() step must not be zero");
+  std::int64_t n = 0;
+  if (step > 0 && lo < hi) n = (hi - lo + step - 1) / step;
+  else if (step < 0 && lo > hi) n = (lo - hi - step - 1) / (-step);
+  out(i, frame) = n;
+}
+void derive_index(const Instr& i, Value* frame) {
+  out(i, frame) = in(i, frame, 1).to_int() + in(i, frame, 0).to_int() * in(i, frame, 2).to_int();
+}
+
+void min_max(const Instr& i, Value* frame, bool is_max) {
+  ValueList items;
+  if (i.inputs.size() == 1) items = in(i, frame, 0).to_list();
+  else items = {in(i, frame, 0), in(i, frame, 1)};
+  if (items.empty()) throw_invalid_argument(i.where, "{}() of an empty list", is_max ? "max" : "min");
+  Value best = items[0];
+  for (std::size_t k = 1; k < items.size(); ++k) {
+    const double a = items[k].is_symint() ? static_cast<double>(items[k].to_sym_int().value(i.where)) : items[k].to_double();
+    const double b = best.is_symint() ? static_cast<double>(best.to_sym_int().value(i.where)) : best.to_double();
+    if (is_max ? a > b : a < b) best = items[k];
+  }
+  out(i, frame) = best;
+}
+void min_(const Instr& i, Value* frame) { min_max(i, frame, false); }
+void max_(const Instr& i, Value* frame) { min_max(i, frame, true); }
+
+// ---- tensors as values -----------------------------------------------------------------------
+
+void dim(const Instr& i, Value* frame) { out(i, frame) = in(i, frame, 0).to_tensor().dim(i.where); }
+
+void size_int(const Instr& i, Value* frame) {
+  out(i, frame) = Value(in(i, frame, 0).to_tensor().size(in(i, frame, 1).to_int(), i.where));
+}
+
+void sizes(const Instr& i, Value* frame) { out(i, frame) = Value(in(i, frame, 0).to_tensor().sizes(i.where)); }
+
+void dtype(const Instr& i, Value* frame) {
+  switch (in(i, frame, 0).to_tensor().dtype()) {  // as c10::ScalarType numbers
+    case DType::float32: out(i, frame) = std::int64_t{6}; return;
+    case DType::int64: out(i, frame) = std::int64_t{4}; return;
+    case DType::bool_: out(i, frame) = std::int64_t{11}; return;
+  }
+}
+void device(const Instr& i, Value* frame) { out(i, frame) = std::string("cpu"); }
+
+// str.format with `{}` fields, as TorchScript's aten::format.
+void format(const Instr& i, Value* frame) {
+  const std::string& f = in(i, frame, 0).to_string_ref();
+  std::string r;
+  std::size_t arg = 1;
+  for (std::size_t k = 0; k < f.size(); ++k) {
+    if (f[k] == '{' && k + 1 < f.size() && f[k + 1] == '}') {
+      if (arg < i.inputs.size()) {
+        const Value& v = in(i, frame, arg++);
+        r += v.is_string() ? v.to_string_ref() : to_string(v);
+      }
+      ++k;
+    } else {
+      r += f[k];
+    }
+  }
+  out(i, frame) = std::move(r);
+}
+
+void str(const Instr& i, Value* frame) {
+  const Value& v = in(i, frame, 0);
+  out(i, frame) = v.is_string() ? v.to_string_ref() : to_string(v);
+}
+
+void assert_(const Instr& i, Value* frame) {
+  if (!truth(i, in(i, frame, 0)))
+    throw_invalid_argument(i.where, "the model's assertion failed: {}",
+                           i.inputs.size() > 1 && in(i, frame, 1).is_string() ? in(i, frame, 1).to_string_ref() : "");
+}
+
+// ---- aten ops whose arguments need translating ----------------------------------------------
+
+// aten::_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+//                    groups, benchmark, deterministic, cudnn_enabled, allow_tf32)
+void convolution(const Instr& i, Value* frame) {
+  if (in(i, frame, 6).to_bool())
+    throw_op_error("_convolution", i.where, "transposed convolution is not supported by symtrace");
+  out(i, frame) = call_op("conv2d",
+                          {in(i, frame, 0), in(i, frame, 1), in(i, frame, 2), in(i, frame, 3), in(i, frame, 4),
+                           in(i, frame, 5), in(i, frame, 8)},
+                          i.where);
+}
+
+Value hardtanh_value(const Instr& i, const Value* frame) {
+  return call_op("clamp", {in(i, frame, 0), in(i, frame, 1), in(i, frame, 2)}, i.where);
+}
+void hardtanh(const Instr& i, Value* frame) { out(i, frame) = hardtanh_value(i, frame); }
+void hardtanh_(const Instr& i, Value* frame) {
+  out(i, frame) = call_op("copy_", {in(i, frame, 0), hardtanh_value(i, frame)}, i.where);
+}
+
+void transpose_2d(const Instr& i, Value* frame) {  // aten::t
+  out(i, frame) = call_op("transpose", {in(i, frame, 0), 0, 1}, i.where);
+}
+
+// aten::addmm(self, mat1, mat2, beta=1, alpha=1): what a traced nn.Linear was before aten::linear.
+void addmm(const Instr& i, Value* frame) {
+  if (in(i, frame, 3).to_double() != 1.0 || in(i, frame, 4).to_double() != 1.0)
+    throw_op_error("addmm", i.where, "only beta=1 and alpha=1 are supported");
+  Value product = call_op("matmul", {in(i, frame, 1), in(i, frame, 2)}, i.where);
+  out(i, frame) = call_op("add", {std::move(product), in(i, frame, 0)}, i.where);
+}
+
+// aten::to with a device or another tensor's options: a no-op on symtrace's CPU tensors, or a
+// dtype change.
+void to_other(const Instr& i, Value* frame) {
+  const Value& x = in(i, frame, 0);
+  for (std::size_t k = 1; k < i.inputs.size(); ++k) {
+    const Value& v = in(i, frame, k);
+    if (v.is_tensor()) {
+      out(i, frame) = call_op("to", {x, v.to_tensor().dtype()}, i.where);
+      return;
+    }
+  }
+  out(i, frame) = x;
+}
+
+using Table = std::unordered_map<std::string_view, BuiltinFn>;
+
+const Table& table() {
+  static const Table t = {
+      {"prim::ListConstruct", construct},
+      {"prim::TupleConstruct", construct},
+      {"prim::ListUnpack", unpack},
+      {"prim::TupleUnpack", unpack},
+      {"prim::TupleIndex", tuple_index},
+      {"aten::__getitem__", getitem},
+      {"aten::len", len},
+      {"aten::append", append},
+      {"aten::_set_item", set_item},
+      {"aten::list", list_copy},
+      {"aten::add.t", list_add},
+      {"aten::slice.t", list_slice},
+      {"aten::__contains__", contains},
+      {"aten::add.int", arith<Arith::add>},
+      {"aten::add.float", arith<Arith::add>},
+      {"aten::add.int_float", arith<Arith::add>},
+      {"aten::add.float_int", arith<Arith::add>},
+      {"aten::add", arith<Arith::add>},
+      {"aten::sub.int", arith<Arith::sub>},
+      {"aten::sub.float", arith<Arith::sub>},
+      {"aten::sub", arith<Arith::sub>},
+      {"aten::mul.int", arith<Arith::mul>},
+      {"aten::mul.float", arith<Arith::mul>},
+      {"aten::mul.int_float", arith<Arith::mul>},
+      {"aten::mul.float_int", arith<Arith::mul>},
+      {"aten::mul", arith<Arith::mul>},
+      {"aten::floordiv.int", arith<Arith::floordiv>},
+      {"aten::floordiv.float", arith<Arith::floordiv>},
+      {"aten::floordiv", arith<Arith::floordiv>},
+      {"aten::remainder.int", arith<Arith::mod>},
+      {"aten::remainder.float", arith<Arith::mod>},
+      {"aten::remainder", arith<Arith::mod>},
+      {"aten::div.int", arith<Arith::truediv>},
+      {"aten::div.float", arith<Arith::truediv>},
+      {"aten::div", arith<Arith::truediv>},
+      {"aten::neg.int", neg},
+      {"aten::neg.float", neg},
+      {"aten::eq.int", compare<Cmp::eq>},
+      {"aten::eq.float", compare<Cmp::eq>},
+      {"aten::eq.str", compare<Cmp::eq>},
+      {"aten::eq.bool", compare<Cmp::eq>},
+      {"aten::eq", compare<Cmp::eq>},
+      {"aten::ne.int", compare<Cmp::ne>},
+      {"aten::ne.float", compare<Cmp::ne>},
+      {"aten::ne.str", compare<Cmp::ne>},
+      {"aten::ne.bool", compare<Cmp::ne>},
+      {"aten::ne", compare<Cmp::ne>},
+      {"aten::lt.int", compare<Cmp::lt>},
+      {"aten::lt.float", compare<Cmp::lt>},
+      {"aten::lt", compare<Cmp::lt>},
+      {"aten::le.int", compare<Cmp::le>},
+      {"aten::le.float", compare<Cmp::le>},
+      {"aten::le", compare<Cmp::le>},
+      {"aten::gt.int", compare<Cmp::gt>},
+      {"aten::gt.float", compare<Cmp::gt>},
+      {"aten::gt", compare<Cmp::gt>},
+      {"aten::ge.int", compare<Cmp::ge>},
+      {"aten::ge.float", compare<Cmp::ge>},
+      {"aten::ge", compare<Cmp::ge>},
+      {"aten::__not__", not_},
+      {"aten::__and__.bool", and_},
+      {"aten::__or__.bool", or_},
+      {"aten::__is__", is_},
+      {"aten::__isnot__", isnot},
+      {"aten::Bool.Tensor", to_bool},
+      {"aten::Bool.int", to_bool},
+      {"aten::Bool.float", to_bool},
+      {"aten::Int.Tensor", to_int},
+      {"aten::Int.float", to_int},
+      {"aten::Int.bool", to_int},
+      {"aten::Int.Scalar", to_int},
+      {"aten::ScalarImplicit", identity},
+      {"aten::Float.Tensor", to_float},
+      {"aten::Float.int", to_float},
+      {"aten::Float.Scalar", to_float},
+      {"aten::floor.float", float_floor},
+      {"aten::ceil.float", float_ceil},
+      {"prim::NumToTensor", identity},
+      {"prim::unchecked_cast", identity},
+      {"prim::Uninitialized", none},
+      {"aten::__range_length", range_length},
+      {"aten::__derive_index", derive_index},
+      {"prim::min.int", min_},
+      {"prim::min.self_int", min_},
+      {"prim::min", min_},
+      {"prim::max.int", max_},
+      {"prim::max.self_int", max_},
+      {"prim::max", max_},
+      {"aten::dim", dim},
+      {"aten::size", sizes},
+      {"aten::size.int", size_int},
+      {"prim::dtype", dtype},
+      {"prim::device", device},
+      {"prim::is_cuda", always_false},
+      {"aten::is_grad_enabled", always_false},
+      {"aten::is_autocast_enabled", always_false},
+      {"aten::is_autocast_cpu_enabled", always_false},
+      {"aten::is_scripting", always_true},
+      {"aten::format", format},
+      {"aten::str", str},
+      {"aten::warn", nothing},
+      {"aten::_assert", assert_},
+      {"aten::_convolution", convolution},
+      {"aten::hardtanh", hardtanh},
+      {"aten::hardtanh_", hardtanh_},
+      {"aten::t", transpose_2d},
+      {"aten::addmm", addmm},
+      {"aten::to.device", to_other},
+      {"aten::to.other", to_other},
+      {"aten::to.prim_Device", to_other},
+      {"aten::detach", identity},
+  };
+  return t;
+}
+
+}  // namespace
+
+BuiltinFn find_builtin(std::string_view kind, std::string_view overload) noexcept {
+  const Table& t = table();
+  if (!overload.empty()) {
+    std::string key = fmt::format("{}.{}", kind, overload);
+    if (auto it = t.find(key); it != t.end()) return it->second;
+    // An overload of a list builtin (`aten::len.t`, `aten::__getitem__.t`) or of one listed
+    // without overloads; the number overloads are listed one by one.
+    if (kind == "aten::add" || kind == "aten::mul" || kind == "aten::sub" || kind == "aten::div" ||
+        kind == "aten::eq" || kind == "aten::ne" || kind == "aten::lt" || kind == "aten::le" || kind == "aten::gt" ||
+        kind == "aten::ge" || kind == "aten::remainder" || kind == "aten::floordiv" || kind == "aten::to")
+      return nullptr;  // Tensor overloads go to the registry
+  }
+  auto it = t.find(kind);
+  return it == t.end() ? nullptr : it->second;
+}
+
+std::string_view registry_name(std::string_view name) noexcept {
+  static const std::unordered_map<std::string_view, std::string_view> renames = {
+      {"bmm", "matmul"},
+      {"feature_dropout", "dropout"},
+      {"alpha_dropout", "dropout"},
+      {"true_divide", "div"},
+      {"multiply", "mul"},
+      {"subtract", "sub"},
+      {"divide", "div"},
+      {"clip", "clamp"},
+      {"concat", "cat"},
+  };
+  auto it = renames.find(name);
+  return it == renames.end() ? name : it->second;
+}
+
+bool is_ignorable_argument(std::string_view name) noexcept {
+  static constexpr std::array<std::string_view, 11> names = {
+      "cudnn_enabled", "cudnn_enable", "memory_format", "non_blocking", "copy", "implicit",
+      "layout",        "device",       "pin_memory",    "benchmark",    "deterministic"};
+  return name == "allow_tf32" || std::find(names.begin(), names.end(), name) != names.end();
+}
+
+}  // namespace symtrace::torchscript::detail

@@ -1,0 +1,419 @@
+// Compiling LibTorch graphs (torch::jit::Graph) into symtrace programs (program.hpp).
+//
+// Every node becomes one instruction, or none for module values: `prim::GetAttr` of a
+// submodule only extends a path, and `prim::CallMethod` on it becomes a call of the module at
+// that path. Nodes symtrace cannot run (an op the registry lacks, an aten argument it does not
+// take) compile into `unsupported` instructions, which throw when, and only when, they run:
+// loading never fails for want of an op, and the failure of a robust trace lands on the
+// module that ran the node, at the node's Python line.
+#include "torchscript/compile.hpp"
+
+#include "symtrace/core/detail/source_location.hpp"
+#include "symtrace/core/error.hpp"
+#include "symtrace/ops/registry.hpp"
+
+#include "torchscript/builtins.hpp"
+
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/frontend/source_range.h>
+#include <torch/csrc/jit/ir/constants.h>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <cstring>
+#include <regex>
+#include <stdexcept>
+
+namespace symtrace::torchscript::detail {
+
+namespace {
+
+namespace jit = torch::jit;
+
+std::string qualified(const c10::Symbol& kind) { return kind.toQualString(); }
+
+// A declared input name as a placeholder name: TorchScript's debug names may carry `.N`.
+std::string input_name(std::string name, std::size_t index) {
+  if (auto dot = name.find('.'); dot != std::string::npos) name.resize(dot);
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = fmt::format("input_{}", index);
+  return name;
+}
+
+bool is_tensor_type(const c10::TypePtr& t) {
+  if (t->kind() == c10::TypeKind::TensorType) return true;
+  if (auto opt = t->cast<c10::OptionalType>()) return opt->getElementType()->kind() == c10::TypeKind::TensorType;
+  return false;
+}
+
+}  // namespace
+
+Tensor to_symtrace(const at::Tensor& t, std::string_view name) {
+  at::Tensor c;
+  DType dtype = DType::float32;
+  switch (t.scalar_type()) {
+    case at::kFloat: case at::kHalf: case at::kBFloat16: case at::kDouble:
+      c = t.to(at::kFloat).contiguous();
+      break;
+    case at::kLong:
+      c = t.contiguous();
+      dtype = DType::int64;
+      break;
+    case at::kBool:
+      c = t.contiguous();
+      dtype = DType::bool_;
+      break;
+    default:
+      throw std::invalid_argument(fmt::format(
+          "tensor '{}' has dtype {}, which symtrace cannot hold: it has float32 (float16, bfloat16 and float64 "
+          "are converted), int64 and bool",
+          name, c10::toString(t.scalar_type())));
+  }
+  if (c.is_quantized() || c.is_sparse() || !c.device().is_cpu())
+    throw std::invalid_argument(fmt::format("tensor '{}' is not a dense CPU tensor", name));
+  const auto sizes = c.sizes();
+  Tensor out = Tensor::empty(Shape(std::vector<std::int64_t>(sizes.begin(), sizes.end())), dtype);
+  const std::size_t bytes = static_cast<std::size_t>(c.numel()) * c.element_size();
+  if (bytes > 0) {
+    switch (dtype) {
+      case DType::float32: std::memcpy(out.data_ptr<float>(), c.data_ptr<float>(), bytes); break;
+      case DType::int64: std::memcpy(out.data_ptr<std::int64_t>(), c.data_ptr<std::int64_t>(), bytes); break;
+      case DType::bool_: std::memcpy(out.data_ptr<bool>(), c.data_ptr<bool>(), bytes); break;
+    }
+  }
+  return out;
+}
+
+std::optional<Value> to_value(const c10::IValue& v, std::string_view name) {
+  if (v.isNone()) return Value();
+  if (v.isBool()) return Value(v.toBool());
+  if (v.isInt()) return Value(v.toInt());
+  if (v.isDouble()) return Value(v.toDouble());
+  if (v.isString()) return Value(v.toStringRef());
+  if (v.isDevice()) return Value(std::string(v.toDevice().str()));
+  if (v.isTensor()) return Value(to_symtrace(v.toTensor(), name));
+  if (v.isList() || v.isTuple()) {
+    ValueList out;
+    const auto elements = v.isList() ? v.toListRef().vec() : v.toTupleRef().elements().vec();
+    out.reserve(elements.size());
+    for (const c10::IValue& e : elements) {
+      auto converted = to_value(e, name);
+      if (!converted) return std::nullopt;
+      out.push_back(std::move(*converted));
+    }
+    return Value(std::move(out));
+  }
+  return std::nullopt;
+}
+
+std::string demangled_class_name(const c10::ClassTypePtr& type) {
+  static const std::regex mangle(R"(\.___torch_mangle_\d+)");
+  return std::regex_replace(type->name()->qualifiedName(), mangle, "");
+}
+
+const Program& Compiler::method(const c10::ClassTypePtr& type, jit::Function& fn) { return compile(fn, type); }
+
+const Program& Compiler::compile(jit::Function& fn, const c10::ClassTypePtr& self_type) {
+  jit::GraphFunction& gf = jit::toGraphFunction(fn);
+  const std::shared_ptr<jit::Graph>& graph = gf.graph();
+  if (auto it = compiled_.find(graph.get()); it != compiled_.end()) return *it->second;
+  Program& p = unit_.programs.emplace_back();
+  compiled_.emplace(graph.get(), &p);
+  p.name = fn.name();
+  p.qualified_name = fn.qualname().qualifiedName();
+  const c10::FunctionSchema& schema = fn.getSchema();
+  const std::size_t first = self_type ? 1 : 0;
+  for (std::size_t i = first; i < schema.arguments().size(); ++i) {
+    const c10::Argument& a = schema.arguments()[i];
+    p.input_names.push_back(input_name(a.name(), i - first));
+    p.input_types.push_back(a.type()->annotation_str());
+    std::optional<Value> dflt;
+    if (a.default_value()) dflt = to_value(*a.default_value(), a.name());
+    p.input_defaults.push_back(std::move(dflt));
+  }
+  if (!schema.returns().empty()) {
+    const c10::TypePtr& r = schema.returns()[0].type();
+    p.result_type = r->annotation_str();
+    if (auto tuple = r->cast<c10::TupleType>()) p.result_arity = tuple->elements().size();
+  }
+  State s{p, self_type, {}, symtrace::detail::make_source_location(fmt::format("<TorchScript {}>", p.qualified_name), 0, p.name)};
+  if (self_type) {
+    Ref self;
+    self.kind = Ref::Kind::module;
+    self.type = self_type;
+    s.refs.emplace(graph->inputs()[0], std::move(self));
+  }
+  for (std::size_t i = first; i < graph->inputs().size(); ++i) p.body.inputs.push_back(slot(s, graph->inputs()[i]));
+  compile_block(s, graph->block(), p.body, false);
+  return p;
+}
+
+Slot Compiler::slot(State& s, const jit::Value* v) {
+  auto [it, inserted] = s.refs.try_emplace(v);
+  if (inserted) it->second.slot = s.program.num_slots++;
+  if (it->second.kind != Ref::Kind::value)
+    throw std::invalid_argument(fmt::format("a TorchScript value holding a module or a function (%{}) is used as "
+                                            "data, which symtrace does not support",
+                                            v->debugName()));
+  return it->second.slot;
+}
+
+const Compiler::Ref* Compiler::module_ref(State& s, const jit::Value* v) {
+  auto it = s.refs.find(v);
+  return it != s.refs.end() && it->second.kind == Ref::Kind::module ? &it->second : nullptr;
+}
+
+std::source_location Compiler::where(State& s, const jit::Node* node) {
+  jit::SourceRange range = node->sourceRange();
+  if (!range.source()) return s.fallback;
+  // The range in the archive's printed code; the Python that was scripted, when recorded.
+  if (auto original = range.findSourceRangeThatGenerated()) range = *original;
+  auto flc = range.file_line_col();
+  if (!flc) return s.fallback;
+  const auto& [file, line, column] = *flc;
+  return symtrace::detail::make_source_location(file, static_cast<std::uint32_t>(line), s.program.name,
+                              static_cast<std::uint32_t>(column + 1));
+}
+
+void Compiler::compile_block(State& s, const jit::Block* block, Block& out, bool bind_inputs) {
+  if (bind_inputs)
+    for (const jit::Value* v : block->inputs()) out.inputs.push_back(slot(s, v));
+  for (const jit::Node* node : block->nodes()) compile_node(s, node, out);
+  for (const jit::Value* v : block->outputs()) {
+    if (const Ref* m = module_ref(s, v); m || (s.refs.count(v) && s.refs.at(v).kind == Ref::Kind::function)) {
+      Instr& instr = out.instrs.emplace_back();
+      instr.kind = InstrKind::unsupported;
+      instr.where = s.fallback;
+      instr.name = "prim::Return";
+      instr.text = "a block returns a module or a function, which symtrace does not support";
+      out.outputs.push_back(s.program.num_slots++);
+      continue;
+    }
+    out.outputs.push_back(slot(s, v));
+  }
+}
+
+void Compiler::compile_node(State& s, const jit::Node* node, Block& out) {
+  const c10::Symbol kind = node->kind();
+  const std::source_location at = where(s, node);
+  auto unsupported = [&](std::string name, std::string text) {
+    Instr& instr = out.instrs.emplace_back();
+    instr.kind = InstrKind::unsupported;
+    instr.where = at;
+    instr.name = std::move(name);
+    instr.text = std::move(text);
+    for (const jit::Value* v : node->outputs()) {
+      if (s.refs.count(v) == 0) instr.outputs.push_back(slot(s, v));
+    }
+  };
+  try {
+    if (kind == c10::prim::Constant) {
+      const jit::Value* v = node->output();
+      if (auto fn_type = v->type()->cast<c10::FunctionType>()) {
+        Ref r;
+        r.kind = Ref::Kind::function;
+        r.function = fn_type->function();
+        s.refs.emplace(v, std::move(r));
+        return;
+      }
+      std::optional<Value> value;
+      if (node->mustBeNone()) value = Value();
+      else if (auto iv = jit::toIValue(v)) value = to_value(*iv, v->debugName());
+      if (!value) return unsupported("prim::Constant", fmt::format("a constant of type {} is not supported by symtrace",
+                                                                   v->type()->annotation_str()));
+      Instr& instr = out.instrs.emplace_back();
+      instr.kind = InstrKind::constant;
+      instr.where = at;
+      instr.constant = std::move(*value);
+      instr.outputs.push_back(slot(s, v));
+      return;
+    }
+    if (kind == c10::prim::GetAttr) {
+      const Ref* owner = module_ref(s, node->input(0));
+      const std::string name = node->s(c10::attr::name);
+      if (!owner) return unsupported("prim::GetAttr", fmt::format("attribute '{}' of a value that is not a module", name));
+      const c10::ClassTypePtr& type = owner->type;
+      std::vector<std::string> path = owner->path;
+      if (auto index = type->findAttributeSlot(name)) {
+        const c10::TypePtr& attr_type = type->getAttribute(*index);
+        if (auto cls = attr_type->cast<c10::ClassType>(); cls && cls->is_module()) {
+          Ref r;
+          r.kind = Ref::Kind::module;
+          r.path = std::move(path);
+          r.path.push_back(name);
+          r.type = cls;
+          s.refs.emplace(node->output(), std::move(r));
+          return;
+        }
+        Instr& instr = out.instrs.emplace_back();
+        instr.where = at;
+        instr.path = std::move(path);
+        instr.name = name;
+        instr.kind = is_tensor_type(attr_type) || type->is_parameter(*index) || type->is_buffer(*index)
+                         ? InstrKind::tensor_attr
+                     : name == "training" ? InstrKind::training
+                                          : InstrKind::value_attr;
+        instr.outputs.push_back(slot(s, node->output()));
+        return;
+      }
+      if (type->hasConstant(name)) {
+        auto value = to_value(type->getConstant(name), name);
+        if (!value) return unsupported("prim::GetAttr", fmt::format("constant '{}' has a type symtrace cannot hold", name));
+        Instr& instr = out.instrs.emplace_back();
+        instr.kind = InstrKind::constant;
+        instr.where = at;
+        instr.constant = std::move(*value);
+        instr.outputs.push_back(slot(s, node->output()));
+        return;
+      }
+      return unsupported("prim::GetAttr", fmt::format("the module has no attribute '{}'", name));
+    }
+    if (kind == c10::prim::CallMethod) {
+      const std::string name = node->s(c10::attr::name);
+      const Ref* callee = module_ref(s, node->input(0));
+      if (!callee) return unsupported("prim::CallMethod", fmt::format("method '{}' of a value that is not a module", name));
+      Instr instr;
+      instr.where = at;
+      instr.path = callee->path;
+      instr.name = name;
+      for (std::size_t i = 1; i < node->inputs().size(); ++i) instr.inputs.push_back(slot(s, node->input(i)));
+      const bool forward = name == "forward" || name.starts_with("forward__");
+      if (forward && !callee->path.empty()) {
+        // A call of a child's forward: through the module-call seam, as `conv1(x)` in C++.
+        instr.kind = InstrKind::call_module;
+      } else {
+        c10::ClassTypePtr type = callee->type;
+        instr.kind = InstrKind::call_program;
+        instr.program = &compile(type->getMethod(name), type);
+      }
+      instr.outputs.push_back(slot(s, node->output()));
+      out.instrs.push_back(std::move(instr));
+      return;
+    }
+    if (kind == c10::prim::CallFunction) {
+      auto it = s.refs.find(node->input(0));
+      if (it == s.refs.end() || it->second.kind != Ref::Kind::function)
+        return unsupported("prim::CallFunction", "a call of a function value symtrace cannot resolve");
+      Instr instr;
+      instr.kind = InstrKind::call_program;
+      instr.where = at;
+      instr.program = &compile(*it->second.function, nullptr);
+      instr.name = instr.program->qualified_name;
+      for (std::size_t i = 1; i < node->inputs().size(); ++i) instr.inputs.push_back(slot(s, node->input(i)));
+      instr.outputs.push_back(slot(s, node->output()));
+      out.instrs.push_back(std::move(instr));
+      return;
+    }
+    if (kind == c10::prim::If) {
+      Instr instr;
+      instr.kind = InstrKind::if_;
+      instr.where = at;
+      instr.inputs.push_back(slot(s, node->input(0)));
+      for (const jit::Block* b : node->blocks()) compile_block(s, b, instr.blocks.emplace_back(), false);
+      for (const jit::Value* v : node->outputs()) instr.outputs.push_back(slot(s, v));
+      out.instrs.push_back(std::move(instr));
+      return;
+    }
+    if (kind == c10::prim::Loop) {
+      Instr instr;
+      instr.kind = InstrKind::loop;
+      instr.where = at;
+      for (const jit::Value* v : node->inputs()) instr.inputs.push_back(slot(s, v));
+      compile_block(s, node->blocks()[0], instr.blocks.emplace_back(), true);
+      for (const jit::Value* v : node->outputs()) instr.outputs.push_back(slot(s, v));
+      out.instrs.push_back(std::move(instr));
+      return;
+    }
+    if (kind == c10::prim::RaiseException) {
+      Instr instr;
+      instr.kind = InstrKind::raise;
+      instr.where = at;
+      instr.text = "an exception";
+      instr.inputs.push_back(slot(s, node->input(0)));
+      out.instrs.push_back(std::move(instr));
+      return;
+    }
+    Instr instr;
+    instr.where = at;
+    compile_op(s, node, instr, qualified(kind));
+    out.instrs.push_back(std::move(instr));
+  } catch (const std::exception& e) {
+    unsupported(qualified(kind), e.what());
+  }
+}
+
+void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::string_view kind) {
+  const c10::FunctionSchema* schema = node->maybeSchema();
+  const std::string overload = schema ? schema->overload_name() : std::string();
+  for (const jit::Value* v : node->outputs()) instr.outputs.push_back(slot(s, v));
+  if (BuiltinFn fn = find_builtin(kind, overload)) {
+    instr.kind = InstrKind::builtin;
+    instr.builtin = fn;
+    instr.name = std::string(kind);
+    for (const jit::Value* v : node->inputs()) instr.inputs.push_back(slot(s, v));
+    return;
+  }
+  instr.kind = InstrKind::unsupported;
+  instr.name = std::string(kind);
+  if (!schema || !kind.starts_with("aten::")) {
+    instr.text = fmt::format("the TorchScript operation {} is not supported by symtrace", kind);
+    return;
+  }
+  const OpRegistry& registry = OpRegistry::instance();
+  std::string name = std::string(registry_name(kind.substr(6)));
+  const OpDef* op = registry.find(name);
+  bool inplace = false;
+  if (!op && name.size() > 1 && name.back() == '_') {
+    op = registry.find(registry_name(std::string_view(name).substr(0, name.size() - 1)));
+    inplace = op != nullptr;
+  }
+  if (!op) {
+    instr.text = fmt::format("symtrace has no op {}{}", kind, overload.empty() ? "" : "." + overload);
+    return;
+  }
+  const auto& aten_args = schema->arguments();
+  auto find_aten = [&](std::string_view arg) -> std::optional<std::size_t> {
+    for (std::size_t k = 0; k < aten_args.size(); ++k) {
+      const std::string& a = aten_args[k].name();
+      if (a == arg || (arg == "input" && a == "self") || (arg == "self" && a == "input")) return k;
+    }
+    return std::nullopt;
+  };
+  std::vector<bool> used(aten_args.size(), false);
+  std::vector<ArgSource> args;
+  for (const ArgSpec& spec : op->schema.args) {
+    ArgSource a;
+    if (auto k = find_aten(spec.name); k && *k < node->inputs().size()) {
+      used[*k] = true;
+      a.slot = slot(s, node->input(*k));
+    } else if (spec.default_value) {
+      a.constant = *spec.default_value;
+    } else {
+      instr.text = fmt::format("{} has no argument '{}', which symtrace's {} needs", kind, spec.name, op->name());
+      return;
+    }
+    args.push_back(std::move(a));
+  }
+  for (std::size_t k = 0; k < aten_args.size() && k < node->inputs().size(); ++k) {
+    if (used[k] || is_ignorable_argument(aten_args[k].name())) continue;
+    // An argument symtrace's op does not take is fine at its default value.
+    const auto given = jit::toIValue(node->input(k));
+    const auto& dflt = aten_args[k].default_value();
+    const bool at_default = given && ((dflt && *given == *dflt) || (given->isNone() && !dflt));
+    if (!at_default) {
+      instr.text = fmt::format("{} is called with {}={}, which symtrace's {} does not take", kind,
+                               aten_args[k].name(), given ? fmt::format("{}", fmt::streamed(*given)) : "a computed value",
+                               op->name());
+      return;
+    }
+  }
+  instr.kind = inplace ? InstrKind::inplace_op : InstrKind::op;
+  instr.op = op;
+  instr.args = std::move(args);
+  instr.name = op->name();
+  if (inplace) instr.copy_op = &registry.get("copy_");
+}
+
+}  // namespace symtrace::torchscript::detail

@@ -1,0 +1,74 @@
+#pragma once
+// The LibTorch side of the front end: turning LibTorch's graphs, constants and tensors into
+// symtrace's. Only src/torchscript/ includes this header (LibTorch's headers are slow to
+// compile and warn under -Wall: they are system headers here).
+
+#include "symtrace/core/tensor.hpp"
+#include "symtrace/core/value.hpp"
+
+#include "torchscript/program.hpp"
+#include "torchscript/script_module.hpp"
+
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/ir/ir.h>
+
+#include <memory>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace symtrace::torchscript::detail {
+
+/// `t` as a contiguous concrete symtrace tensor (a copy): float16, bfloat16 and float64 become
+/// float32; int8-int64 and uint8 stay integers (int64) only for `int64` itself. Throws
+/// std::invalid_argument naming `name` for any other dtype.
+Tensor to_symtrace(const at::Tensor& t, std::string_view name);
+
+/// `v` as a Value (None, numbers, strings, lists, tuples, tensors, devices as "cpu"), or
+/// nullopt for what Values cannot hold (objects, futures, ...).
+std::optional<Value> to_value(const c10::IValue& v, std::string_view name);
+
+/// A TorchScript class name without the mangling LibTorch adds to tell apart classes of the
+/// same Python name (`__torch__.torch.nn.modules.conv.___torch_mangle_3.Conv2d` ->
+/// `__torch__.torch.nn.modules.conv.Conv2d`).
+std::string demangled_class_name(const c10::ClassTypePtr& type);
+
+/// Compiles LibTorch graphs into programs of one Unit, each graph once.
+class Compiler {
+ public:
+  explicit Compiler(Unit& unit) : unit_(unit) {}
+
+  /// The program of method `fn` of module class `type` (its first input is self).
+  const Program& method(const c10::ClassTypePtr& type, torch::jit::Function& fn);
+
+ private:
+  struct Ref {
+    enum class Kind : std::uint8_t { value, module, function } kind = Kind::value;
+    Slot slot = 0;
+    std::vector<std::string> path;   // module: child names from self
+    c10::ClassTypePtr type;          // module: its class
+    torch::jit::Function* function = nullptr;
+  };
+  struct State {
+    Program& program;
+    c10::ClassTypePtr self_type;     // null for a function
+    std::unordered_map<const torch::jit::Value*, Ref> refs;
+    std::source_location fallback;   // the archive's code file, for nodes with no range
+  };
+
+  const Program& compile(torch::jit::Function& fn, const c10::ClassTypePtr& self_type);
+  void compile_block(State& s, const torch::jit::Block* block, Block& out, bool bind_inputs);
+  void compile_node(State& s, const torch::jit::Node* node, Block& out);
+  void compile_op(State& s, const torch::jit::Node* node, Instr& instr, std::string_view kind);
+  Slot slot(State& s, const torch::jit::Value* v);
+  const Ref* module_ref(State& s, const torch::jit::Value* v);
+  std::source_location where(State& s, const torch::jit::Node* node);
+
+  Unit& unit_;
+  std::unordered_map<const torch::jit::Graph*, const Program*> compiled_;
+};
+
+}  // namespace symtrace::torchscript::detail

@@ -1,0 +1,199 @@
+// The executor of compiled TorchScript programs (program.hpp).
+//
+// Note [The executor runs ops only]: a TorchScript file holds code. The executor interprets
+// the compiled form of that code and nothing else: tensor work goes through the op registry
+// (`dispatch`), module calls through `Module::call` (the module-call seam, so a tracer sees
+// them as it sees C++ calls), and the builtins it knows are list, tuple, number and string
+// operations. Nothing in a file can make it run Python, start a process or open a file.
+#include "torchscript/program.hpp"
+
+#include "symtrace/core/error.hpp"
+#include "symtrace/core/sym_int.hpp"
+#include "symtrace/nn/module.hpp"
+#include "symtrace/ops/dispatch.hpp"
+#include "symtrace/core/detail/small_vector.hpp"
+
+#include "torchscript/script_module.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <utility>
+
+namespace symtrace::torchscript::detail {
+
+namespace {
+
+void exec_block(const Block& block, Module& self, Value* frame);
+
+// A condition of `if` or `while`: a bool, or a size comparison or tensor that must be
+// known to decide. Symbolic ones are data-dependent control flow: TraceError at `where`.
+bool condition(const Value& v, std::source_location where) {
+  switch (v.kind()) {
+    case Value::Kind::boolean: return boost::variant2::get<bool>(v.value);
+    case Value::Kind::integer: return boost::variant2::get<std::int64_t>(v.value) != 0;
+    case Value::Kind::symint: {
+      const SymInt& s = boost::variant2::get<SymInt>(v.value);
+      return SymBool::symbolic(s.proxy(), s.where()).value(where);
+    }
+    case Value::Kind::tensor: return v.to_tensor().to_bool(where);
+    default: throw_invalid_argument(where, "a condition must be a bool, not {}", v.type_name());
+  }
+}
+
+void run_op(const Instr& in, Value* frame) {
+  boost::container::small_vector<Value, 8> args;
+  args.reserve(in.args.size());
+  const auto& specs = in.op->schema.args;
+  for (std::size_t i = 0; i < in.args.size(); ++i) {
+    const ArgSource& a = in.args[i];
+    if (a.slot == ArgSource::no_slot) {
+      args.push_back(a.constant);
+      continue;
+    }
+    const Value& v = frame[a.slot];
+    // TorchScript passes dtypes as ints (c10::ScalarType); constants are converted when
+    // compiling, values computed at run time (`x.dtype`) here.
+    if (specs[i].type == ArgType::ScalarType && v.is_int()) args.push_back(scalar_type_to_dtype(v.to_int()));
+    else args.push_back(v);
+  }
+  Value result = dispatch(*in.op, std::span<const Value>(args.data(), args.size()), in.where);
+  if (in.kind == InstrKind::inplace_op) {
+    const Value copy_args[] = {args[0], std::move(result)};
+    result = dispatch(*in.copy_op, copy_args, in.where);
+  }
+  if (in.outputs.size() == 1) {
+    frame[in.outputs[0]] = std::move(result);
+    return;
+  }
+  const ValueList& parts = result.to_list();
+  if (parts.size() != in.outputs.size())
+    throw_op_error(in.op->name(), in.where, "returned {} values where the TorchScript node has {} outputs",
+                   parts.size(), in.outputs.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) frame[in.outputs[i]] = parts[i];
+}
+
+ValueList gather(const std::vector<Slot>& slots, const Value* frame) {
+  ValueList out;
+  out.reserve(slots.size());
+  for (Slot s : slots) out.push_back(frame[s]);
+  return out;
+}
+
+void run_loop(const Instr& in, Module& self, Value* frame) {
+  const Block& body = in.blocks[0];
+  const Value& trip = frame[in.inputs[0]];
+  const std::int64_t max_trip = trip.is_symint() ? trip.to_sym_int().value(in.where) : trip.to_int();
+  bool go = condition(frame[in.inputs[1]], in.where);
+  const std::size_t carried = in.inputs.size() - 2;
+  ValueList values;
+  values.reserve(carried);
+  for (std::size_t k = 0; k < carried; ++k) values.push_back(frame[in.inputs[2 + k]]);
+  for (std::int64_t i = 0; go && i < max_trip; ++i) {
+    frame[body.inputs[0]] = i;
+    for (std::size_t k = 0; k < carried; ++k) frame[body.inputs[1 + k]] = std::move(values[k]);
+    exec_block(body, self, frame);
+    go = condition(frame[body.outputs[0]], in.where);
+    for (std::size_t k = 0; k < carried; ++k) values[k] = frame[body.outputs[1 + k]];
+  }
+  for (std::size_t k = 0; k < carried; ++k) frame[in.outputs[k]] = std::move(values[k]);
+}
+
+Module& attr_owner(Module& self, const Instr& in) {
+  return in.path.empty() ? self : resolve(self, in.path, in.where);
+}
+
+void exec(const Instr& in, Module& self, Value* frame) {
+  switch (in.kind) {
+    case InstrKind::constant: frame[in.outputs[0]] = in.constant; return;
+    case InstrKind::tensor_attr: {
+      Module& owner = attr_owner(self, in);
+      Tensor t = owner.find_parameter(in.name);
+      if (!t.defined()) t = owner.find_buffer(in.name);
+      // An undefined tensor is an optional one that is None (a Linear without bias).
+      frame[in.outputs[0]] = t.defined() ? Value(std::move(t)) : Value();
+      return;
+    }
+    case InstrKind::value_attr: {
+      Module& owner = attr_owner(self, in);
+      const auto* script = dynamic_cast<const ScriptModule*>(&owner);
+      const Value* v = script ? script->find_attr(in.name) : nullptr;
+      if (!v)
+        throw_invalid_argument(in.where, "the module {} ({}) has no attribute '{}' symtrace can read",
+                               in.path.empty() ? std::string("self") : fmt::format("{}", fmt::join(in.path, ".")),
+                               owner.type_name(), in.name);
+      frame[in.outputs[0]] = *v;
+      return;
+    }
+    case InstrKind::training: frame[in.outputs[0]] = attr_owner(self, in).is_training(); return;
+    case InstrKind::op:
+    case InstrKind::inplace_op: run_op(in, frame); return;
+    case InstrKind::builtin: in.builtin(in, frame); return;
+    case InstrKind::call_module: {
+      Module& m = attr_owner(self, in);
+      frame[in.outputs[0]] = m.call(gather(in.inputs, frame), in.where);
+      return;
+    }
+    case InstrKind::call_program: {
+      Module& m = attr_owner(self, in);
+      Value result = run(*in.program, m, gather(in.inputs, frame));
+      if (!in.outputs.empty()) frame[in.outputs[0]] = std::move(result);
+      return;
+    }
+    case InstrKind::if_: {
+      const Block& b = in.blocks[condition(frame[in.inputs[0]], in.where) ? 0 : 1];
+      exec_block(b, self, frame);
+      for (std::size_t k = 0; k < in.outputs.size(); ++k) frame[in.outputs[k]] = frame[b.outputs[k]];
+      return;
+    }
+    case InstrKind::loop: run_loop(in, self, frame); return;
+    case InstrKind::raise:
+      throw_invalid_argument(in.where, "the model raised {}", in.inputs.empty() ? in.text
+                                                                                  : frame[in.inputs[0]].is_string()
+                                                                                        ? frame[in.inputs[0]].to_string_ref()
+                                                                                        : in.text);
+    case InstrKind::unsupported: throw_op_error(in.name, in.where, "{}", in.text);
+  }
+}
+
+void exec_block(const Block& block, Module& self, Value* frame) {
+  for (const Instr& in : block.instrs) exec(in, self, frame);
+}
+
+}  // namespace
+
+DType scalar_type_to_dtype(std::int64_t scalar_type) {
+  // c10::ScalarType: 0 uint8, 1 int8, 2 int16, 3 int32, 4 int64, 5 half, 6 float, 7 double,
+  // 11 bool, 15 bfloat16. Floating types are float32 in symtrace, integer types int64.
+  switch (scalar_type) {
+    case 5: case 6: case 7: case 15: return DType::float32;
+    case 0: case 1: case 2: case 3: case 4: return DType::int64;
+    case 11: return DType::bool_;
+    default:
+      throw std::invalid_argument(fmt::format("dtype {} (c10::ScalarType) has no symtrace counterpart "
+                                              "(float32, int64 and bool)", scalar_type));
+  }
+}
+
+Value run(const Program& program, Module& self, const ValueList& args) {
+  std::vector<Value> frame(program.num_slots);
+  const Block& body = program.body;
+  if (args.size() != body.inputs.size())
+    throw InternalError(fmt::format("TorchScript program {} got {} arguments for {} inputs", program.name,
+                                    args.size(), body.inputs.size()));
+  for (std::size_t i = 0; i < args.size(); ++i) frame[body.inputs[i]] = args[i];
+  exec_block(body, self, frame.data());
+  return body.outputs.empty() ? Value() : std::move(frame[body.outputs[0]]);
+}
+
+Module& resolve(Module& self, const std::vector<std::string>& path, std::source_location where) {
+  Module* m = &self;
+  for (const std::string& name : path) {
+    Module* child = m->find_child(name);
+    if (!child) throw_invalid_argument(where, "module {} ({}) has no child '{}'", fmt::join(path, "."), m->type_name(), name);
+    m = child;
+  }
+  return *m;
+}
+
+}  // namespace symtrace::torchscript::detail

@@ -1,0 +1,404 @@
+// Loading a TorchScript file into a symtrace module tree (the public torchscript::load).
+//
+// Each TorchScript module becomes either one of symtrace's built-in layers, when its class is
+// one of torch.nn's layers symtrace has and its hyper-parameters fit, or a ScriptModule that
+// runs its compiled forward. Scripted torch.nn layers keep their hyper-parameters as class
+// constants (`__constants__`); traced ones keep none, so they are read from the one op call
+// their traced forward records (`aten::_convolution`'s stride, ...).
+#include "symtrace/torchscript/load.hpp"
+
+#include "symtrace/nn.hpp"
+#include "symtrace/ops/dispatch.hpp"
+
+#include "torchscript/compile.hpp"
+
+#include <ATen/Functions.h>
+#include <torch/csrc/jit/serialization/import.h>
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+
+namespace symtrace::torchscript {
+
+namespace {
+
+namespace jit = torch::jit;
+using detail::Compiler;
+using detail::ScriptModule;
+using detail::Unit;
+
+std::string first_line(std::string_view text) {
+  auto end = text.find('\n');
+  return std::string(text.substr(0, end));
+}
+
+// A hyper-parameter of a torch.nn layer: its class constant when scripted, else argument
+// `arg` of the first `op` call its traced forward records.
+class Hyper {
+ public:
+  explicit Hyper(const jit::Module& m) : m_(m) {
+    if (auto fwd = m.find_method("forward")) graph_ = fwd->graph();
+  }
+  std::optional<c10::IValue> get(const std::string& name, std::initializer_list<std::pair<const char*, int>> ops = {}) const {
+    if (m_.type()->hasConstant(name)) return m_.type()->getConstant(name);
+    if (m_.hasattr(name)) return m_.attr(name);
+    if (!graph_) return std::nullopt;
+    for (auto [op, arg] : ops) {
+      const c10::Symbol kind = c10::Symbol::fromQualString(op);
+      for (const jit::Node* n : graph_->nodes()) {
+        if (n->kind() != kind || arg >= static_cast<int>(n->inputs().size())) continue;
+        if (auto v = jit::toIValue(n->input(arg))) return v;
+        return std::nullopt;
+      }
+    }
+    return std::nullopt;
+  }
+  bool traced_kind(const char* op) const {
+    if (!graph_) return false;
+    const c10::Symbol kind = c10::Symbol::fromQualString(op);
+    for (const jit::Node* n : graph_->nodes())
+      if (n->kind() == kind) return true;
+    return false;
+  }
+  [[nodiscard]] bool scripted_or_called() const { return graph_ != nullptr || m_.type()->numConstants() > 0; }
+
+ private:
+  const jit::Module& m_;
+  std::shared_ptr<jit::Graph> graph_;
+};
+
+std::optional<nn::Size2> size2(const std::optional<c10::IValue>& v) {
+  if (!v) return std::nullopt;
+  if (v->isInt()) return nn::Size2(v->toInt());
+  std::vector<c10::IValue> e;
+  if (v->isTuple()) e = v->toTupleRef().elements().vec();
+  else if (v->isList()) e = v->toListRef().vec();
+  else return std::nullopt;
+  if (e.size() == 1 && e[0].isInt()) return nn::Size2(e[0].toInt());
+  if (e.size() != 2 || !e[0].isInt() || !e[1].isInt()) return std::nullopt;
+  return nn::Size2(e[0].toInt(), e[1].toInt());
+}
+
+template <class T>
+std::optional<T> scalar(const std::optional<c10::IValue>& v) {
+  if (!v) return std::nullopt;
+  if constexpr (std::is_same_v<T, bool>) return v->isBool() ? std::optional(v->toBool()) : std::nullopt;
+  else if constexpr (std::is_same_v<T, double>) return v->isDouble() || v->isInt() ? std::optional(v->toScalar().toDouble()) : std::nullopt;
+  else if constexpr (std::is_same_v<T, std::string>) return v->isString() ? std::optional(v->toStringRef()) : std::nullopt;
+  else return v->isInt() ? std::optional(v->toInt()) : std::nullopt;
+}
+
+at::Tensor tensor_attr(const jit::Module& m, const char* name) {
+  if (!m.hasattr(name)) return {};
+  c10::IValue v = m.attr(name);
+  return v.isTensor() ? v.toTensor() : at::Tensor();
+}
+
+// torch.nn's layers symtrace has, made from the file's module; nullptr when the module's
+// configuration is one the symtrace layer does not cover (it then runs its TorchScript forward).
+using LayerMaker = std::function<std::shared_ptr<Module>(const jit::Module&, const Hyper&)>;
+
+const std::unordered_map<std::string, LayerMaker>& layer_makers() {
+  static const std::unordered_map<std::string, LayerMaker> makers = {
+      {"Conv2d",
+       [](const jit::Module& m, const Hyper& h) -> std::shared_ptr<Module> {
+         at::Tensor w = tensor_attr(m, "weight");
+         if (!w.defined() || w.dim() != 4) return nullptr;
+         auto mode = scalar<std::string>(h.get("padding_mode"));
+         if (mode && *mode != "zeros") return nullptr;
+         auto stride = size2(h.get("stride", {{"aten::_convolution", 3}, {"aten::conv2d", 3}}));
+         auto padding = size2(h.get("padding", {{"aten::_convolution", 4}, {"aten::conv2d", 4}}));
+         auto dilation = size2(h.get("dilation", {{"aten::_convolution", 5}, {"aten::conv2d", 5}}));
+         auto groups = scalar<std::int64_t>(h.get("groups", {{"aten::_convolution", 8}, {"aten::conv2d", 6}}));
+         auto transposed = scalar<bool>(h.get("transposed", {{"aten::_convolution", 6}}));
+         if (!stride || !padding || !dilation || !groups || (transposed && *transposed)) return nullptr;
+         const bool bias = tensor_attr(m, "bias").defined();
+         return nn::Conv2d(w.size(1) * *groups, w.size(0), nn::Size2(w.size(2), w.size(3)),
+                           {.stride = *stride, .padding = *padding, .dilation = *dilation, .groups = *groups,
+                            .bias = bias})
+             .ptr();
+       }},
+      {"BatchNorm2d",
+       [](const jit::Module& m, const Hyper& h) -> std::shared_ptr<Module> {
+         at::Tensor w = tensor_attr(m, "weight");
+         at::Tensor mean = tensor_attr(m, "running_mean");
+         const at::Tensor& any = w.defined() ? w : mean;
+         if (!any.defined()) return nullptr;
+         auto eps = scalar<double>(h.get("eps", {{"aten::batch_norm", 7}}));
+         auto momentum = scalar<double>(h.get("momentum", {{"aten::batch_norm", 6}}));
+         if (!eps) return nullptr;
+         return nn::BatchNorm2d(any.size(0), {.eps = *eps, .momentum = momentum.value_or(0.1),
+                                              .affine = w.defined(), .track_running_stats = mean.defined()})
+             .ptr();
+       }},
+      {"Linear",
+       [](const jit::Module& m, const Hyper&) -> std::shared_ptr<Module> {
+         at::Tensor w = tensor_attr(m, "weight");
+         if (!w.defined() || w.dim() != 2) return nullptr;
+         return nn::Linear(w.size(1), w.size(0), {.bias = tensor_attr(m, "bias").defined()}).ptr();
+       }},
+      {"ReLU",
+       [](const jit::Module&, const Hyper& h) -> std::shared_ptr<Module> {
+         return nn::ReLU({.inplace = scalar<bool>(h.get("inplace")).value_or(h.traced_kind("aten::relu_"))}).ptr();
+       }},
+      {"ReLU6",
+       [](const jit::Module&, const Hyper& h) -> std::shared_ptr<Module> {
+         return nn::ReLU6({.inplace = scalar<bool>(h.get("inplace")).value_or(h.traced_kind("aten::hardtanh_"))}).ptr();
+       }},
+      {"Hardswish",
+       [](const jit::Module&, const Hyper& h) -> std::shared_ptr<Module> {
+         return nn::Hardswish({.inplace = scalar<bool>(h.get("inplace")).value_or(h.traced_kind("aten::hardswish_"))}).ptr();
+       }},
+      {"Hardsigmoid",
+       [](const jit::Module&, const Hyper& h) -> std::shared_ptr<Module> {
+         return nn::Hardsigmoid({.inplace = scalar<bool>(h.get("inplace")).value_or(false)}).ptr();
+       }},
+      {"SiLU", [](const jit::Module&, const Hyper&) -> std::shared_ptr<Module> { return nn::SiLU().ptr(); }},
+      {"Sigmoid", [](const jit::Module&, const Hyper&) -> std::shared_ptr<Module> { return nn::Sigmoid().ptr(); }},
+      {"Tanh", [](const jit::Module&, const Hyper&) -> std::shared_ptr<Module> { return nn::Tanh().ptr(); }},
+      {"Identity", [](const jit::Module&, const Hyper&) -> std::shared_ptr<Module> { return nn::Identity().ptr(); }},
+      {"GELU",
+       [](const jit::Module&, const Hyper& h) -> std::shared_ptr<Module> {
+         auto approximate = scalar<std::string>(h.get("approximate", {{"aten::gelu", 1}}));
+         return nn::GELU(nn::GELUOptions{.approximate = approximate.value_or("none")}).ptr();
+       }},
+      {"MaxPool2d",
+       [](const jit::Module&, const Hyper& h) -> std::shared_ptr<Module> {
+         if (scalar<bool>(h.get("return_indices")).value_or(false)) return nullptr;
+         auto kernel = size2(h.get("kernel_size", {{"aten::max_pool2d", 1}}));
+         auto stride = size2(h.get("stride", {{"aten::max_pool2d", 2}}));
+         auto padding = size2(h.get("padding", {{"aten::max_pool2d", 3}}));
+         auto dilation = size2(h.get("dilation", {{"aten::max_pool2d", 4}}));
+         auto ceil = scalar<bool>(h.get("ceil_mode", {{"aten::max_pool2d", 5}}));
+         if (!kernel || !padding || !dilation || !ceil) return nullptr;
+         return nn::MaxPool2d(*kernel, {.stride = stride ? stride : kernel, .padding = *padding,
+                                        .dilation = *dilation, .ceil_mode = *ceil})
+             .ptr();
+       }},
+      {"AvgPool2d",
+       [](const jit::Module&, const Hyper& h) -> std::shared_ptr<Module> {
+         auto divisor = h.get("divisor_override", {{"aten::avg_pool2d", 6}});
+         if (divisor && !divisor->isNone()) return nullptr;
+         auto kernel = size2(h.get("kernel_size", {{"aten::avg_pool2d", 1}}));
+         auto stride = size2(h.get("stride", {{"aten::avg_pool2d", 2}}));
+         auto padding = size2(h.get("padding", {{"aten::avg_pool2d", 3}}));
+         auto ceil = scalar<bool>(h.get("ceil_mode", {{"aten::avg_pool2d", 4}}));
+         auto include_pad = scalar<bool>(h.get("count_include_pad", {{"aten::avg_pool2d", 5}}));
+         if (!kernel || !padding || !ceil || !include_pad) return nullptr;
+         return nn::AvgPool2d(*kernel, {.stride = stride ? stride : kernel, .padding = *padding, .ceil_mode = *ceil,
+                                        .count_include_pad = *include_pad})
+             .ptr();
+       }},
+      {"AdaptiveAvgPool2d",
+       [](const jit::Module&, const Hyper& h) -> std::shared_ptr<Module> {
+         auto size = size2(h.get("output_size", {{"aten::adaptive_avg_pool2d", 1}}));
+         if (!size) return nullptr;
+         return nn::AdaptiveAvgPool2d(*size).ptr();
+       }},
+      {"Dropout",
+       [](const jit::Module&, const Hyper& h) -> std::shared_ptr<Module> {
+         auto p = scalar<double>(h.get("p", {{"aten::dropout", 1}, {"aten::dropout_", 1}}));
+         return nn::Dropout(nn::DropoutOptions{.p = p.value_or(0.5),
+                                               .inplace = scalar<bool>(h.get("inplace")).value_or(false)})
+             .ptr();
+       }},
+      {"Flatten",
+       [](const jit::Module&, const Hyper& h) -> std::shared_ptr<Module> {
+         auto start = scalar<std::int64_t>(h.get("start_dim", {{"aten::flatten", 1}}));
+         auto end = scalar<std::int64_t>(h.get("end_dim", {{"aten::flatten", 2}}));
+         if (!start || !end) return nullptr;
+         return nn::Flatten({.start_dim = *start, .end_dim = *end}).ptr();
+       }},
+      {"LayerNorm",
+       [](const jit::Module& m, const Hyper& h) -> std::shared_ptr<Module> {
+         auto shape = h.get("normalized_shape", {{"aten::layer_norm", 1}});
+         auto eps = scalar<double>(h.get("eps", {{"aten::layer_norm", 4}}));
+         if (!shape || !eps) return nullptr;
+         auto dims = detail::to_value(*shape, "normalized_shape");
+         if (!dims || !dims->is_list()) return nullptr;
+         const bool affine = tensor_attr(m, "weight").defined();
+         return nn::LayerNorm(dims->to_int_list(), {.eps = *eps, .elementwise_affine = affine,
+                                                    .bias = tensor_attr(m, "bias").defined()})
+             .ptr();
+       }},
+  };
+  return makers;
+}
+
+class Loader {
+ public:
+  explicit Loader(std::shared_ptr<Unit> unit) : unit_(std::move(unit)), compiler_(*unit_) {}
+
+  std::shared_ptr<Module> convert(const jit::Module& obj, const std::string& path) {
+    const c10::ClassTypePtr& type = obj.type();
+    const std::string qualified = detail::demangled_class_name(type);
+    const std::string cls = qualified.substr(qualified.rfind('.') + 1);
+    if (qualified.starts_with("__torch__.torch.nn.modules.")) {
+      auto it = layer_makers().find(cls);
+      const Hyper hyper(obj);
+      if (it != layer_makers().end() && hyper.scripted_or_called()) {
+        if (std::shared_ptr<Module> layer = it->second(obj, hyper)) {
+          layer->train(obj.is_training());
+          load_tensors(*layer, obj, path);
+          return layer;
+        }
+      }
+    }
+    std::vector<const detail::Program*> forwards;
+    if (auto fwd = obj.find_method("forward")) {
+      forwards.push_back(&compiler_.method(type, fwd->function()));
+    } else {
+      for (int k = 0;; ++k) {  // an overloaded forward (`@torch.jit._overload_method`)
+        auto overload = obj.find_method(fmt::format("forward__{}", k));
+        if (!overload) break;
+        forwards.push_back(&compiler_.method(type, overload->function()));
+      }
+    }
+    auto m = std::make_shared<ScriptModule>(cls, unit_, std::move(forwards));
+    m->train(obj.is_training());
+    for (const jit::Method& method : obj.get_methods()) {
+      const std::string& name = method.name();
+      if (name != "forward" && !name.starts_with("forward__")) m->add_method(name, &compiler_.method(type, method.function()));
+    }
+    for (const auto& child : obj.named_children())
+      m->register_module(child.name, convert(child.value, join(path, child.name)));
+    for (const auto& p : obj.named_parameters(false))
+      m->register_parameter(p.name, detail::to_symtrace(p.value, join(path, p.name)));
+    for (const auto& b : obj.named_buffers(false))
+      m->register_buffer(b.name, detail::to_symtrace(b.value, join(path, b.name)));
+    for (std::size_t slot = 0; slot < type->numAttributes(); ++slot) {
+      const std::string& name = type->getAttributeName(slot);
+      const c10::TypePtr& t = type->getAttribute(slot);
+      if (type->is_parameter(slot) || type->is_buffer(slot) || name == "training") continue;
+      if (auto c = t->cast<c10::ClassType>(); c && c->is_module()) continue;
+      const c10::IValue v = obj.attr(name);
+      if (v.isTensor()) {  // a plain tensor attribute: a buffer outside the state dict
+        m->register_buffer(name, detail::to_symtrace(v.toTensor(), join(path, name)), /*persistent=*/false);
+        continue;
+      }
+      if (auto value = detail::to_value(v, join(path, name))) m->set_attr(name, std::move(*value));
+    }
+    return m;
+  }
+
+ private:
+  static std::string join(const std::string& path, const std::string& name) {
+    return path.empty() ? name : path + "." + name;
+  }
+
+  // Copies the file's tensors of a torch.nn layer into the symtrace layer made for it; those
+  // it has no slot for (BatchNorm's num_batches_tracked) are registered, so the state dict
+  // has every PyTorch name.
+  static void load_tensors(Module& layer, const jit::Module& obj, const std::string& path) {
+    auto copy_into = [&](const std::string& name, const at::Tensor& t, bool parameter) {
+      Tensor theirs = detail::to_symtrace(t, join(path, name));
+      Tensor mine = parameter ? layer.find_parameter(name) : layer.find_buffer(name);
+      if (!mine.defined()) {
+        if (parameter) layer.register_parameter(name, std::move(theirs));
+        else layer.register_buffer(name, std::move(theirs));
+        return;
+      }
+      if (mine.shape() != theirs.shape() || mine.dtype() != theirs.dtype())
+        throw std::invalid_argument(fmt::format("tensor '{}' has shape {}, where symtrace's {} expects {}",
+                                                join(path, name), to_string(theirs.shape()), layer.type_name(),
+                                                to_string(mine.shape())));
+      call("copy_", {mine, theirs});
+    };
+    for (const auto& p : obj.named_parameters(false)) copy_into(p.name, p.value, true);
+    for (const auto& b : obj.named_buffers(false)) copy_into(b.name, b.value, false);
+  }
+
+  std::shared_ptr<Unit> unit_;
+  Compiler compiler_;
+};
+
+jit::Module read(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw std::invalid_argument(fmt::format("{}: no such file", path.string()));
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw std::invalid_argument(fmt::format("{}: not a regular file", path.string()));
+  try {
+    return jit::load(path.string(), c10::Device(c10::kCPU));
+  } catch (const c10::Error& e) {
+    throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {}", path.string(),
+                                            first_line(e.what_without_backtrace())));
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {}", path.string(),
+                                            first_line(e.what())));
+  }
+}
+
+at::Tensor to_aten(const Tensor& t) {
+  const Tensor c = t.contiguous();
+  std::vector<std::int64_t> sizes;
+  for (const Dim& d : c.shape()) sizes.push_back(d.value());
+  switch (c.dtype()) {
+    case DType::float32: return at::from_blob(c.data_ptr<float>(), sizes, at::kFloat).clone();
+    case DType::int64: return at::from_blob(c.data_ptr<std::int64_t>(), sizes, at::kLong).clone();
+    case DType::bool_: return at::from_blob(c.data_ptr<bool>(), sizes, at::kBool).clone();
+  }
+  throw std::invalid_argument("unknown dtype");
+}
+
+c10::IValue to_ivalue(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::none: return {};
+    case Value::Kind::boolean: return v.to_bool();
+    case Value::Kind::integer: return v.to_int();
+    case Value::Kind::floating: return v.to_double();
+    case Value::Kind::string: return v.to_string_ref();
+    case Value::Kind::tensor: return to_aten(v.to_tensor());
+    case Value::Kind::list: {
+      const ValueList& l = v.to_list();
+      if (!l.empty() && l[0].is_tensor()) {
+        std::vector<at::Tensor> ts;
+        for (const Value& e : l) ts.push_back(to_aten(e.to_tensor()));
+        return ts;
+      }
+      std::vector<std::int64_t> ints;
+      for (const Value& e : l) ints.push_back(e.to_int());
+      return ints;
+    }
+    default: throw std::invalid_argument(fmt::format("a {} cannot be passed to LibTorch", v.type_name()));
+  }
+}
+
+}  // namespace
+
+bool available() noexcept { return true; }
+
+std::shared_ptr<Module> load(const std::filesystem::path& path) {
+  jit::Module obj = read(path);
+  try {
+    Loader loader(std::make_shared<Unit>());
+    return loader.convert(obj, "");
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("{}: {}", path.string(), e.what()));
+  }
+}
+
+Value run_in_libtorch(const std::filesystem::path& path, const ValueList& inputs) {
+  jit::Module obj = read(path);
+  std::vector<c10::IValue> args;
+  for (const Value& v : inputs) args.push_back(to_ivalue(v));
+  c10::IValue out;
+  try {
+    c10::InferenceMode guard;
+    out = obj.forward(args);
+  } catch (const c10::Error& e) {
+    throw std::invalid_argument(fmt::format("{}: LibTorch's forward failed: {}", path.string(),
+                                            first_line(e.what_without_backtrace())));
+  }
+  auto value = detail::to_value(out, "output");
+  if (!value) throw std::invalid_argument(fmt::format("{}: LibTorch's forward returned a {}, which symtrace cannot hold",
+                                                      path.string(), out.tagKind()));
+  return std::move(*value);
+}
+
+}  // namespace symtrace::torchscript

@@ -1,0 +1,105 @@
+#pragma once
+// A TorchScript method or function compiled into symtrace's own form: a block of instructions
+// over numbered value slots. The loader (compile.cpp) makes programs from LibTorch's graphs
+// once, when a file is loaded; the executor (executor.cpp) runs them on symtrace Values and
+// never touches LibTorch, so what a model does at run time goes through the op registry only
+// (Note [The executor runs ops only]).
+//
+// Modules are not values here: a TorchScript value that holds a module (`self.layer1`) is
+// resolved when compiling into a path of child names from the running module, read again at
+// each run, so a program serves every module of its type and sees replaced children.
+
+#include "symtrace/core/value.hpp"
+#include "symtrace/ops/op.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <vector>
+
+namespace symtrace {
+class Module;
+}
+
+namespace symtrace::torchscript::detail {
+
+using Slot = std::uint32_t;
+struct Instr;
+struct Program;
+
+/// Where an op argument comes from: a slot, or a constant (a schema default, a dtype).
+struct ArgSource {
+  static constexpr Slot no_slot = ~Slot{0};
+  Slot slot = no_slot;
+  Value constant;
+};
+
+/// A builtin of TorchScript that is not a tensor op (list, tuple, int and str operations):
+/// reads its inputs' slots and writes its outputs'. Throws like the op would.
+using BuiltinFn = void (*)(const Instr& instr, Value* frame);
+
+enum class InstrKind : std::uint8_t {
+  constant,     ///< outputs[0] = constant
+  tensor_attr,  ///< outputs[0] = the parameter or buffer `name` of the module at `path`
+  value_attr,   ///< outputs[0] = the attribute `name` (not a tensor) of the module at `path`
+  training,     ///< outputs[0] = is_training() of the module at `path`
+  op,           ///< outputs = dispatch(op, args)
+  inplace_op,   ///< op `name_` that symtrace lacks: outputs[0] = copy_(args[0], op(args))
+  builtin,      ///< builtin(instr, frame)
+  call_module,  ///< outputs[0] = (module at `path`).call(inputs): through the module-call seam
+  call_program, ///< outputs[0] = program(inputs), run with the module at `path` as self
+  if_,          ///< inputs[0] picks blocks[0] or blocks[1]; their outputs become outputs
+  loop,         ///< prim::Loop(max_trip, cond, carried...) with body blocks[0]
+  raise,        ///< throws `text` (prim::RaiseException)
+  unsupported,  ///< throws OpError: the file uses `name`, which symtrace lacks (`text` says why)
+};
+
+struct Block {
+  std::vector<Slot> inputs;
+  std::vector<Instr> instrs;
+  std::vector<Slot> outputs;
+};
+
+struct Instr {
+  InstrKind kind = InstrKind::constant;
+  std::source_location where;       ///< the Python (or archive code) line this node came from
+  std::vector<Slot> inputs;
+  std::vector<Slot> outputs;
+  std::vector<std::string> path;    ///< child names from the running module (attrs and calls)
+  std::string name;                 ///< attribute, op, or builtin name
+  std::string text;                 ///< raise / unsupported message
+  Value constant;
+  const OpDef* op = nullptr;
+  const OpDef* copy_op = nullptr;   ///< inplace_op: copy_
+  std::vector<ArgSource> args;      ///< op: one per argument of `op`'s schema
+  BuiltinFn builtin = nullptr;
+  const Program* program = nullptr; ///< call_program
+  std::vector<Block> blocks;        ///< if_: then, else; loop: body
+};
+
+/// A compiled method or function.
+struct Program {
+  std::string name;          ///< "forward", "_forward_impl", "torch.nn.functional.relu"
+  std::string qualified_name;///< the TorchScript class or function it came from
+  Block body;                ///< inputs: the arguments (without self); outputs: one value
+  Slot num_slots = 0;
+  std::vector<std::string> input_names;   ///< the method's argument names, without self
+  std::vector<std::string> input_types;   ///< TorchScript type of each ("Tensor", "List[Tensor]", ...)
+  std::vector<std::optional<Value>> input_defaults;
+  std::string result_type;                ///< "Tensor", "Tuple[Tensor, Tensor]", ...
+  std::size_t result_arity = 1;           ///< elements of a tuple result
+};
+
+/// Runs `program` with `self` as the running module (unused by functions). `args` are the
+/// program's inputs, complete.
+Value run(const Program& program, Module& self, const ValueList& args);
+
+/// The symtrace dtype of a TorchScript dtype (a c10::ScalarType number); floating types are
+/// float32, integer types int64. Throws std::invalid_argument for complex and quantized types.
+DType scalar_type_to_dtype(std::int64_t scalar_type);
+
+/// The module at `path` from `self`; throws std::invalid_argument naming the missing child.
+Module& resolve(Module& self, const std::vector<std::string>& path, std::source_location where);
+
+}  // namespace symtrace::torchscript::detail

@@ -1,0 +1,50 @@
+#pragma once
+// `ScriptModule`: a module of a TorchScript file that is not one of torch.nn's layers. Its
+// forward runs its compiled TorchScript method (program.hpp) on symtrace Values; its children,
+// parameters and buffers are ordinary registrations, so tracing, the collection and analysis
+// see it as any C++ module of its class name (`Bottleneck`).
+
+#include "symtrace/nn/module.hpp"
+
+#include "torchscript/program.hpp"
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace symtrace::torchscript::detail {
+
+/// The programs of one loaded file, shared by its modules (a program serves every module of
+/// its TorchScript class).
+struct Unit {
+  std::deque<Program> programs;
+};
+
+class ScriptModule final : public Module {
+ public:
+  /// `forwards`: the program of `forward`, or of each of its overloads (`forward__0`, ...),
+  /// empty for a module without forward (a ModuleList, a traced module never called).
+  ScriptModule(std::string type_name, std::shared_ptr<const Unit> unit, std::vector<const Program*> forwards);
+
+  /// Runs the forward (the overload whose argument kinds match `args`).
+  Value forward_values(const ValueList& args) override;
+
+  /// A TorchScript attribute that is neither a module nor a tensor (`self.use_res_connect`).
+  void set_attr(std::string name, Value value);
+  [[nodiscard]] const Value* find_attr(std::string_view name) const noexcept;
+
+  /// The program of another method (`_forward_impl`), added by the loader.
+  void add_method(std::string name, const Program* program);
+  [[nodiscard]] const Program* find_method(std::string_view name) const noexcept;
+
+ private:
+  std::shared_ptr<const Unit> unit_;
+  std::vector<const Program*> forwards_;
+  std::vector<std::pair<std::string, const Program*>> methods_;
+  std::vector<std::pair<std::string, Value>> attrs_;
+};
+
+}  // namespace symtrace::torchscript::detail

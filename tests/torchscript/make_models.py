@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Writes the TorchScript files the torchscript suite loads, made here with Debian's PyTorch
+and torchvision (seeded random weights; nothing is downloaded).
+
+    make_models.py OUTDIR [NAME ...] [--stamp FILE]
+
+For each model NAME it writes OUTDIR/NAME.script.pt (torch.jit.script) and, for the
+classifiers, OUTDIR/NAME.trace.pt (torch.jit.trace), the input it was run on
+(OUTDIR/NAME.input.bin: float32, C order) and LibTorch's output on it (NAME.output.bin), and
+OUTDIR/NAME.json: the input shape, the parameter count and, when torch.fx can trace the Python
+model, fx's call_module nodes counted by layer type. Files already there are kept.
+"""
+import json
+import os
+import sys
+import warnings
+
+import torch
+import torch.fx
+import torchvision
+
+warnings.filterwarnings("ignore")
+torch.set_grad_enabled(False)
+
+# The smallest input each architecture accepts (square images; batch 1).
+CLASSIFIERS = {
+    "resnet18": 32, "resnet50": 32, "resnext50_32x4d": 32, "mobilenet_v2": 32,
+    "mobilenet_v3_large": 32, "efficientnet_b0": 32, "convnext_tiny": 32,
+    "shufflenet_v2_x1_0": 32, "squeezenet1_0": 64, "vgg11": 32, "alexnet": 64,
+    "googlenet": 32, "inception_v3": 75, "densenet121": 32, "vit_b_16": 224, "swin_t": 32,
+}
+
+
+class Gate(torch.nn.Module):
+    """Data-dependent if: the branch taken depends on the input's values."""
+    def __init__(self, c):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(c, c, 3, padding=1)
+        self.act = torch.nn.ReLU()
+
+    def forward(self, x):
+        y = self.act(self.conv(x))
+        if y.mean() > 0:
+            return y
+        return -y
+
+
+class Scale(torch.nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm2d(c)
+
+    def forward(self, x):
+        x = self.bn(x)
+        if bool(x.max() > 1.0):
+            x = x / 2
+        return x
+
+
+class Head(torch.nn.Module):
+    def __init__(self, c, n):
+        super().__init__()
+        self.pool = torch.nn.AdaptiveAvgPool2d(1)
+        self.fc = torch.nn.Linear(c, n)
+
+    def forward(self, x):
+        x = torch.flatten(self.pool(x), 1)
+        if x.sum() > 0:
+            x = torch.relu(x)
+        return self.fc(x)
+
+
+class ThreeIfs(torch.nn.Module):
+    """A small user model with three data-dependent ifs in three modules."""
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.gate = Gate(8)
+        self.scale = Scale(8)
+        self.head = Head(8, 4)
+
+    def forward(self, x):
+        return self.head(self.scale(self.gate(self.stem(x))))
+
+
+class Int32Buffer(torch.nn.Module):
+    """A buffer of a dtype symtrace cannot hold."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("counts", torch.zeros(4, dtype=torch.int32))
+
+    def forward(self, x):
+        return x + 1
+
+
+class Cumulative(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 3, 1)
+
+    def forward(self, x):
+        return torch.cumsum(self.conv(x), dim=1)
+
+
+class MissingOp(torch.nn.Module):
+    """An op symtrace lacks (cumsum), in one module of three."""
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 3, 1)
+        self.odd = Cumulative()
+        self.act = torch.nn.ReLU()
+
+    def forward(self, x):
+        return self.act(self.odd(self.stem(x)))
+
+
+class Helper(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 3, 1)
+
+    @torch.jit.export
+    def scaled(self, x, factor: float):
+        return self.conv(x) * factor
+
+    def forward(self, x):
+        return self.scaled(x, 1.0)
+
+
+class OtherMethod(torch.nn.Module):
+    """A parent calling a method of its child other than forward."""
+    def __init__(self):
+        super().__init__()
+        self.helper = Helper()
+
+    def forward(self, x):
+        return self.helper.scaled(x, 2.0) + x
+
+
+SMALL = {"three_ifs": (ThreeIfs, 16), "int32_buffer": (Int32Buffer, 4), "missing_op": (MissingOp, 8),
+         "other_method": (OtherMethod, 8)}
+
+
+def fx_leaf_counts(model):
+    try:
+        gm = torch.fx.symbolic_trace(model)
+    except Exception:  # models torch.fx cannot trace: no reference counts
+        return None
+    counts = {}
+    modules = dict(gm.named_modules())
+    for node in gm.graph.nodes:
+        if node.op == "call_module":
+            name = type(modules[node.target]).__name__
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def write(outdir, name, model, size, trace=True):
+    stem = os.path.join(outdir, name)
+    if os.path.exists(stem + ".json"):
+        return
+    torch.manual_seed(0)
+    model.eval()
+    for p in model.state_dict().values():  # BatchNorm statistics away from 0/1, so they matter
+        if p.dtype == torch.float32 and p.dim() == 1:
+            p.add_(torch.rand_like(p) * 0.1)
+    x = torch.randn(1, 3, size, size)
+    scripted = torch.jit.script(model)
+    scripted.save(stem + ".script.pt")
+    out = scripted(x)
+    if isinstance(out, tuple):  # googlenet and inception_v3 return named tuples
+        out = out[0]
+    if trace:
+        torch.jit.trace(model, x, check_trace=False).save(stem + ".trace.pt")
+    x.numpy().tofile(stem + ".input.bin")
+    out.contiguous().numpy().astype("float32").tofile(stem + ".output.bin")
+    meta = {"input": list(x.shape), "output": list(out.shape),
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "fx_call_modules": fx_leaf_counts(model)}
+    with open(stem + ".json.tmp", "w") as f:
+        json.dump(meta, f)
+    os.replace(stem + ".json.tmp", stem + ".json")
+
+
+def main():
+    args = sys.argv[1:]
+    stamp = None
+    if "--stamp" in args:
+        k = args.index("--stamp")
+        stamp = args[k + 1]
+        del args[k:k + 2]
+    outdir = args[0]
+    names = args[1:] or list(CLASSIFIERS) + list(SMALL)
+    os.makedirs(outdir, exist_ok=True)
+    torch.manual_seed(0)
+    for name in names:
+        torch.manual_seed(0)
+        if name in SMALL:
+            make, size = SMALL[name]
+            write(outdir, name, make(), size, trace=False)
+            continue
+        kwargs = {"aux_logits": False, "init_weights": False} if name in ("googlenet", "inception_v3") else {}
+        model = getattr(torchvision.models, name)(weights=None, **kwargs)
+        write(outdir, name, model, CLASSIFIERS[name])
+    if stamp:
+        open(stamp, "w").close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+// The TorchScript front end on real PyTorch models: torchvision's classifiers, scripted and
+// traced by tests/torchscript/make_models.py (seeded random weights, made when the suite is
+// built), loaded, traced, run and compared with LibTorch's own output.
+#include "support/checks.hpp"
+#include "support/zoo_checks.hpp"
+
+#include <symtrace/symtrace.hpp>
+#include <symtrace/torchscript/load.hpp>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace symtrace;
+using namespace symtrace::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path models = SYMTRACE_TORCHSCRIPT_MODELS;
+const fs::path script_source = fs::path(SYMTRACE_TEST_SOURCE) / "torchscript" / "make_models.py";
+
+nlohmann::json meta(const std::string& name) {
+  std::ifstream in(models / (name + ".json"));
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+Tensor read_floats(const fs::path& path, const IntList& shape) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE(in.good());
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  std::vector<float> data(static_cast<std::size_t>(n));
+  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float)));
+  REQUIRE(in.gcount() == static_cast<std::streamsize>(data.size() * sizeof(float)));
+  return tensor(data, shape);
+}
+
+// The line of make_models.py that holds `text` (1-based), the Python line a failure names.
+int python_line(std::string_view text) {
+  std::ifstream in(script_source);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n)
+    if (line.find(text) != std::string::npos) return n;
+  FAIL("make_models.py has no line with " << std::string(text));
+  return 0;
+}
+
+std::map<std::string, int> call_modules_by_type(const Module& root, const Graph& g) {
+  std::map<std::string, int> counts;
+  for (const Node& n : g.nodes())
+    if (n.op() == OpKind::call_module) ++counts[root.get_submodule(n.target()).type_name()];
+  return counts;
+}
+
+const std::vector<std::string> classifiers = {
+    "resnet18",      "resnet50",           "resnext50_32x4d", "mobilenet_v2", "mobilenet_v3_large",
+    "efficientnet_b0", "convnext_tiny",    "shufflenet_v2_x1_0", "squeezenet1_0", "vgg11",
+    "alexnet",       "googlenet",          "inception_v3",    "densenet121",  "vit_b_16",
+    "swin_t"};
+
+// Load, trace, lint, interpreter == eager, eager == LibTorch, parameters, fx's call_modules.
+void check_classifier(const std::string& name, const std::string& form) {
+  CAPTURE(name);
+  CAPTURE(form);
+  const nlohmann::json m = meta(name);
+  const IntList in_shape = m["input"].get<IntList>();
+  const IntList out_shape = m["output"].get<IntList>();
+  std::shared_ptr<Module> model = torchscript::load(models / fmt::format("{}.{}.pt", name, form));
+  CHECK(model->num_parameters() == m["parameters"].get<std::int64_t>());
+  const Tensor x = read_floats(models / (name + ".input.bin"), in_shape);
+  const Tensor expected = read_floats(models / (name + ".output.bin"), out_shape);
+  Value out = model->call({x});
+  Tensor eager = out.is_list() ? out.to_list().at(0).to_tensor() : out.to_tensor();
+  REQUIRE(eager.shape() == expected.shape());
+  const double vs_torch = max_rel_error(eager, expected);
+  CAPTURE(vs_torch);
+  CHECK(vs_torch <= 1e-4);
+
+  Graph g = symbolic_trace(*model, {InputSpec(Shape(in_shape))});
+  CHECK_NOTHROW(g.lint());
+  Value traced = Interpreter(*model, g).run({x});
+  Tensor t = traced.is_list() ? traced.to_list().at(0).to_tensor() : traced.to_tensor();
+  const double vs_eager = max_rel_error(t, eager);
+  CAPTURE(vs_eager);
+  CHECK(vs_eager <= 1e-5);
+
+  if (!m["fx_call_modules"].is_null()) {
+    std::map<std::string, int> fx;
+    for (const auto& [type, count] : m["fx_call_modules"].items()) fx[type] = count.get<int>();
+    CHECK(call_modules_by_type(*model, g) == fx);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a scripted resnet18 loads as a tree of torch.nn's layers under PyTorch's names") {
+  std::shared_ptr<Module> model = torchscript::load(models / "resnet18.script.pt");
+  CHECK(model->type_name() == "ResNet");
+  CHECK(model->get_submodule("layer1.0").type_name() == "BasicBlock");
+  const Module& conv = model->get_submodule("layer1.0.conv1");
+  CHECK(conv.type_name() == "Conv2d");
+  CHECK(conv.is_builtin_layer());
+  CHECK(to_string(conv) == "Conv2d(64, 64, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)");
+  CHECK(model->get_submodule("layer2.0.downsample").type_name() == "Sequential");
+  CHECK(model->get_submodule("fc").is_builtin_layer());
+  CHECK_FALSE(model->is_training());
+  const StateDict state = model->state_dict();
+  CHECK(state.size() == 122);  // PyTorch's len(resnet18().state_dict())
+  CHECK(state.contains("layer1.0.bn1.num_batches_tracked"));
+  CHECK(state.at("layer1.0.bn1.num_batches_tracked").dtype() == DType::int64);
+  CHECK(model->num_parameters() == meta("resnet18")["parameters"].get<std::int64_t>());
+}
+
+TEST_CASE("torchvision's classifiers, scripted and traced, trace and run as LibTorch runs them") {
+  for (const std::string& name : classifiers) {
+    for (const char* form : {"script", "trace"}) {
+      SUBCASE((name + "." + form).c_str()) { check_classifier(name, form); }
+    }
+  }
+}
+
+TEST_CASE("a model with three data-dependent ifs gives those three modules failed at their Python lines") {
+  std::shared_ptr<Module> model = torchscript::load(models / "three_ifs.script.pt");
+  GraphCollection c = recursive_trace(*model, {InputSpec(Shape{1, 3, 16, 16})});
+  REQUIRE(c.failures().size() == 3);
+  const std::map<std::string, std::string> ifs = {
+      {"gate", "if y.mean() > 0:"}, {"scale", "if bool(x.max() > 1.0):"}, {"head", "if x.sum() > 0:"}};
+  for (const ModuleFailure& f : c.failures()) {
+    CAPTURE(to_string(f));
+    REQUIRE(ifs.count(f.module) == 1);
+    CHECK(f.kind == "TraceError");
+    CHECK(fs::path(f.where.file_name()).filename() == "make_models.py");
+    CHECK(f.where.line() == static_cast<unsigned>(python_line(ifs.at(f.module))));
+  }
+  for (const char* child : {"gate.conv", "gate.act", "scale.bn", "head.pool", "head.fc"})
+    CHECK_MESSAGE(c.find(child) != nullptr, child);
+  CHECK(c.find("") != nullptr);
+}
+
+TEST_CASE("an op symtrace lacks fails the module that uses it, at its Python line, and loading succeeds") {
+  std::shared_ptr<Module> model = torchscript::load(models / "missing_op.script.pt");
+  GraphCollection c = recursive_trace(*model, {InputSpec(Shape{1, 3, 8, 8})});
+  REQUIRE(c.failures().size() == 1);
+  const ModuleFailure& f = c.failures()[0];
+  CHECK(f.module == "odd");
+  CHECK(f.type == "Cumulative");
+  CHECK(f.kind == "OpError");
+  CHECK(f.message.find("aten::cumsum") != std::string::npos);
+  CHECK(f.where.line() == static_cast<unsigned>(python_line("return torch.cumsum(")));
+  CHECK(c.find("odd.conv") != nullptr);
+}
+
+TEST_CASE("a parent may call a method of its child other than forward") {
+  std::shared_ptr<Module> model = torchscript::load(models / "other_method.script.pt");
+  const Tensor x = read_floats(models / "other_method.input.bin", {1, 3, 8, 8});
+  const Tensor expected = read_floats(models / "other_method.output.bin", {1, 3, 8, 8});
+  CHECK(max_rel_error(model->call({x}).to_tensor(), expected) <= 1e-5);
+  Graph g = symbolic_trace(*model, {InputSpec(Shape{1, 3, 8, 8})});
+  CHECK(count_nodes(g, OpKind::call_module, "helper.conv") == 1);
+  CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), expected) <= 1e-5);
+}
+
+TEST_CASE("bad files are refused with the path and one line of reason") {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("symtrace-ts-{}", ::getpid());
+  fs::create_directories(dir);
+  SUBCASE("missing") {
+    CHECK_THROWS_WITH_AS(torchscript::load(dir / "none.pt"), doctest::Contains("none.pt: no such file"),
+                         std::invalid_argument);
+  }
+  SUBCASE("not TorchScript") {
+    std::ofstream(dir / "text.pt") << "hello\n";
+    CHECK_THROWS_WITH_AS(torchscript::load(dir / "text.pt"),
+                         doctest::Contains("text.pt: not a TorchScript file LibTorch can read"), std::invalid_argument);
+  }
+  SUBCASE("truncated") {
+    const auto size = fs::file_size(models / "three_ifs.script.pt");
+    fs::copy_file(models / "three_ifs.script.pt", dir / "half.pt", fs::copy_options::overwrite_existing);
+    fs::resize_file(dir / "half.pt", size / 2);
+    CHECK_THROWS_WITH_AS(torchscript::load(dir / "half.pt"),
+                         doctest::Contains("half.pt: not a TorchScript file LibTorch can read"), std::invalid_argument);
+  }
+  SUBCASE("a dtype symtrace cannot hold") {
+    CHECK_THROWS_WITH_AS(torchscript::load(models / "int32_buffer.script.pt"),
+                         doctest::Contains("tensor 'counts' has dtype Int"), std::invalid_argument);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("LibTorch's own forward of a file is the reference check --against-torch uses") {
+  const Tensor x = read_floats(models / "resnet18.input.bin", {1, 3, 32, 32});
+  const Tensor expected = read_floats(models / "resnet18.output.bin", {1, 1000});
+  const Value out = torchscript::run_in_libtorch(models / "resnet18.script.pt", {x});
+  CHECK(max_rel_error(out.to_tensor(), expected) <= 1e-6);
+}
