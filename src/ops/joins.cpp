@@ -15,6 +15,7 @@
 #include "ops/meta_util.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <vector>
@@ -228,9 +229,104 @@ Value unbind_kernel(const OpCall& call, const OutputMeta& meta) {
   return pieces;
 }
 
+// ---- pad, roll ------------------------------------------------------------------------------
+
+// pad's (before, after) amounts of dim d, from `pad`'s pairs that run from the last dim back.
+std::pair<std::int64_t, std::int64_t> pad_of(const IntList& pad, std::size_t rank, std::size_t d) {
+  const std::size_t from_end = rank - 1 - d;
+  if (2 * from_end + 1 >= pad.size() + 1) return {0, 0};
+  return {pad[2 * from_end], pad[2 * from_end + 1]};
+}
+
+OutputMeta pad_meta(const OpCall& call) {
+  const Tensor& x = call.tensor(0);
+  const IntList pad = call.int_list(1);
+  if (call.string(2) != "constant")
+    call.fail("mode '{}' is not supported; symtrace pads with a constant (mode='constant')", call.string(2));
+  if (pad.size() % 2 != 0) call.fail("the padding {} must have an even length (before, after for each dim)", pad);
+  if (pad.size() / 2 > x.shape().rank())
+    call.fail("the padding {} has {} pairs, more than the {} dims of shape {}", pad, pad.size() / 2, x.shape().rank(),
+              x.shape());
+  Shape out = x.shape();
+  for (std::size_t d = 0; d < out.rank(); ++d) {
+    const auto [before, after] = pad_of(pad, out.rank(), d);
+    if (!out[d].is_known()) continue;
+    const std::int64_t size = out[d].raw() + before + after;
+    if (size < 0) call.fail("padding {} makes dimension {} of shape {} negative", pad, d, x.shape());
+    out[d] = size;
+  }
+  return OutputMeta::single(x.dtype(), std::move(out));
+}
+
+template <class T>
+void fill_with(const Tensor& t, double value) {
+  T* data = t.data_ptr<T>();
+  std::fill(data, data + *t.shape().numel(), static_cast<T>(value));
+}
+
+Value pad_kernel(const OpCall& call, const OutputMeta& meta) {
+  const Tensor& x = call.tensor(0);
+  const IntList pad = call.int_list(1);
+  const double value = call.args[3].is_none() ? 0.0 : call.real(3);
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  switch (out.dtype()) {
+    case DType::float32: fill_with<float>(out, value); break;
+    case DType::int64: fill_with<std::int64_t>(out, value); break;
+    case DType::bool_: fill_with<bool>(out, value); break;
+  }
+  // The part of x that lands inside the output (negative padding crops).
+  Tensor dst = out, src = x;
+  for (std::size_t d = 0; d < x.shape().rank(); ++d) {
+    const auto [before, after] = pad_of(pad, x.shape().rank(), d);
+    const std::int64_t n = x.shape()[d].raw();
+    const std::int64_t skip_front = std::max<std::int64_t>(0, -before);
+    const std::int64_t skip_back = std::max<std::int64_t>(0, -after);
+    const std::int64_t length = std::max<std::int64_t>(0, n - skip_front - skip_back);
+    src = narrow_view(src, d, skip_front, length);
+    dst = narrow_view(dst, d, std::max<std::int64_t>(0, before), length);
+  }
+  if (*src.shape().numel() > 0) detail::copy_into(dst, src);
+  return out;
+}
+
+OutputMeta roll_meta(const OpCall& call) {
+  const Tensor& x = call.tensor(0);
+  const IntList shifts = call.int_list(1);
+  const IntList dims = call.int_list(2);
+  if (dims.empty()) call.fail("symtrace rolls along given dims only; pass dims");
+  if (shifts.size() != dims.size())
+    call.fail("shifts {} and dims {} must have the same length", shifts, dims);
+  for (std::int64_t d : dims) {
+    const auto w = static_cast<std::size_t>(wrap_dim(call, d, x.dim(), x.shape()));
+    if (!x.shape()[w].is_known())
+      throw_trace_error(call.where, "roll(): dimension {} of shape {} is unknown, and what moves where depends on "
+                                    "it; give example shapes",
+                        w, x.shape());
+  }
+  return OutputMeta::single(x.meta().dtype, x.shape());
+}
+
+Value roll_kernel(const OpCall& call, const OutputMeta& meta) {
+  const IntList shifts = call.int_list(1);
+  const IntList dims = call.int_list(2);
+  Tensor current = call.tensor(0);
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const auto d = static_cast<std::size_t>(wrap_dim(call, dims[k], current.dim(), current.shape()));
+    const std::int64_t n = current.shape()[d].raw();
+    Tensor next = detail::empty_like_meta(meta.outputs[0]);
+    const std::int64_t s = n == 0 ? 0 : ((shifts[k] % n) + n) % n;
+    if (n - s > 0) detail::copy_into(narrow_view(next, d, s, n - s), narrow_view(current, d, 0, n - s));
+    if (s > 0) detail::copy_into(narrow_view(next, d, 0, s), narrow_view(current, d, n - s, s));
+    current = std::move(next);
+  }
+  return current;
+}
+
 }  // namespace
 
 void detail::register_join_ops(OpRegistry& r) {
+  r.add("pad(Tensor self, int[] pad, str mode='constant', float? value=None) -> Tensor", pad_meta, pad_kernel);
+  r.add("roll(Tensor self, int[] shifts, int[] dims=[]) -> Tensor", roll_meta, roll_kernel);
   constexpr OpFlags v = OpFlags::view;
   r.add("cat(Tensor[] tensors, int dim=0) -> Tensor", cat_meta, cat_kernel, OpFlags::concatenation);
   r.add("stack(Tensor[] tensors, int dim=0) -> Tensor", stack_meta, stack_kernel);
@@ -248,6 +344,12 @@ using detail::invoke_list;
 constexpr CallStyle fn = CallStyle::function;
 
 Tensor cat(const TensorList& tensors, std::int64_t dim, Where w) { return invoke(SYMTRACE_OP("cat"), w, fn, tensors, dim); }
+Tensor pad(const Tensor& x, const IntList& pad, double value, Where w) {
+  return invoke(SYMTRACE_OP("pad"), w, fn, x, pad, std::string("constant"), value);
+}
+Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims, Where w) {
+  return invoke(SYMTRACE_OP("roll"), w, fn, x, shifts, dims);
+}
 Tensor stack(const TensorList& tensors, std::int64_t dim, Where w) {
   return invoke(SYMTRACE_OP("stack"), w, fn, tensors, dim);
 }

@@ -133,9 +133,7 @@ enum class Arith { add, sub, mul, floordiv, mod, truediv };
 bool is_float(const Value& v) { return v.is_double(); }
 
 template <Arith A>
-void arith(const Instr& i, Value* frame) {
-  const Value& a = in(i, frame, 0);
-  const Value& b = in(i, frame, 1);
+Value arith_values(const Instr& i, const Value& a, const Value& b) {
   if (a.is_symint() || b.is_symint()) {
     static constexpr std::array<const char*, 6> names = {"operator.add", "operator.sub", "operator.mul",
                                                          "operator.floordiv", "operator.mod", nullptr};
@@ -143,9 +141,8 @@ void arith(const Instr& i, Value* frame) {
       throw_trace_error(i.where, "a size unknown at trace time was divided with '/', which gives a float: "
                                  "give the trace example shapes, or use '//'");
     } else {
-      out(i, frame) = call_op(names[static_cast<int>(A)], {a, b}, i.where);
+      return call_op(names[static_cast<int>(A)], {a, b}, i.where);
     }
-    return;
   }
   if (A == Arith::truediv || is_float(a) || is_float(b)) {
     const double x = a.to_double(), y = b.to_double();
@@ -158,8 +155,7 @@ void arith(const Instr& i, Value* frame) {
       case Arith::floordiv: r = std::floor(x / y); break;
       case Arith::mod: r = x - std::floor(x / y) * y; break;
     }
-    out(i, frame) = r;
-    return;
+    return r;
   }
   const std::int64_t x = a.to_int(), y = b.to_int();
   std::int64_t r = 0;
@@ -177,7 +173,12 @@ void arith(const Instr& i, Value* frame) {
     }
     case Arith::truediv: break;
   }
-  out(i, frame) = r;
+  return r;
+}
+
+template <Arith A>
+void arith(const Instr& i, Value* frame) {
+  out(i, frame) = arith_values<A>(i, in(i, frame, 0), in(i, frame, 1));
 }
 
 enum class Cmp { eq, ne, lt, le, gt, ge };
@@ -399,6 +400,170 @@ void to_other(const Instr& i, Value* frame) {
   out(i, frame) = x;
 }
 
+// A traced model's size arithmetic: `x.size(0) // 2` is recorded as aten::floor_divide of
+// `prim::NumToTensor(size)` (a number here) and a 0-dim tensor constant. When one operand is a
+// number and the other a number or a 0-dim concrete tensor, the tensor overloads of the
+// arithmetic ops compute on numbers; otherwise they are the registry's tensor ops.
+bool number_or_scalar_tensor(const Value& v) {
+  if (v.is_number() || v.is_symint()) return true;
+  return v.is_tensor() && v.to_tensor().is_concrete() && v.to_tensor().dim() == 0;
+}
+
+Value as_number(const Instr& i, const Value& v) {
+  if (!v.is_tensor()) return v;
+  const Tensor& t = v.to_tensor();
+  if (t.dtype() == DType::float32) return static_cast<double>(t.item<float>(i.where));
+  if (t.dtype() == DType::bool_) return t.item<bool>(i.where);
+  return t.item<std::int64_t>(i.where);
+}
+
+template <Arith A>
+void tensor_arith(const Instr& i, Value* frame) {
+  const Value& a = in(i, frame, 0);
+  const Value& b = in(i, frame, 1);
+  const bool has_alpha = i.inputs.size() > 2;
+  if ((a.is_number() || a.is_symint() || b.is_number() || b.is_symint()) && number_or_scalar_tensor(a) &&
+      number_or_scalar_tensor(b) && (!has_alpha || in(i, frame, 2).to_double() == 1.0)) {
+    out(i, frame) = arith_values<A>(i, as_number(i, a), as_number(i, b));
+    return;
+  }
+  static constexpr std::array<const char*, 6> names = {"add", "sub", "mul", "floor_divide", "remainder", "div"};
+  static const OpDef* const op = OpRegistry::instance().find(names[static_cast<int>(A)]);
+  if (op == nullptr) throw_op_error(names[static_cast<int>(A)], i.where, "symtrace has no op aten::{} on tensors",
+                                    names[static_cast<int>(A)]);
+  const Value args[2] = {a, has_alpha && !(in(i, frame, 2).is_number() && in(i, frame, 2).to_double() == 1.0)
+                                ? call_op("mul", {b, in(i, frame, 2)}, i.where)
+                                : b};
+  out(i, frame) = dispatch(*op, args, i.where);
+}
+
+// aten::rsub(self, other, alpha=1): other - alpha * self.
+void rsub(const Instr& i, Value* frame) {
+  const Value& a = in(i, frame, 0);
+  const Value& b = in(i, frame, 1);
+  if (i.inputs.size() > 2 && in(i, frame, 2).to_double() != 1.0)
+    throw_op_error("rsub", i.where, "only alpha=1 is supported");
+  if (number_or_scalar_tensor(a) && number_or_scalar_tensor(b) && !(a.is_tensor() && b.is_tensor())) {
+    out(i, frame) = arith_values<Arith::sub>(i, as_number(i, b), as_number(i, a));
+    return;
+  }
+  out(i, frame) = call_op("sub", {b, a}, i.where);
+}
+
+// pow on numbers (a traced `head_dim ** -0.5`), else the registry's pow.
+void pow_(const Instr& i, Value* frame) {
+  const Value& a = in(i, frame, 0);
+  const Value& b = in(i, frame, 1);
+  if ((a.is_number() || b.is_number()) && number_or_scalar_tensor(a) && number_or_scalar_tensor(b)) {
+    const Value x = as_number(i, a), y = as_number(i, b);
+    const double r = std::pow(x.to_double(), y.to_double());
+    if (x.is_int() && y.is_int() && y.to_int() >= 0) out(i, frame) = static_cast<std::int64_t>(r);
+    else out(i, frame) = r;
+    return;
+  }
+  out(i, frame) = call_op("pow", {a, b}, i.where);
+}
+
+void sum_list(const Instr& i, Value* frame) {
+  const ValueList& l = in(i, frame, 0).to_list();
+  Value total = std::int64_t{0};
+  for (const Value& v : l) total = arith_values<Arith::add>(i, total, v);
+  out(i, frame) = std::move(total);
+}
+
+// aten::_native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight,
+// qkv_bias, proj_weight, proj_bias, mask=None, need_weights=True, average_attn_weights=True,
+// mask_type=None) -> (Tensor, Tensor): the fused self-attention eager PyTorch takes when it can
+// (what a traced nn.MultiheadAttention records), computed as its composite form: batch-first
+// [B, L, E] in, the projections, softmax(q k^T / sqrt(d)) v, the output projection.
+void native_multi_head_attention(const Instr& i, Value* frame) {
+  auto op = [&](std::string_view name, std::initializer_list<Value> args) { return call_op(name, args, i.where); };
+  if (!in(i, frame, 9).is_none())
+    throw_op_error("_native_multi_head_attention", i.where, "attention masks are not supported by symtrace");
+  const std::int64_t e = in(i, frame, 3).to_int();
+  const std::int64_t heads = in(i, frame, 4).to_int();
+  if (heads <= 0 || e % heads != 0)
+    throw_op_error("_native_multi_head_attention", i.where, "embed_dim {} is not divisible by num_heads {}", e, heads);
+  const std::int64_t d = e / heads;
+  const Value& w = in(i, frame, 5);
+  const Value& bias = in(i, frame, 6);
+  auto project = [&](const Value& x, std::int64_t part) {
+    Value wp = op("slice", {w, 0, part * e, (part + 1) * e, 1});
+    Value bp = bias.is_none() ? Value() : op("slice", {bias, 0, part * e, (part + 1) * e, 1});
+    Value y = op("linear", {x, std::move(wp), std::move(bp)});
+    const Tensor& t = y.to_tensor();
+    Value shaped = op("reshape", {y, Value(ValueList{Value(t.size(0, i.where)), Value(t.size(1, i.where)), heads, d})});
+    return op("transpose", {std::move(shaped), 1, 2});  // [B, heads, L, d]
+  };
+  Value q = project(in(i, frame, 0), 0);
+  Value k = project(in(i, frame, 1), 1);
+  Value v = project(in(i, frame, 2), 2);
+  Value scores = op("matmul", {q, op("transpose", {k, -2, -1})});
+  scores = op("mul", {std::move(scores), 1.0 / std::sqrt(static_cast<double>(d))});
+  Value attn = op("softmax", {std::move(scores), -1});
+  Value ctx = op("transpose", {op("matmul", {attn, v}), 1, 2});  // [B, L, heads, d]
+  const Tensor& c = ctx.to_tensor();
+  Value merged = op("reshape", {ctx, Value(ValueList{Value(c.size(0, i.where)), Value(c.size(1, i.where)), e})});
+  out(i, frame, 0) = op("linear", {std::move(merged), in(i, frame, 7), in(i, frame, 8)});
+  if (i.outputs.size() > 1) {
+    if (in(i, frame, 10).to_bool()) {
+      Value weights = in(i, frame, 11).to_bool() ? op("mean", {attn, Value(IntList{1}), false}) : attn;
+      out(i, frame, 1) = std::move(weights);
+    } else {
+      out(i, frame, 1) = Value();
+    }
+  }
+}
+
+// Math on numbers (`math.sqrt(d)` in scripted code): the tensor overloads are the registry's.
+template <double (*F)(double)>
+void math(const Instr& i, Value* frame) {
+  out(i, frame) = F(in(i, frame, 0).to_double());
+}
+double sqrt_(double x) { return std::sqrt(x); }
+double exp_(double x) { return std::exp(x); }
+double log_(double x) { return std::log(x); }
+
+// aten::max(Tensor self) / aten::min(Tensor self): the largest (smallest) element.
+void tensor_max(const Instr& i, Value* frame) {
+  out(i, frame) = call_op("amax", {in(i, frame, 0), Value(IntList{}), false}, i.where);
+}
+void tensor_min(const Instr& i, Value* frame) {
+  Value negated = call_op("neg", {in(i, frame, 0)}, i.where);
+  Value m = call_op("amax", {std::move(negated), Value(IntList{}), false}, i.where);
+  out(i, frame) = call_op("neg", {std::move(m)}, i.where);
+}
+
+// aten::index.Tensor(self, Tensor?[] indices) with one integer index tensor, at dim d:
+// index_select along d of the flattened index, reshaped to self's dims before d, the index's
+// dims, and self's dims after d (advanced indexing with one index, as PyTorch computes it).
+void index_tensor(const Instr& i, Value* frame) {
+  const Tensor& self = in(i, frame, 0).to_tensor();
+  const ValueList& indices = in(i, frame, 1).to_list();
+  std::int64_t dim = -1;
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    if (indices[k].is_none()) continue;
+    if (dim >= 0) throw_op_error("index", i.where, "symtrace indexes with one index tensor only");
+    dim = static_cast<std::int64_t>(k);
+  }
+  if (dim < 0) {
+    out(i, frame) = self;
+    return;
+  }
+  const Tensor& index = indices[static_cast<std::size_t>(dim)].to_tensor();
+  if (index.dtype() != DType::int64)
+    throw_op_error("index", i.where, "symtrace indexes with int64 index tensors only, not {}", to_string(index.dtype()));
+  Value flat = call_op("reshape", {index, Value(IntList{-1})}, i.where);
+  Value picked = call_op("index_select", {self, dim, std::move(flat)}, i.where);
+  SymIntList self_sizes = self.sizes(i.where);
+  SymIntList index_sizes = index.sizes(i.where);
+  ValueList shape;
+  for (std::int64_t k = 0; k < dim; ++k) shape.push_back(Value(self_sizes[static_cast<std::size_t>(k)]));
+  for (const SymInt& s : index_sizes) shape.push_back(Value(s));
+  for (std::size_t k = static_cast<std::size_t>(dim) + 1; k < self_sizes.size(); ++k) shape.push_back(Value(self_sizes[k]));
+  out(i, frame) = call_op("reshape", {std::move(picked), Value(std::move(shape))}, i.where);
+}
+
 using Table = std::unordered_map<std::string_view, BuiltinFn>;
 
 const Table& table() {
@@ -514,24 +679,66 @@ const Table& table() {
       {"aten::to.other", to_other},
       {"aten::to.prim_Device", to_other},
       {"aten::detach", identity},
+      {"aten::floor_divide", tensor_arith<Arith::floordiv>},
+      {"aten::floor_divide.Scalar", tensor_arith<Arith::floordiv>},
+      {"aten::add.Tensor", tensor_arith<Arith::add>},
+      {"aten::add.Scalar", tensor_arith<Arith::add>},
+      {"aten::sub.Tensor", tensor_arith<Arith::sub>},
+      {"aten::sub.Scalar", tensor_arith<Arith::sub>},
+      {"aten::mul.Tensor", tensor_arith<Arith::mul>},
+      {"aten::mul.Scalar", tensor_arith<Arith::mul>},
+      {"aten::div.Tensor", tensor_arith<Arith::truediv>},
+      {"aten::div.Scalar", tensor_arith<Arith::truediv>},
+      {"aten::remainder.Tensor", tensor_arith<Arith::mod>},
+      {"aten::remainder.Scalar", tensor_arith<Arith::mod>},
+      {"aten::sqrt.int", math<sqrt_>},
+      {"aten::sqrt.float", math<sqrt_>},
+      {"aten::sqrt.Scalar", math<sqrt_>},
+      {"aten::exp.int", math<exp_>},
+      {"aten::exp.float", math<exp_>},
+      {"aten::log.int", math<log_>},
+      {"aten::log.float", math<log_>},
+      {"aten::rsub", rsub},
+      {"aten::rsub.Scalar", rsub},
+      {"aten::copy.t", list_copy},
+      {"aten::sum.int", sum_list},
+      {"aten::sum.float", sum_list},
+      {"aten::pow.Tensor_Scalar", pow_},
+      {"aten::pow.Tensor_Tensor", pow_},
+      {"aten::pow.Scalar", pow_},
+      {"aten::pow.int", pow_},
+      {"aten::pow.float", pow_},
+      {"aten::pow.int_float", pow_},
+      {"aten::pow.float_int", pow_},
+      {"aten::_native_multi_head_attention", native_multi_head_attention},
+      {"aten::max", tensor_max},
+      {"aten::min", tensor_min},
+      {"aten::index.Tensor", index_tensor},
+      {"prim::is_nested", always_false},
   };
   return t;
 }
 
 }  // namespace
 
-BuiltinFn find_builtin(std::string_view kind, std::string_view overload) noexcept {
+BuiltinFn find_builtin(std::string_view kind, std::string_view overload, bool tensor_arguments) noexcept {
   const Table& t = table();
   if (!overload.empty()) {
     std::string key = fmt::format("{}.{}", kind, overload);
     if (auto it = t.find(key); it != t.end()) return it->second;
-    // An overload of a list builtin (`aten::len.t`, `aten::__getitem__.t`) or of one listed
-    // without overloads; the number overloads are listed one by one.
-    if (kind == "aten::add" || kind == "aten::mul" || kind == "aten::sub" || kind == "aten::div" ||
-        kind == "aten::eq" || kind == "aten::ne" || kind == "aten::lt" || kind == "aten::le" || kind == "aten::gt" ||
-        kind == "aten::ge" || kind == "aten::remainder" || kind == "aten::floordiv" || kind == "aten::to")
-      return nullptr;  // Tensor overloads go to the registry
+  } else if (auto it = t.find(kind); it != t.end()) {
+    return it->second;  // the overload listed by kind
   }
+  // The builtins listed by kind alone take numbers, lists and strings; an overload that takes
+  // tensors (`aten::add.Tensor`, `aten::max.dim`) is the registry's, unless listed itself.
+  static constexpr std::string_view on_tensors[] = {"aten::len", "aten::__getitem__",
+                                                    "aten::max", "aten::min", "aten::dim", "aten::size",
+                                                    "aten::Bool", "aten::Int", "aten::Float", "aten::format",
+                                                    "aten::detach", "prim::NumToTensor", "prim::dtype",
+                                                    "prim::device", "prim::is_cuda", "prim::is_nested"};
+  if (tensor_arguments && std::find(std::begin(on_tensors), std::end(on_tensors), kind) == std::end(on_tensors))
+    return nullptr;
+  if ((kind == "aten::max" || kind == "aten::min") && !overload.empty()) return nullptr;
   auto it = t.find(kind);
   return it == t.end() ? nullptr : it->second;
 }

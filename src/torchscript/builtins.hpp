@@ -10,8 +10,10 @@
 namespace symtrace::torchscript::detail {
 
 /// The builtin for the TorchScript node kind `kind` ("aten::len", "prim::ListConstruct") with
-/// schema overload `overload` ("t", "int", "" when none), or nullptr.
-[[nodiscard]] BuiltinFn find_builtin(std::string_view kind, std::string_view overload) noexcept;
+/// schema overload `overload` ("t", "int", "" when none), or nullptr. `tensor_arguments`: the
+/// overload takes a tensor (its schema has a Tensor argument), as the registry's ops do.
+[[nodiscard]] BuiltinFn find_builtin(std::string_view kind, std::string_view overload,
+                                     bool tensor_arguments) noexcept;
 
 /// The registry op an aten op of another name maps onto directly ("bmm" -> "matmul"), or
 /// `name` itself.

@@ -279,7 +279,11 @@ void Compiler::compile_node(State& s, const jit::Node* node, Block& out) {
       instr.path = callee->path;
       instr.name = name;
       for (std::size_t i = 1; i < node->inputs().size(); ++i) instr.inputs.push_back(slot(s, node->input(i)));
-      const bool forward = name == "forward" || name.starts_with("forward__");
+      // `forward`, an overload of it (`forward__0`), or a traced module's forward traced again
+      // at a second call (`forward1`, which computes what forward does).
+      const bool forward = name.starts_with("forward") &&
+                           (name.size() == 7 || name.starts_with("forward__") ||
+                            name.find_first_not_of("0123456789", 7) == std::string::npos);
       if (forward && !callee->path.empty()) {
         // A call of a child's forward: through the module-call seam, as `conv1(x)` in C++.
         instr.kind = InstrKind::call_module;
@@ -348,7 +352,11 @@ void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::st
   const c10::FunctionSchema* schema = node->maybeSchema();
   const std::string overload = schema ? schema->overload_name() : std::string();
   for (const jit::Value* v : node->outputs()) instr.outputs.push_back(slot(s, v));
-  if (BuiltinFn fn = find_builtin(kind, overload)) {
+  bool tensor_arguments = false;
+  if (schema)
+    for (const c10::Argument& a : schema->arguments())
+      tensor_arguments = tensor_arguments || a.type()->kind() == c10::TypeKind::TensorType;
+  if (BuiltinFn fn = find_builtin(kind, overload, tensor_arguments)) {
     instr.kind = InstrKind::builtin;
     instr.builtin = fn;
     instr.name = std::string(kind);
@@ -377,7 +385,9 @@ void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::st
   auto find_aten = [&](std::string_view arg) -> std::optional<std::size_t> {
     for (std::size_t k = 0; k < aten_args.size(); ++k) {
       const std::string& a = aten_args[k].name();
-      if (a == arg || (arg == "input" && a == "self") || (arg == "self" && a == "input")) return k;
+      if (a == arg || (arg == "input" && a == "self") || (arg == "self" && a == "input") ||
+          (arg == "other" && a == "mat2"))
+        return k;
     }
     return std::nullopt;
   };

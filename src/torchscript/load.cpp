@@ -52,8 +52,7 @@ class Hyper {
       const c10::Symbol kind = c10::Symbol::fromQualString(op);
       for (const jit::Node* n : graph_->nodes()) {
         if (n->kind() != kind || arg >= static_cast<int>(n->inputs().size())) continue;
-        if (auto v = jit::toIValue(n->input(arg))) return v;
-        return std::nullopt;
+        return constant(n->input(arg));
       }
     }
     return std::nullopt;
@@ -64,6 +63,23 @@ class Hyper {
     for (const jit::Node* n : graph_->nodes())
       if (n->kind() == kind) return true;
     return false;
+  }
+  // The value of `v` when it is a constant, or a list or tuple built of constants (what a
+  // traced graph passes as `stride`).
+  static std::optional<c10::IValue> constant(const jit::Value* v) {
+    if (auto c = jit::toIValue(v)) return c;
+    const jit::Node* n = v->node();
+    if (n->kind() != c10::prim::ListConstruct && n->kind() != c10::prim::TupleConstruct) return std::nullopt;
+    std::vector<c10::IValue> items;
+    for (const jit::Value* in : n->inputs()) {
+      auto c = constant(in);
+      if (!c) return std::nullopt;
+      items.push_back(std::move(*c));
+    }
+    if (n->kind() == c10::prim::TupleConstruct) return c10::ivalue::Tuple::create(std::move(items));
+    c10::impl::GenericList list(c10::AnyType::get());
+    for (auto& item : items) list.push_back(std::move(item));
+    return list;
   }
   [[nodiscard]] bool scripted_or_called() const { return graph_ != nullptr || m_.type()->numConstants() > 0; }
 

@@ -15,7 +15,9 @@
 /// `stack(Tensor[] tensors, int dim=0)`, `chunk(Tensor self, int chunks, int dim=0) -> Tensor[]`,
 /// `split(Tensor self, int split_size, int dim=0) -> Tensor[]`,
 /// `split_with_sizes(Tensor self, int[] split_sizes, int dim=0) -> Tensor[]`,
-/// `unbind(Tensor self, int dim=0) -> Tensor[]`, and the functional form of slice assignment
+/// `unbind(Tensor self, int dim=0) -> Tensor[]`,
+/// `pad(Tensor self, int[] pad, str mode='constant', float? value=None)`,
+/// `roll(Tensor self, int[] shifts, int[] dims=[])`, and the functional form of slice assignment
 /// `slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None, int? end=None, int step=1)`.
 /// Slice assignment in place is `x.slice(dim, a, b).copy_(src)`.
 
@@ -45,6 +47,13 @@ Tensor select(const Tensor& x, std::int64_t dim, std::int64_t index, Where where
 Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index, Where where = Where::current());
 Tensor cat(const TensorList& tensors, std::int64_t dim = 0, Where where = Where::current());
 Tensor stack(const TensorList& tensors, std::int64_t dim = 0, Where where = Where::current());
+/// `torch.nn.functional.pad(x, pad, value=value)`: pads with a constant, `pad` giving (before,
+/// after) pairs from the last dim backwards (`{1, 1}` pads the last dim by one on each side);
+/// negative amounts crop.
+Tensor pad(const Tensor& x, const IntList& pad, double value = 0.0, Where where = Where::current());
+/// `torch.roll(x, shifts, dims)`: moves elements `shifts[k]` places along `dims[k]`, those that
+/// leave at one end coming back at the other.
+Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims, Where where = Where::current());
 TensorList chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim = 0, Where where = Where::current());
 TensorList split(const Tensor& x, std::int64_t split_size, std::int64_t dim = 0, Where where = Where::current());
 TensorList split(const Tensor& x, const IntList& split_sizes, std::int64_t dim = 0, Where where = Where::current());
