@@ -515,6 +515,37 @@ void native_multi_head_attention(const Instr& i, Value* frame) {
   }
 }
 
+// aten::new_zeros / new_ones / new_full(self, size, [fill,] dtype=None, ...): a tensor of
+// `size` in self's dtype (or the one given). The size may hold proxy SymInts.
+template <int Fill>
+void new_filled(const Instr& i, Value* frame) {
+  const Tensor& self = in(i, frame, 0).to_tensor();
+  const std::size_t dtype_at = Fill == 2 ? 3 : 2;
+  const Value& given = i.inputs.size() > dtype_at ? in(i, frame, dtype_at) : Value();
+  const DType dtype = given.is_none() ? self.dtype() : scalar_type_to_dtype(given.to_int());
+  const Value value = Fill == 2 ? in(i, frame, 2) : Value(static_cast<double>(Fill));
+  out(i, frame) = call_op("full", {in(i, frame, 1), value, dtype}, i.where);
+}
+
+// aten::tensor(number, dtype=None, device=None, requires_grad=False): a 0-dim tensor.
+void tensor_of_number(const Instr& i, Value* frame) {
+  const Value& v = in(i, frame, 0);
+  const Value& given = i.inputs.size() > 1 ? in(i, frame, 1) : Value();
+  DType dtype = v.is_double() ? DType::float32 : v.is_bool() ? DType::bool_ : DType::int64;
+  if (!given.is_none()) dtype = scalar_type_to_dtype(given.to_int());
+  out(i, frame) = call_op("full", {Value(IntList{}), v, dtype}, i.where);
+}
+
+// aten::fill_.Tensor(self, value): fill_ with a 0-dim tensor's value.
+void fill_tensor(const Instr& i, Value* frame) {
+  out(i, frame) = call_op("fill_", {in(i, frame, 0), as_number(i, in(i, frame, 1))}, i.where);
+}
+
+// aten::masked_fill(self, mask, value): where(mask, value, self).
+void masked_fill(const Instr& i, Value* frame) {
+  out(i, frame) = call_op("where", {in(i, frame, 1), as_number(i, in(i, frame, 2)), in(i, frame, 0)}, i.where);
+}
+
 // Math on numbers (`math.sqrt(d)` in scripted code): the tensor overloads are the registry's.
 template <double (*F)(double)>
 void math(const Instr& i, Value* frame) {
@@ -701,6 +732,15 @@ const Table& table() {
       {"aten::rsub", rsub},
       {"aten::rsub.Scalar", rsub},
       {"aten::copy.t", list_copy},
+      {"aten::masked_fill.Scalar", masked_fill},
+      {"aten::masked_fill.Tensor", masked_fill},
+      {"aten::tensor.int", tensor_of_number},
+      {"aten::tensor.float", tensor_of_number},
+      {"aten::tensor.bool", tensor_of_number},
+      {"aten::fill_.Tensor", fill_tensor},
+      {"aten::new_zeros", new_filled<0>},
+      {"aten::new_ones", new_filled<1>},
+      {"aten::new_full", new_filled<2>},
       {"aten::sum.int", sum_list},
       {"aten::sum.float", sum_list},
       {"aten::pow.Tensor_Scalar", pow_},
