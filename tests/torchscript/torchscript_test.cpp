@@ -7,6 +7,8 @@
 #include <symtrace/symtrace.hpp>
 #include <symtrace/torchscript/load.hpp>
 
+#include "cli.hpp"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -16,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -208,4 +211,73 @@ TEST_CASE("LibTorch's own forward of a file is the reference check --against-tor
   const Tensor expected = read_floats(models / "resnet18.output.bin", {1, 1000});
   const Value out = torchscript::run_in_libtorch(models / "resnet18.script.pt", {x});
   CHECK(max_rel_error(out.to_tensor(), expected) <= 1e-6);
+}
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+Run run_cli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  Run r;
+  r.code = cli::run(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("symtrace analyze of resnet50.pt gives the zoo resnet50's parameters, MACs and channel groups") {
+  const Run zoo = run_cli({"analyze", "resnet50", "--input", "1x3x224x224", "--format", "json"});
+  const Run file = run_cli({"analyze", (models / "resnet50.script.pt").string(), "--input", "1x3x224x224", "--format",
+                            "json"});
+  REQUIRE(zoo.code == 0);
+  REQUIRE(file.code == 0);
+  const nlohmann::json a = nlohmann::json::parse(zoo.out), b = nlohmann::json::parse(file.out);
+  CHECK(b["summary"]["parameters"] == a["summary"]["parameters"]);
+  CHECK(b["summary"]["macs"] == a["summary"]["macs"]);
+  CHECK(b["summary"]["flops"] == a["summary"]["flops"]);
+  CHECK(b["summary"]["complete"] == true);
+  CHECK(b["pruning"]["groups"].size() == 39);
+  CHECK(b["pruning"]["groups"] == a["pruning"]["groups"]);
+}
+
+TEST_CASE("the program takes a TorchScript file wherever it takes a MODEL") {
+  const std::string file = (models / "three_ifs.script.pt").string();
+  SUBCASE("report: the three failed modules") {
+    const Run r = run_cli({"report", file, "--input", "1x3x16x16", "--format", "json"});
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["failed"].size() == 3);
+    CHECK(j["model"] == file);
+  }
+  SUBCASE("--input is required: a file stores no example inputs") {
+    const Run r = run_cli({"report", file});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("is a TorchScript file, which stores no example inputs; give the shape of each input of its "
+                     "forward with --input") != std::string::npos);
+  }
+  SUBCASE("a missing file is exit 2 with a one-line reason") {
+    const Run r = run_cli({"trace", "missing/model.pt", "--input", "1x3x8x8"});
+    CHECK(r.code == 2);
+    CHECK(r.err == "symtrace trace: error: missing/model.pt: no such file\n");
+  }
+  SUBCASE("check --against-torch compares eager and graph with LibTorch") {
+    const Run r = run_cli({"check", (models / "mobilenet_v2.trace.pt").string(), "--input", "1x3x32x32",
+                           "--against-torch", "--format", "json"});
+    REQUIRE(r.code == 0);
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    CHECK(j["ok"] == true);
+    CHECK(j["against_torch"]["eager_max_rel_error"].get<double>() <= 1e-4);
+    CHECK(j["against_torch"]["graph_max_rel_error"].get<double>() <= 1e-4);
+  }
+  SUBCASE("check --against-torch needs a file") {
+    const Run r = run_cli({"check", "resnet18", "--against-torch"});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("--against-torch compares with LibTorch's forward of a TorchScript file") != std::string::npos);
+  }
 }

@@ -10,9 +10,9 @@
 namespace symtrace::cli {
 
 int analyze_command(const Options& options, Output& output, std::ostream& /*err*/) {
-  const zoo::ModelInfo& info = find_model(options);
+  const zoo::ModelInfo info = find_model(options);
   const std::vector<InputSpec> specs = input_specs(info, options);
-  const std::shared_ptr<Module> model = zoo::create(info.name);
+  const std::shared_ptr<Module> model = info.create();
   const GraphCollection collection = trace_for_analysis(*model, specs);
   // The model or one of its built-in layers (traced through here) refusing the shapes it is
   // given is bad input, not a finding.

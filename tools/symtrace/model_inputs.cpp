@@ -1,14 +1,39 @@
 // The model and its inputs, from the command line.
 #include "model_inputs.hpp"
 
+#include <symtrace/torchscript/load.hpp>
+
 #include <fmt/format.h>
+
+#include <filesystem>
 
 #include <stdexcept>
 #include <string>
 
 namespace symtrace::cli {
 
-const zoo::ModelInfo& find_model(const Options& options) {
+bool is_torchscript_file(std::string_view model) {
+  std::error_code ec;
+  return model.find('/') != std::string_view::npos || model.find('.') != std::string_view::npos ||
+         std::filesystem::is_regular_file(std::filesystem::path(model), ec);
+}
+
+zoo::ModelInfo find_model(const Options& options) {
+  if (is_torchscript_file(options.model)) {
+    if (options.inputs.empty())
+      throw UsageError(options.command,
+                       fmt::format("{} is a TorchScript file, which stores no example inputs; give the shape of each "
+                                   "input of its forward with --input (e.g. --input 1x3x224x224)",
+                                   options.model));
+    std::shared_ptr<Module> module = torchscript::load(options.model);
+    zoo::ModelInfo info;
+    info.name = options.model;
+    info.description = fmt::format("TorchScript file ({})", module->type_name());
+    for (const std::string& name : module->input_names()) info.inputs.push_back(zoo::ExampleInput{.name = name, .dtype = DType::float32, .shape = {}, .high = 0});
+    info.parameters = module->num_parameters();
+    info.create = [module] { return module; };
+    return info;
+  }
   const std::source_location here = std::source_location::current();
   try {
     return zoo::info(options.model, here);

@@ -10,8 +10,15 @@
 
 namespace symtrace::cli {
 
-/// The zoo entry named by options.model; throws UsageError naming the closest model.
-[[nodiscard]] const zoo::ModelInfo& find_model(const Options& options);
+/// The model options.model names: a zoo entry, or a TorchScript file (a path: it has a '/' or
+/// a '.', or is an existing file), loaded now, whose entry's inputs are its forward's, with
+/// the --input shapes (required: a TorchScript file stores no example inputs). Throws
+/// UsageError naming the closest zoo model, or for a file without --input;
+/// std::invalid_argument (exit 2) for a file that cannot be loaded, with its one-line reason.
+[[nodiscard]] zoo::ModelInfo find_model(const Options& options);
+
+/// True when `model` names a TorchScript file rather than a zoo entry.
+[[nodiscard]] bool is_torchscript_file(std::string_view model);
 
 /// The entry's example inputs with their shapes replaced by the --input shapes, if any.
 /// Throws UsageError when the number of --input differs from the model's inputs, or a shape

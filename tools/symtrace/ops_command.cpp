@@ -38,10 +38,10 @@ nlohmann::ordered_json uses_json(const std::vector<OperatorUse>& uses) {
 }  // namespace
 
 int ops_command(const Options& options, Output& output, std::ostream& /*err*/) {
-  const zoo::ModelInfo& info = find_model(options);
+  const zoo::ModelInfo info = find_model(options);
   const std::vector<Tensor> inputs = example_tensors(info, options);
   const ValueList args(inputs.begin(), inputs.end());
-  const std::shared_ptr<Module> model = zoo::create(info.name);
+  const std::shared_ptr<Module> model = info.create();
   const std::vector<OperatorUse> inference = uses_of_run(*model, args, false);
   std::vector<OperatorUse> training;
   if (options.training) training = uses_of_run(*model, args, true);

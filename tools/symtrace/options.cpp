@@ -26,7 +26,7 @@ const std::array<CommandSpec, 6>& commands() {
       {"zoo", false, {"text", "json"}, false, false, {}},
       {"trace", true, {"text", "tabular", "json", "dot", "svg", "onnx"}, true, false, {}},
       {"report", true, {"text", "json", "dot", "svg"}, true, false, {"--by-execution"}},
-      {"check", true, {"text", "json"}, true, true, {}},
+      {"check", true, {"text", "json"}, true, true, {"--against-torch"}},
       {"ops", true, {"text", "json"}, true, false, {"--training"}},
       {"analyze", true, {"text", "json"}, true, false, {}},
   }};
@@ -96,9 +96,11 @@ Options parse_options(const std::vector<std::string>& args) {
       }
       o.tolerance = value;
       tolerance_given = true;
-    } else if (arg == "--by-execution" || arg == "--training") {
-      (arg == "--training" ? o.training : o.by_execution) = true;
-      flags.push_back(arg == "--training" ? std::string_view("--training") : std::string_view("--by-execution"));
+    } else if (arg == "--by-execution" || arg == "--training" || arg == "--against-torch") {
+      (arg == "--training" ? o.training : arg == "--against-torch" ? o.against_torch : o.by_execution) = true;
+      flags.push_back(arg == "--training"        ? std::string_view("--training")
+                      : arg == "--against-torch" ? std::string_view("--against-torch")
+                                                 : std::string_view("--by-execution"));
     } else if (arg.size() > 1 && arg.front() == '-') {
       throw UsageError(command, fmt::format("unknown option '{}'; see --help for the options", arg));
     } else if (spec == nullptr && o.command.empty()) {
@@ -228,12 +230,16 @@ std::string help_text(std::string_view command) {
            "[{\"module\", \"type\", \"status\"}], \"totals\": {...}}.\n";
   }
   if (command == "check") {
-    return "usage: symtrace check MODEL [--input SHAPE]... [--tolerance REL] [--format text|json] [-o FILE]\n"
+    return "usage: symtrace check MODEL [--input SHAPE]... [--tolerance REL] [--against-torch] [--format text|json]\n"
+           "                      [-o FILE]\n"
            "\n"
            "Traces MODEL (robustly: failed modules run eagerly as leaves), runs the graph with the\n"
            "interpreter on random inputs and compares with the eager forward. Prints the largest\n"
            "absolute and relative errors; exits 1 when the relative error exceeds the tolerance.\n"
+           "MODEL may be a TorchScript file (then --input is required).\n"
            "\n"
+           "  --against-torch also run the TorchScript file MODEL in LibTorch and compare symtrace's\n"
+           "                  eager and graph results with LibTorch's\n"
            "  --input SHAPE   the shape of the next input (1x3x64x64); default: the model's example inputs\n"
            "  --tolerance R   the largest relative error accepted (default 1e-05): max |graph - eager|\n"
            "                  over max |eager|\n"
@@ -288,6 +294,10 @@ std::string help_text(std::string_view command) {
          "  check MODEL       trace MODEL, run the graph, compare with eager\n"
          "  ops MODEL         the ops MODEL calls when run (for a selective build)\n"
          "  analyze MODEL     parameters and MACs per module, and the channel groups for pruning\n"
+         "\n"
+         "MODEL is a zoo model's name, or a TorchScript file saved from PyTorch (torch.jit.script or\n"
+         "torch.jit.trace, then .save): `symtrace report resnet50.pt --input 1x3x224x224`. A file\n"
+         "needs --input: it stores no example inputs.\n"
          "\n"
          "With no command, symtrace runs `symtrace report mixed_failures`: a model whose blocks\n"
          "fail in each of the common ways, captured as far as it can be.\n"

@@ -20,6 +20,7 @@ struct Options {
   double tolerance = 1e-5;          ///< check --tolerance: the largest relative error accepted
   bool by_execution = false;        ///< report --by-execution: capture failed modules by execution
   bool training = false;            ///< ops --training: also run the model in training mode
+  bool against_torch = false;       ///< check --against-torch: also compare with LibTorch's forward
   bool help = false;                ///< --help
   bool version = false;             ///< --version
 };

@@ -9,9 +9,9 @@
 namespace symtrace::cli {
 
 int report_command(const Options& options, Output& output, std::ostream& /*err*/) {
-  const zoo::ModelInfo& info = find_model(options);
+  const zoo::ModelInfo info = find_model(options);
   const std::vector<InputSpec> specs = input_specs(info, options);
-  const std::shared_ptr<Module> model = zoo::create(info.name);
+  const std::shared_ptr<Module> model = info.create();
   auto tracer = std::make_unique<RobustTracer>();
   tracer->capture_failed_by_execution(options.by_execution);
   GraphCollection collection(std::move(tracer));

@@ -13,9 +13,9 @@
 namespace symtrace::cli {
 
 int trace_command(const Options& options, Output& output, std::ostream& err) {
-  const zoo::ModelInfo& info = find_model(options);
+  const zoo::ModelInfo info = find_model(options);
   const std::vector<InputSpec> specs = input_specs(info, options);
-  const std::shared_ptr<Module> model = zoo::create(info.name);
+  const std::shared_ptr<Module> model = info.create();
   Graph graph;
   try {
     graph = symbolic_trace(*model, specs);
