@@ -30,4 +30,5 @@
 #include "symtrace/trace.hpp"
 #include "symtrace/interp/graph_module.hpp"
 #include "symtrace/interp/interpreter.hpp"
+#include "symtrace/torchscript/load.hpp"
 #include "symtrace/zoo/zoo.hpp"

@@ -224,7 +224,20 @@ bool truth(const Instr& i, const Value& v) {
   if (v.is_symint()) return SymBool::symbolic(v.to_sym_int().proxy(), i.where).value(i.where);
   if (v.is_tensor()) return v.to_tensor().to_bool(i.where);
   if (v.is_none()) return false;
+  if (v.is_int()) return v.to_int() != 0;
+  if (v.is_double()) return v.to_double() != 0.0;
+  if (v.is_string()) return !v.to_string_ref().empty();
+  if (v.is_list()) return !v.to_list().empty();
   return v.to_bool();
+}
+
+void all_of(const Instr& i, Value* frame) {
+  const ValueList& l = in(i, frame, 0).to_list();
+  out(i, frame) = std::all_of(l.begin(), l.end(), [&](const Value& v) { return truth(i, v); });
+}
+void any_of(const Instr& i, Value* frame) {
+  const ValueList& l = in(i, frame, 0).to_list();
+  out(i, frame) = std::any_of(l.begin(), l.end(), [&](const Value& v) { return truth(i, v); });
 }
 
 void not_(const Instr& i, Value* frame) { out(i, frame) = !truth(i, in(i, frame, 0)); }
@@ -345,6 +358,29 @@ void format(const Instr& i, Value* frame) {
 void str(const Instr& i, Value* frame) {
   const Value& v = in(i, frame, 0);
   out(i, frame) = v.is_string() ? v.to_string_ref() : to_string(v);
+}
+
+// str.find(substr, start=0, end=-1): the index of substr, or -1.
+void str_find(const Instr& i, Value* frame) {
+  const std::string& text = in(i, frame, 0).to_string_ref();
+  const std::string& needle = in(i, frame, 1).to_string_ref();
+  const auto n = static_cast<std::int64_t>(text.size());
+  std::int64_t start = i.inputs.size() > 2 ? in(i, frame, 2).to_int() : 0;
+  std::int64_t end = i.inputs.size() > 3 ? in(i, frame, 3).to_int() : -1;
+  if (start < 0) start = std::max<std::int64_t>(0, start + n);
+  end = end < 0 ? n + end + 1 : std::min(end, n);  // TorchScript's end=-1 means the end
+  const std::string_view window =
+      start <= end ? std::string_view(text).substr(static_cast<std::size_t>(start), static_cast<std::size_t>(end - start))
+                   : std::string_view();
+  const std::size_t at = start <= end ? window.find(needle) : std::string_view::npos;
+  out(i, frame) = at == std::string_view::npos ? std::int64_t{-1} : static_cast<std::int64_t>(at) + start;
+}
+
+void str_startswith(const Instr& i, Value* frame) {
+  out(i, frame) = std::string_view(in(i, frame, 0).to_string_ref()).starts_with(in(i, frame, 1).to_string_ref());
+}
+void str_endswith(const Instr& i, Value* frame) {
+  out(i, frame) = std::string_view(in(i, frame, 0).to_string_ref()).ends_with(in(i, frame, 1).to_string_ref());
 }
 
 void assert_(const Instr& i, Value* frame) {
@@ -546,6 +582,63 @@ void masked_fill(const Instr& i, Value* frame) {
   out(i, frame) = call_op("where", {in(i, frame, 1), as_number(i, in(i, frame, 2)), in(i, frame, 0)}, i.where);
 }
 
+// aten::lstm.input(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+// batch_first) -> (output, h_n, c_n): what nn.LSTM's forward calls (`_VF.lstm`), computed step
+// by step with registry ops (gates = x W_ih^T + b_ih + h W_hh^T + b_hh; i, f, g, o = chunk(4);
+// c = σ(f) c + σ(i) tanh(g); h = σ(o) tanh(c)). The number of steps must be known.
+void lstm(const Instr& i, Value* frame) {
+  auto op = [&](std::string_view name, std::initializer_list<Value> args) { return call_op(name, args, i.where); };
+  const ValueList& hx = in(i, frame, 1).to_list();
+  const ValueList& params = in(i, frame, 2).to_list();
+  const bool has_biases = in(i, frame, 3).to_bool();
+  const std::int64_t layers = in(i, frame, 4).to_int();
+  const bool train = in(i, frame, 6).to_bool();
+  const bool bidirectional = in(i, frame, 7).to_bool();
+  const bool batch_first = in(i, frame, 8).to_bool();
+  if (train && in(i, frame, 5).to_double() != 0.0)
+    throw_op_error("lstm", i.where, "dropout between layers in training is not supported by symtrace");
+  if (hx.size() != 2) throw_op_error("lstm", i.where, "expects (h_0, c_0), got {} tensors", hx.size());
+  const std::int64_t directions = bidirectional ? 2 : 1;
+  const std::size_t per_cell = has_biases ? 4 : 2;
+  if (params.size() != static_cast<std::size_t>(layers * directions) * per_cell)
+    throw_op_error("lstm", i.where, "expects {} weights for {} layers, got {} (projections are not supported)",
+                   static_cast<std::size_t>(layers * directions) * per_cell, layers, params.size());
+  Value x = batch_first ? in(i, frame, 0) : op("transpose", {in(i, frame, 0), 0, 1});  // [B, T, F]
+  const Tensor& xt = x.to_tensor();
+  const std::int64_t steps = xt.size(1, i.where).value(i.where);
+  ValueList h_n, c_n;
+  for (std::int64_t layer = 0; layer < layers; ++layer) {
+    ValueList outputs;  // per direction: [B, T, H]
+    for (std::int64_t dir = 0; dir < directions; ++dir) {
+      const std::size_t cell = static_cast<std::size_t>(layer * directions + dir);
+      const std::size_t base = cell * per_cell;
+      const Value& w_ih = params[base];
+      const Value& w_hh = params[base + 1];
+      Value h = op("select", {hx[0], 0, static_cast<std::int64_t>(cell)});
+      Value c = op("select", {hx[1], 0, static_cast<std::int64_t>(cell)});
+      ValueList hs(static_cast<std::size_t>(steps));
+      for (std::int64_t k = 0; k < steps; ++k) {
+        const std::int64_t t = dir == 0 ? k : steps - 1 - k;
+        Value step = op("select", {x, 1, t});
+        Value gates = op("add", {op("linear", {step, w_ih, has_biases ? params[base + 2] : Value()}),
+                                 op("linear", {h, w_hh, has_biases ? params[base + 3] : Value()})});
+        const ValueList parts = op("chunk", {gates, 4, 1}).to_list();
+        c = op("add", {op("mul", {op("sigmoid", {parts[1]}), c}),
+                       op("mul", {op("sigmoid", {parts[0]}), op("tanh", {parts[2]})})});
+        h = op("mul", {op("sigmoid", {parts[3]}), op("tanh", {c})});
+        hs[static_cast<std::size_t>(t)] = h;
+      }
+      outputs.push_back(op("stack", {Value(std::move(hs)), 1}));
+      h_n.push_back(std::move(h));
+      c_n.push_back(std::move(c));
+    }
+    x = outputs.size() == 1 ? outputs[0] : op("cat", {Value(std::move(outputs)), -1});
+  }
+  out(i, frame, 0) = batch_first ? x : op("transpose", {x, 0, 1});
+  out(i, frame, 1) = op("stack", {Value(std::move(h_n)), 0});
+  out(i, frame, 2) = op("stack", {Value(std::move(c_n)), 0});
+}
+
 // Math on numbers (`math.sqrt(d)` in scripted code): the tensor overloads are the registry's.
 template <double (*F)(double)>
 void math(const Instr& i, Value* frame) {
@@ -659,6 +752,13 @@ const Table& table() {
       {"aten::ge.float", compare<Cmp::ge>},
       {"aten::ge", compare<Cmp::ge>},
       {"aten::__not__", not_},
+      {"aten::all.bool", all_of},
+      {"aten::all.int", all_of},
+      {"aten::all.float", all_of},
+      {"aten::any.bool", any_of},
+      {"aten::any.int", any_of},
+      {"aten::any.float", any_of},
+      {"aten::any.str", any_of},
       {"aten::__and__.bool", and_},
       {"aten::__or__.bool", or_},
       {"aten::__is__", is_},
@@ -693,12 +793,19 @@ const Table& table() {
       {"prim::dtype", dtype},
       {"prim::device", device},
       {"prim::is_cuda", always_false},
-      {"aten::is_grad_enabled", always_false},
+      // Gradients "on" and every tensor "requiring" them: torch.nn's layers then take their
+      // composite paths (MultiheadAttention's and TransformerEncoderLayer's fused kernels are
+      // for inference without grad), which are made of ops symtrace has.
+      {"aten::is_grad_enabled", always_true},
+      {"prim::requires_grad", always_true},
       {"aten::is_autocast_enabled", always_false},
       {"aten::is_autocast_cpu_enabled", always_false},
       {"aten::is_scripting", always_true},
       {"aten::format", format},
       {"aten::str", str},
+      {"aten::find", str_find},
+      {"aten::startswith", str_startswith},
+      {"aten::endswith", str_endswith},
       {"aten::warn", nothing},
       {"aten::_assert", assert_},
       {"aten::_convolution", convolution},
@@ -732,6 +839,7 @@ const Table& table() {
       {"aten::rsub", rsub},
       {"aten::rsub.Scalar", rsub},
       {"aten::copy.t", list_copy},
+      {"aten::lstm.input", lstm},
       {"aten::masked_fill.Scalar", masked_fill},
       {"aten::masked_fill.Tensor", masked_fill},
       {"aten::tensor.int", tensor_of_number},
@@ -775,7 +883,8 @@ BuiltinFn find_builtin(std::string_view kind, std::string_view overload, bool te
                                                     "aten::max", "aten::min", "aten::dim", "aten::size",
                                                     "aten::Bool", "aten::Int", "aten::Float", "aten::format",
                                                     "aten::detach", "prim::NumToTensor", "prim::dtype",
-                                                    "prim::device", "prim::is_cuda", "prim::is_nested"};
+                                                    "prim::device", "prim::is_cuda", "prim::is_nested",
+                                                    "prim::requires_grad"};
   if (tensor_arguments && std::find(std::begin(on_tensors), std::end(on_tensors), kind) == std::end(on_tensors))
     return nullptr;
   if ((kind == "aten::max" || kind == "aten::min") && !overload.empty()) return nullptr;

@@ -297,6 +297,23 @@ class Loader {
         m->register_buffer(name, detail::to_symtrace(v.toTensor(), join(path, name)), /*persistent=*/false);
         continue;
       }
+      // A list of the module's own tensors (nn.LSTM's `_flat_weights`) holds the registered
+      // tensors themselves, so a trace sees them as the parameters they are.
+      if (v.isList() && !v.toListRef().empty() && v.toListRef()[0].isTensor()) {
+        ValueList tensors;
+        for (const c10::IValue& e : v.toListRef()) {
+          Tensor own = e.isTensor() ? own_tensor(*m, obj, e.toTensor()) : Tensor();
+          if (!own.defined()) {
+            tensors.clear();
+            break;
+          }
+          tensors.push_back(std::move(own));
+        }
+        if (!tensors.empty()) {
+          m->set_attr(name, Value(std::move(tensors)));
+          continue;
+        }
+      }
       if (auto value = detail::to_value(v, join(path, name))) m->set_attr(name, std::move(*value));
     }
     return m;
@@ -305,6 +322,16 @@ class Loader {
  private:
   static std::string join(const std::string& path, const std::string& name) {
     return path.empty() ? name : path + "." + name;
+  }
+
+  // The parameter or buffer of `m` registered for the file's tensor `t` (the same tensor of
+  // `obj`), or an undefined tensor.
+  static Tensor own_tensor(const Module& m, const jit::Module& obj, const at::Tensor& t) {
+    for (const auto& p : obj.named_parameters(false))
+      if (p.value.is_same(t)) return m.find_parameter(p.name);
+    for (const auto& b : obj.named_buffers(false))
+      if (b.value.is_same(t)) return m.find_buffer(b.name);
+    return {};
   }
 
   // Copies the file's tensors of a torch.nn layer into the symtrace layer made for it; those
@@ -388,6 +415,8 @@ c10::IValue to_ivalue(const Value& v) {
 }  // namespace
 
 bool available() noexcept { return true; }
+
+void detail::read_with_libtorch(const std::filesystem::path& path) { (void)read(path); }
 
 std::shared_ptr<Module> load(const std::filesystem::path& path) {
   jit::Module obj = read(path);

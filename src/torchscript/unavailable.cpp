@@ -16,5 +16,6 @@ namespace {
 bool available() noexcept { return false; }
 std::shared_ptr<Module> load(const std::filesystem::path&) { missing(); }
 Value run_in_libtorch(const std::filesystem::path&, const ValueList&) { missing(); }
+void detail::read_with_libtorch(const std::filesystem::path&) { missing(); }
 
 }  // namespace symtrace::torchscript

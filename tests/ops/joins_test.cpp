@@ -351,3 +351,63 @@ TEST_CASE("meta agrees with the kernel for chunk, split, split_with_sizes and un
     check_meta_agrees("unbind", {x, maybe_negative(d, rank, gen)}, {}, gen);
   }
 }
+
+// ---- pad, roll -----------------------------------------------------------------------------
+
+TEST_CASE("pad adds constant borders from the last dim backwards, and negative amounts crop") {
+  const Tensor x = iota({2, 3});
+  check_tensor(pad(x, {1, 0}), DType::float32, {2, 4}, {0, 0, 1, 2, 0, 3, 4, 5});
+  check_tensor(pad(x, {0, 1, 1, 0}, -1.0), DType::float32, {3, 4},
+               {-1, -1, -1, -1, 0, 1, 2, -1, 3, 4, 5, -1});
+  check_tensor(pad(x, {-1, 1}), DType::float32, {2, 3}, {1, 2, 0, 4, 5, 0});
+  check_tensor(pad(tensor({1, 2}), {1, 1}, 7.0), DType::int64, {4}, {7, 1, 2, 7});
+  CHECK_FALSE(pad(x, {0, 0}).shares_storage_with(x));
+}
+
+TEST_CASE("pad errors name the padding and the shape") {
+  const Tensor x = iota({2, 3});
+  SUBCASE("odd length") {
+    static constexpr int line = __LINE__ + 1;
+    auto bad = [&] { return pad(x, {1}); };
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "pad").c_str()), OpError);
+    CHECK_THROWS_WITH_AS(bad(), doctest::Contains("the padding [1] must have an even length"), OpError);
+  }
+  SUBCASE("more pairs than dims") {
+    CHECK_THROWS_WITH_AS(pad(x, {1, 1, 1, 1, 1, 1}),
+                         doctest::Contains("has 3 pairs, more than the 2 dims of shape [2, 3]"), OpError);
+  }
+  SUBCASE("cropping below zero") {
+    CHECK_THROWS_WITH_AS(pad(x, {-2, -2}), doctest::Contains("makes dimension 1 of shape [2, 3] negative"), OpError);
+  }
+  SUBCASE("modes other than constant") {
+    CHECK_THROWS_WITH_AS(call("pad", {x, IntList{1, 1}, std::string("reflect")}),
+                         doctest::Contains("mode 'reflect' is not supported"), OpError);
+  }
+}
+
+TEST_CASE("roll moves elements along dims, wrapping around") {
+  const Tensor x = iota({2, 3});
+  check_tensor(roll(x, {1}, {1}), DType::float32, {2, 3}, {2, 0, 1, 5, 3, 4});
+  check_tensor(roll(x, {-1}, {-1}), DType::float32, {2, 3}, {1, 2, 0, 4, 5, 3});
+  check_tensor(roll(x, {1, 4}, {0, 1}), DType::float32, {2, 3}, {5, 3, 4, 2, 0, 1});
+  check_tensor(roll(x, {0}, {0}), DType::float32, {2, 3}, range(0, 6));
+  CHECK_THROWS_WITH_AS(roll(x, {1, 1}, {0}), doctest::Contains("shifts [1, 1] and dims [0] must have the same length"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(roll(x, {1}, {}), doctest::Contains("symtrace rolls along given dims only"), OpError);
+}
+
+TEST_CASE("meta agrees with the kernel for pad and roll over random shapes") {
+  Generator gen(1234);
+  for (int trial = 0; trial < 50; ++trial) {
+    const Tensor x = randn(random_shape(gen, 1, 3, 1, 4), gen);
+    const std::int64_t rank = x.dim();
+    IntList amounts;
+    for (std::int64_t k = uniform_int(gen, 1, rank); k > 0; --k) {
+      amounts.push_back(uniform_int(gen, 0, 2));
+      amounts.push_back(uniform_int(gen, 0, 2));
+    }
+    check_meta_agrees("pad", {x, amounts, std::string("constant"), 0.5}, {}, gen);
+    const std::int64_t d = uniform_int(gen, 0, rank - 1);
+    check_meta_agrees("roll", {x, IntList{uniform_int(gen, -5, 5)}, IntList{maybe_negative(d, rank, gen)}}, {}, gen);
+  }
+}

@@ -6,7 +6,9 @@ Usage: readme_commands.py README.md SYMTRACE_PROGRAM SOURCE_ROOT
 Every line of a ```sh block that starts with `symtrace` is run with SYMTRACE_PROGRAM (the
 README says the program is on PATH after `meson install`) in a scratch directory, and so is
 `tools/quickstart`, which builds the program and runs it with its arguments; each must
-exit 0, or the code a trailing `# exit N` comment names. When a ```sh block holding one
+exit 0, or the code a trailing `# exit N` comment names. A line that starts with `python3`
+runs with /usr/bin/python3 in the same directory, before the commands after it (it makes
+the files they read, e.g. a TorchScript model). When a ```sh block holding one
 such command is followed directly by a ```text block, that block is its exact standard
 output, except that a line `...` stands for any number of lines. Lines that run tools/*
 scripts must name executables that exist (CI runs tools/test and tools/quickstart
@@ -62,6 +64,9 @@ def main():
                         return 1
                 if words[0] == "tools/quickstart":
                     words = ["symtrace"] + words[1:]
+                if words[0] == "python3":
+                    commands.append((line.strip(), ["/usr/bin/python3"] + words[1:], 0))
+                    continue
                 if words[0] != "symtrace":
                     continue
                 code = re.search(r"exit (\d+)", comment)
@@ -70,8 +75,8 @@ def main():
             expected_output = following[1] if following and following[0] == "text" and len(commands) == 1 else None
             for line, words, code in commands:
                 print(f"$ {line}", flush=True)
-                result = subprocess.run([program] + words[1:], cwd=scratch, capture_output=True, text=True,
-                                        timeout=600)
+                argv = words if words[0] == "/usr/bin/python3" else [program] + words[1:]
+                result = subprocess.run(argv, cwd=scratch, capture_output=True, text=True, timeout=600)
                 ran += 1
                 if result.returncode != code:
                     print(f"README: '{line}' exited {result.returncode}, the README says {code}\n{result.stderr}")

@@ -137,8 +137,27 @@ class OtherMethod(torch.nn.Module):
         return self.helper.scaled(x, 2.0) + x
 
 
-SMALL = {"three_ifs": (ThreeIfs, 16), "int32_buffer": (Int32Buffer, 4), "missing_op": (MissingOp, 8),
-         "other_method": (OtherMethod, 8)}
+class Tagger(torch.nn.Module):
+    """torch.nn.LSTM (2 layers, batch first) and a linear head over its outputs."""
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, 16, num_layers=2, batch_first=True)
+        self.head = torch.nn.Linear(16, 5)
+
+    def forward(self, x):
+        y, _ = self.lstm(x)
+        return self.head(y)
+
+
+def encoder():
+    layer = torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0, batch_first=True)
+    return torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+
+
+# name: (make, input shape)
+SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, [1, 3, 4, 4]),
+         "missing_op": (MissingOp, [1, 3, 8, 8]), "other_method": (OtherMethod, [1, 3, 8, 8]),
+         "lstm_tagger": (Tagger, [2, 7, 8]), "transformer_encoder": (encoder, [2, 5, 32])}
 
 
 def fx_leaf_counts(model):
@@ -155,7 +174,7 @@ def fx_leaf_counts(model):
     return counts
 
 
-def write(outdir, name, model, size, trace=True):
+def write(outdir, name, model, shape, trace=True):
     stem = os.path.join(outdir, name)
     if os.path.exists(stem + ".json"):
         return
@@ -164,7 +183,7 @@ def write(outdir, name, model, size, trace=True):
     for p in model.state_dict().values():  # BatchNorm statistics away from 0/1, so they matter
         if p.dtype == torch.float32 and p.dim() == 1:
             p.add_(torch.rand_like(p) * 0.1)
-    x = torch.randn(1, 3, size, size)
+    x = torch.randn(*shape)
     scripted = torch.jit.script(model)
     scripted.save(stem + ".script.pt")
     out = scripted(x)
@@ -196,12 +215,12 @@ def main():
     for name in names:
         torch.manual_seed(0)
         if name in SMALL:
-            make, size = SMALL[name]
-            write(outdir, name, make(), size, trace=False)
+            make, shape = SMALL[name]
+            write(outdir, name, make(), shape, trace=False)
             continue
         kwargs = {"aux_logits": False, "init_weights": False} if name in ("googlenet", "inception_v3") else {}
         model = getattr(torchvision.models, name)(weights=None, **kwargs)
-        write(outdir, name, model, CLASSIFIERS[name])
+        write(outdir, name, model, [1, 3, CLASSIFIERS[name], CLASSIFIERS[name]])
     if stamp:
         open(stamp, "w").close()
 

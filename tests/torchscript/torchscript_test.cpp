@@ -71,7 +71,8 @@ const std::vector<std::string> classifiers = {
     "alexnet",       "googlenet",          "inception_v3",    "densenet121",  "vit_b_16",
     "swin_t"};
 
-// Load, trace, lint, interpreter == eager, eager == LibTorch, parameters, fx's call_modules.
+// Load, trace, lint, interpreter == eager, eager == LibTorch, parameters, fx's call_modules
+// (when torch.fx can trace the Python model).
 void check_classifier(const std::string& name, const std::string& form) {
   CAPTURE(name);
   CAPTURE(form);
@@ -134,6 +135,18 @@ TEST_CASE("torchvision's classifiers, scripted and traced, trace and run as LibT
         } catch (const std::exception& e) {  // one model's error is that model's failure only
           FAIL_CHECK(fmt::format("{}.{}: {}", name, form, e.what()));
         }
+      }
+    }
+  }
+}
+
+TEST_CASE("torch.nn.TransformerEncoder and a model with torch.nn.LSTM trace and run as LibTorch runs them") {
+  for (const char* name : {"transformer_encoder", "lstm_tagger"}) {
+    SUBCASE(name) {
+      try {
+        check_classifier(name, "script");
+      } catch (const std::exception& e) {
+        FAIL_CHECK(fmt::format("{}: {}", name, e.what()));
       }
     }
   }

@@ -31,12 +31,15 @@ zoo::ModelInfo find_model(const Options& options) {
     info.description = fmt::format("TorchScript file ({})", module->type_name());
     for (const std::string& name : module->input_names()) info.inputs.push_back(zoo::ExampleInput{.name = name, .dtype = DType::float32, .shape = {}, .high = 0});
     info.parameters = module->num_parameters();
+    module->eval();  // as zoo::create makes the zoo's models: the commands run inference
     info.create = [module] { return module; };
     return info;
   }
   const std::source_location here = std::source_location::current();
   try {
-    return zoo::info(options.model, here);
+    zoo::ModelInfo info = zoo::info(options.model, here);
+    info.create = [name = info.name] { return zoo::create(name); };  // in eval mode, as zoo::create makes it
+    return info;
   } catch (const std::invalid_argument& e) {
     // zoo::info says which model is closest and lists them all; drop its file:line, which
     // is this file's.

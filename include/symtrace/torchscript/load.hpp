@@ -43,4 +43,10 @@ namespace symtrace::torchscript {
 /// `load`, and for inputs LibTorch rejects.
 [[nodiscard]] Value run_in_libtorch(const std::filesystem::path& path, const ValueList& inputs);
 
+namespace detail {
+/// Reads the file with LibTorch's `torch::jit::load` and nothing else: the part of `load` that
+/// is LibTorch's, which the benchmarks compare `load` with.
+void read_with_libtorch(const std::filesystem::path& path);
+}  // namespace detail
+
 }  // namespace symtrace::torchscript
