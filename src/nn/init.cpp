@@ -1,8 +1,21 @@
 #include "symtrace/nn/init.hpp"
 
 #include "symtrace/core/error.hpp"
+#include "symtrace/nn/detail/skip_init.hpp"
 
 #include <cmath>
+
+namespace symtrace::nn {
+
+namespace {
+thread_local bool t_skip_init = false;
+}  // namespace
+
+bool detail::skipping_init() noexcept { return t_skip_init; }
+detail::SkipInitScope::SkipInitScope() noexcept : previous_(t_skip_init) { t_skip_init = true; }
+detail::SkipInitScope::~SkipInitScope() { t_skip_init = previous_; }
+
+}  // namespace symtrace::nn
 
 namespace symtrace::nn::init {
 
@@ -13,6 +26,7 @@ Tensor fill(const Tensor& t, const char* what, F&& gen) {
   const auto where = std::source_location::current();
   if (!t.defined() || t.is_symbolic() || t.dtype() != DType::float32)
     throw_invalid_argument(where, "nn::init::{}: needs a concrete float32 tensor", what);
+  if (nn::detail::skipping_init()) return t;  // Note: the caller overwrites every value
   // Parameters are made contiguous by the layers; fill a contiguous copy otherwise.
   const Tensor target = t.is_contiguous() ? t : Tensor::empty(t.shape());
   float* data = target.data_ptr<float>();

@@ -50,7 +50,10 @@ bool is_tensor_type(const c10::TypePtr& t) {
 
 }  // namespace
 
-Tensor to_symtrace(const at::Tensor& t, std::string_view name) {
+namespace {
+
+// `t` as a contiguous CPU tensor of a dtype symtrace has, with that dtype.
+std::pair<at::Tensor, DType> convertible(const at::Tensor& t, std::string_view name) {
   at::Tensor c;
   DType dtype = DType::float32;
   switch (t.scalar_type()) {
@@ -73,17 +76,39 @@ Tensor to_symtrace(const at::Tensor& t, std::string_view name) {
   }
   if (c.is_quantized() || c.is_sparse() || !c.device().is_cpu())
     throw std::invalid_argument(fmt::format("tensor '{}' is not a dense CPU tensor", name));
+  return {std::move(c), dtype};
+}
+
+void copy_bytes(const Tensor& dst, const at::Tensor& c) {
+  const std::size_t bytes = static_cast<std::size_t>(c.numel()) * c.element_size();
+  if (bytes == 0) return;
+  switch (dst.dtype()) {
+    case DType::float32: std::memcpy(dst.data_ptr<float>(), c.data_ptr<float>(), bytes); break;
+    case DType::int64: std::memcpy(dst.data_ptr<std::int64_t>(), c.data_ptr<std::int64_t>(), bytes); break;
+    case DType::bool_: std::memcpy(dst.data_ptr<bool>(), c.data_ptr<bool>(), bytes); break;
+  }
+}
+
+}  // namespace
+
+Tensor to_symtrace(const at::Tensor& t, std::string_view name) {
+  auto [c, dtype] = convertible(t, name);
   const auto sizes = c.sizes();
   Tensor out = Tensor::empty(Shape(std::vector<std::int64_t>(sizes.begin(), sizes.end())), dtype);
-  const std::size_t bytes = static_cast<std::size_t>(c.numel()) * c.element_size();
-  if (bytes > 0) {
-    switch (dtype) {
-      case DType::float32: std::memcpy(out.data_ptr<float>(), c.data_ptr<float>(), bytes); break;
-      case DType::int64: std::memcpy(out.data_ptr<std::int64_t>(), c.data_ptr<std::int64_t>(), bytes); break;
-      case DType::bool_: std::memcpy(out.data_ptr<bool>(), c.data_ptr<bool>(), bytes); break;
-    }
-  }
+  copy_bytes(out, c);
   return out;
+}
+
+void copy_from(const Tensor& dst, const at::Tensor& src, std::string_view name) {
+  auto [c, dtype] = convertible(src, name);
+  const auto sizes = c.sizes();
+  const Shape shape(std::vector<std::int64_t>(sizes.begin(), sizes.end()));
+  if (dst.shape() != shape || dst.dtype() != dtype)
+    throw std::invalid_argument(fmt::format("tensor '{}' is {}{}, where symtrace's layer holds {}{}", name,
+                                            to_string(dtype), to_string(shape), to_string(dst.dtype()),
+                                            to_string(dst.shape())));
+  if (!dst.is_contiguous()) throw InternalError(fmt::format("the tensor loaded into '{}' is not contiguous", name));
+  copy_bytes(dst, c);
 }
 
 std::optional<Value> to_value(const c10::IValue& v, std::string_view name) {

@@ -27,6 +27,10 @@ namespace symtrace::torchscript::detail {
 /// std::invalid_argument naming `name` for any other dtype.
 Tensor to_symtrace(const at::Tensor& t, std::string_view name);
 
+/// Copies `src` into `dst` (a contiguous concrete tensor of the same shape, in the dtype
+/// `to_symtrace` would give); throws std::invalid_argument naming `name` otherwise.
+void copy_from(const Tensor& dst, const at::Tensor& src, std::string_view name);
+
 /// `v` as a Value (None, numbers, strings, lists, tuples, tensors, devices as "cpu"), or
 /// nullopt for what Values cannot hold (objects, futures, ...).
 std::optional<Value> to_value(const c10::IValue& v, std::string_view name);

@@ -8,6 +8,7 @@
 #include "symtrace/torchscript/load.hpp"
 
 #include "symtrace/nn.hpp"
+#include "symtrace/nn/detail/skip_init.hpp"
 #include "symtrace/ops/dispatch.hpp"
 
 #include "torchscript/compile.hpp"
@@ -258,7 +259,13 @@ class Loader {
       auto it = layer_makers().find(cls);
       const Hyper hyper(obj);
       if (it != layer_makers().end() && hyper.scripted_or_called()) {
-        if (std::shared_ptr<Module> layer = it->second(obj, hyper)) {
+        // Made without drawing weights: load_tensors overwrites every tensor of the layer.
+        std::shared_ptr<Module> layer;
+        {
+          nn::detail::SkipInitScope skip;
+          layer = it->second(obj, hyper);
+        }
+        if (layer) {
           layer->train(obj.is_training());
           load_tensors(*layer, obj, path);
           return layer;
@@ -338,22 +345,27 @@ class Loader {
   // it has no slot for (BatchNorm's num_batches_tracked) are registered, so the state dict
   // has every PyTorch name.
   static void load_tensors(Module& layer, const jit::Module& obj, const std::string& path) {
+    // The layer was made without drawing values, from what the file has: each of its tensors
+    // must be overwritten here.
+    std::size_t own = 0, loaded = 0;
+    layer.for_each_own_tensor(true, [&](std::string_view, const Tensor& t) { own += t.defined(); });
+    layer.for_each_own_tensor(false, [&](std::string_view, const Tensor& t) { own += t.defined(); });
     auto copy_into = [&](const std::string& name, const at::Tensor& t, bool parameter) {
-      Tensor theirs = detail::to_symtrace(t, join(path, name));
       Tensor mine = parameter ? layer.find_parameter(name) : layer.find_buffer(name);
       if (!mine.defined()) {
+        Tensor theirs = detail::to_symtrace(t, join(path, name));
         if (parameter) layer.register_parameter(name, std::move(theirs));
         else layer.register_buffer(name, std::move(theirs));
         return;
       }
-      if (mine.shape() != theirs.shape() || mine.dtype() != theirs.dtype())
-        throw std::invalid_argument(fmt::format("tensor '{}' has shape {}, where symtrace's {} expects {}",
-                                                join(path, name), to_string(theirs.shape()), layer.type_name(),
-                                                to_string(mine.shape())));
-      call("copy_", {mine, theirs});
+      detail::copy_from(mine, t, join(path, name));
+      ++loaded;
     };
     for (const auto& p : obj.named_parameters(false)) copy_into(p.name, p.value, true);
     for (const auto& b : obj.named_buffers(false)) copy_into(b.name, b.value, false);
+    if (loaded != own)
+      throw InternalError(fmt::format("symtrace's {} at '{}' has {} tensors, of which the file gave {}",
+                                      layer.type_name(), path, own, loaded));
   }
 
   std::shared_ptr<Unit> unit_;
