@@ -27,8 +27,8 @@ struct LocationRecord {
 
 std::source_location from_record(const LocationRecord* record) noexcept {
   std::source_location location;
-  static_assert(sizeof(location) == sizeof(record));
-  std::memcpy(static_cast<void*>(&location), &record, sizeof(record));
+  if constexpr (sizeof(location) == sizeof(record))  // else layout_matches() is false: never called
+    std::memcpy(static_cast<void*>(&location), &record, sizeof(record));
   return location;
 }
 

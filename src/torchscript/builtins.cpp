@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -130,10 +131,18 @@ void contains(const Instr& i, Value* frame) {
 
 enum class Arith { add, sub, mul, floordiv, mod, truediv };
 
+// A bool as Python computes with it: an int.
+Value numeric(const Value& v) { return v.is_bool() ? Value(static_cast<std::int64_t>(v.to_bool())) : v; }
+
+[[noreturn]] void overflow(const Instr& i, std::int64_t x, std::int64_t y, const char* op) {
+  throw_invalid_argument(i.where, "integer overflow: {} {} {} does not fit in 64 bits", x, op, y);
+}
+
 bool is_float(const Value& v) { return v.is_double(); }
 
 template <Arith A>
-Value arith_values(const Instr& i, const Value& a, const Value& b) {
+Value arith_values(const Instr& i, const Value& a_in, const Value& b_in) {
+  const Value a = numeric(a_in), b = numeric(b_in);
   if (a.is_symint() || b.is_symint()) {
     static constexpr std::array<const char*, 6> names = {"operator.add", "operator.sub", "operator.mul",
                                                          "operator.floordiv", "operator.mod", nullptr};
@@ -146,6 +155,8 @@ Value arith_values(const Instr& i, const Value& a, const Value& b) {
   }
   if (A == Arith::truediv || is_float(a) || is_float(b)) {
     const double x = a.to_double(), y = b.to_double();
+    if ((A == Arith::truediv || A == Arith::floordiv || A == Arith::mod) && y == 0.0)
+      throw_invalid_argument(i.where, "float division or modulo by zero");
     double r = 0;
     switch (A) {
       case Arith::add: r = x + y; break;
@@ -160,12 +171,19 @@ Value arith_values(const Instr& i, const Value& a, const Value& b) {
   const std::int64_t x = a.to_int(), y = b.to_int();
   std::int64_t r = 0;
   switch (A) {
-    case Arith::add: r = x + y; break;
-    case Arith::sub: r = x - y; break;
-    case Arith::mul: r = x * y; break;
+    case Arith::add:
+      if (__builtin_add_overflow(x, y, &r)) overflow(i, x, y, "+");
+      break;
+    case Arith::sub:
+      if (__builtin_sub_overflow(x, y, &r)) overflow(i, x, y, "-");
+      break;
+    case Arith::mul:
+      if (__builtin_mul_overflow(x, y, &r)) overflow(i, x, y, "*");
+      break;
     case Arith::floordiv:
     case Arith::mod: {
       if (y == 0) throw_invalid_argument(i.where, "integer division or modulo by zero");
+      if (x == std::numeric_limits<std::int64_t>::min() && y == -1) overflow(i, x, y, "//");
       std::int64_t q = x / y;
       if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
       r = A == Arith::floordiv ? q : x - q * y;
@@ -185,8 +203,8 @@ enum class Cmp { eq, ne, lt, le, gt, ge };
 
 template <Cmp C>
 void compare(const Instr& i, Value* frame) {
-  const Value& a = in(i, frame, 0);
-  const Value& b = in(i, frame, 1);
+  const Value a = numeric(in(i, frame, 0));
+  const Value b = numeric(in(i, frame, 1));
   if (a.is_symint() || b.is_symint()) {
     static constexpr std::array<const char*, 6> names = {"operator.eq", "operator.ne", "operator.lt",
                                                          "operator.le", "operator.gt", "operator.ge"};
@@ -265,7 +283,7 @@ void to_int(const Instr& i, Value* frame) {
   else out(i, frame) = v;
 }
 void to_float(const Instr& i, Value* frame) {
-  const Value& v = in(i, frame, 0);
+  const Value v = numeric(in(i, frame, 0));
   if (v.is_tensor()) out(i, frame) = static_cast<double>(v.to_tensor().item<float>(i.where));
   else if (v.is_symint()) out(i, frame) = static_cast<double>(v.to_sym_int().value(i.where));
   else out(i, frame) = v.to_double();
@@ -305,6 +323,7 @@ void min_max(const Instr& i, Value* frame, bool is_max) {
   ValueList items;
   if (i.inputs.size() == 1) items = in(i, frame, 0).to_list();
   else items = {in(i, frame, 0), in(i, frame, 1)};
+  for (Value& v : items) v = numeric(v);
   if (items.empty()) throw_invalid_argument(i.where, "{}() of an empty list", is_max ? "max" : "min");
   Value best = items[0];
   for (std::size_t k = 1; k < items.size(); ++k) {
@@ -394,6 +413,11 @@ void assert_(const Instr& i, Value* frame) {
 // aten::_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
 //                    groups, benchmark, deterministic, cudnn_enabled, allow_tf32)
 void convolution(const Instr& i, Value* frame) {
+  const Value& weight = in(i, frame, 1);
+  if (weight.is_tensor() && weight.to_tensor().dim() != 4)
+    throw_op_error("_convolution", i.where, "symtrace has convolutions over 2 dims (conv2d) only; this one's weight "
+                                            "has {} dims",
+                   weight.to_tensor().dim());
   if (in(i, frame, 6).to_bool())
     throw_op_error("_convolution", i.where, "transposed convolution is not supported by symtrace");
   out(i, frame) = call_op("conv2d",
@@ -424,14 +448,18 @@ void addmm(const Instr& i, Value* frame) {
 
 // aten::to with a device or another tensor's options: a no-op on symtrace's CPU tensors, or a
 // dtype change.
+// aten::to.other(self, other, ...) takes other's dtype; to.device(self, device, dtype, ...) and
+// to.prim_Device(self, device?, dtype?, ...) the dtype they name (when not None).
 void to_other(const Instr& i, Value* frame) {
   const Value& x = in(i, frame, 0);
-  for (std::size_t k = 1; k < i.inputs.size(); ++k) {
-    const Value& v = in(i, frame, k);
-    if (v.is_tensor()) {
-      out(i, frame) = call_op("to", {x, v.to_tensor().dtype()}, i.where);
-      return;
-    }
+  const Value& second = in(i, frame, 1);
+  if (second.is_tensor()) {
+    out(i, frame) = call_op("to", {x, second.to_tensor().dtype()}, i.where);
+    return;
+  }
+  if (i.inputs.size() > 2 && in(i, frame, 2).is_int()) {
+    out(i, frame) = call_op("to", {x, scalar_type_to_dtype(in(i, frame, 2).to_int())}, i.where);
+    return;
   }
   out(i, frame) = x;
 }
@@ -442,7 +470,10 @@ void to_other(const Instr& i, Value* frame) {
 // arithmetic ops compute on numbers; otherwise they are the registry's tensor ops.
 bool number_or_scalar_tensor(const Value& v) {
   if (v.is_number() || v.is_symint()) return true;
-  return v.is_tensor() && v.to_tensor().is_concrete() && v.to_tensor().dim() == 0;
+  // The 0-dim int64 tensor constants a traced graph computes sizes with; a float tensor (a
+  // 0-dim parameter) stays a tensor, as in PyTorch.
+  return v.is_tensor() && v.to_tensor().is_concrete() && v.to_tensor().dim() == 0 &&
+         v.to_tensor().dtype() == DType::int64;
 }
 
 Value as_number(const Instr& i, const Value& v) {
@@ -491,7 +522,7 @@ void pow_(const Instr& i, Value* frame) {
   const Value& a = in(i, frame, 0);
   const Value& b = in(i, frame, 1);
   if ((a.is_number() || b.is_number()) && number_or_scalar_tensor(a) && number_or_scalar_tensor(b)) {
-    const Value x = as_number(i, a), y = as_number(i, b);
+    const Value x = numeric(as_number(i, a)), y = numeric(as_number(i, b));
     const double r = std::pow(x.to_double(), y.to_double());
     if (x.is_int() && y.is_int() && y.to_int() >= 0) out(i, frame) = static_cast<std::int64_t>(r);
     else out(i, frame) = r;
@@ -579,7 +610,10 @@ void fill_tensor(const Instr& i, Value* frame) {
 
 // aten::masked_fill(self, mask, value): where(mask, value, self).
 void masked_fill(const Instr& i, Value* frame) {
-  out(i, frame) = call_op("where", {in(i, frame, 1), as_number(i, in(i, frame, 2)), in(i, frame, 0)}, i.where);
+  const Tensor& self = in(i, frame, 0).to_tensor();
+  Value filled = call_op("where", {in(i, frame, 1), as_number(i, in(i, frame, 2)), self}, i.where);
+  if (filled.to_tensor().dtype() != self.dtype()) filled = call_op("to", {std::move(filled), self.dtype()}, i.where);
+  out(i, frame) = std::move(filled);
 }
 
 // aten::lstm.input(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
@@ -595,7 +629,7 @@ void lstm(const Instr& i, Value* frame) {
   const bool train = in(i, frame, 6).to_bool();
   const bool bidirectional = in(i, frame, 7).to_bool();
   const bool batch_first = in(i, frame, 8).to_bool();
-  if (train && in(i, frame, 5).to_double() != 0.0)
+  if (train && layers > 1 && in(i, frame, 5).to_double() != 0.0)
     throw_op_error("lstm", i.where, "dropout between layers in training is not supported by symtrace");
   if (hx.size() != 2) throw_op_error("lstm", i.where, "expects (h_0, c_0), got {} tensors", hx.size());
   const std::int64_t directions = bidirectional ? 2 : 1;
@@ -774,6 +808,7 @@ const Table& table() {
       {"aten::Float.Tensor", to_float},
       {"aten::Float.int", to_float},
       {"aten::Float.Scalar", to_float},
+      {"aten::Float.bool", to_float},
       {"aten::floor.float", float_floor},
       {"aten::ceil.float", float_ceil},
       {"prim::NumToTensor", identity},
@@ -838,6 +873,7 @@ const Table& table() {
       {"aten::log.float", math<log_>},
       {"aten::rsub", rsub},
       {"aten::rsub.Scalar", rsub},
+      {"aten::rsub.Tensor", rsub},
       {"aten::copy.t", list_copy},
       {"aten::lstm.input", lstm},
       {"aten::masked_fill.Scalar", masked_fill},

@@ -146,6 +146,17 @@ const Program& Compiler::compile(jit::Function& fn, const c10::ClassTypePtr& sel
   if (auto it = compiled_.find(graph.get()); it != compiled_.end()) return *it->second;
   Program& p = unit_.programs.emplace_back();
   compiled_.emplace(graph.get(), &p);
+  try {
+    fill(p, fn, graph, self_type);
+  } catch (...) {
+    compiled_.erase(graph.get());  // not cached half built (the deque keeps the dead entry)
+    throw;
+  }
+  return p;
+}
+
+void Compiler::fill(Program& p, jit::Function& fn, const std::shared_ptr<jit::Graph>& graph,
+                    const c10::ClassTypePtr& self_type) {
   p.name = fn.name();
   p.qualified_name = fn.qualname().qualifiedName();
   const c10::FunctionSchema& schema = fn.getSchema();
@@ -172,7 +183,6 @@ const Program& Compiler::compile(jit::Function& fn, const c10::ClassTypePtr& sel
   }
   for (std::size_t i = first; i < graph->inputs().size(); ++i) p.body.inputs.push_back(slot(s, graph->inputs()[i]));
   compile_block(s, graph->block(), p.body, false);
-  return p;
 }
 
 Slot Compiler::slot(State& s, const jit::Value* v) {

@@ -64,6 +64,8 @@ class Compiler {
   };
 
   const Program& compile(torch::jit::Function& fn, const c10::ClassTypePtr& self_type);
+  void fill(Program& p, torch::jit::Function& fn, const std::shared_ptr<torch::jit::Graph>& graph,
+            const c10::ClassTypePtr& self_type);
   void compile_block(State& s, const torch::jit::Block* block, Block& out, bool bind_inputs);
   void compile_node(State& s, const torch::jit::Node* node, Block& out);
   void compile_op(State& s, const torch::jit::Node* node, Instr& instr, std::string_view kind);

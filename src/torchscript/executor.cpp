@@ -105,7 +105,17 @@ Module& attr_owner(Module& self, const Instr& in) {
 
 void exec(const Instr& in, Module& self, Value* frame) {
   switch (in.kind) {
-    case InstrKind::constant: frame[in.outputs[0]] = in.constant; return;
+    case InstrKind::constant:
+      if (in.constant.is_tensor()) {
+        // A copy per run: an in-place op on it must change neither later runs nor other threads.
+        const Tensor& c = in.constant.to_tensor();
+        Tensor copy = Tensor::empty(c.shape(), c.dtype(), in.where);
+        copy.copy_(c);
+        frame[in.outputs[0]] = std::move(copy);
+      } else {
+        frame[in.outputs[0]] = in.constant;
+      }
+      return;
     case InstrKind::tensor_attr: {
       Module& owner = attr_owner(self, in);
       Tensor t = owner.find_parameter(in.name);

@@ -128,6 +128,10 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
          if (!w.defined() || w.dim() != 4) return nullptr;
          auto mode = scalar<std::string>(h.get("padding_mode"));
          if (mode && *mode != "zeros") return nullptr;
+         // A traced layer keeps no padding_mode: its forward pads first when it is not zeros.
+         if (h.traced_kind("aten::pad") || h.traced_kind("aten::constant_pad_nd") ||
+             h.traced_kind("aten::reflection_pad2d") || h.traced_kind("aten::replication_pad2d"))
+           return nullptr;
          auto stride = size2(h.get("stride", {{"aten::_convolution", 3}, {"aten::conv2d", 3}}));
          auto padding = size2(h.get("padding", {{"aten::_convolution", 4}, {"aten::conv2d", 4}}));
          auto dilation = size2(h.get("dilation", {{"aten::_convolution", 5}, {"aten::conv2d", 5}}));
@@ -147,8 +151,10 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
          const at::Tensor& any = w.defined() ? w : mean;
          if (!any.defined()) return nullptr;
          auto eps = scalar<double>(h.get("eps", {{"aten::batch_norm", 7}}));
-         auto momentum = scalar<double>(h.get("momentum", {{"aten::batch_norm", 6}}));
-         if (!eps) return nullptr;
+         const auto momentum_value = h.get("momentum", {{"aten::batch_norm", 6}});
+         auto momentum = scalar<double>(momentum_value);
+         // momentum=None (a cumulative average) is not symtrace's: the layer runs its own code.
+         if (!eps || (momentum_value && momentum_value->isNone())) return nullptr;
          return nn::BatchNorm2d(any.size(0), {.eps = *eps, .momentum = momentum.value_or(0.1),
                                               .affine = w.defined(), .track_running_stats = mean.defined()})
              .ptr();
@@ -374,8 +380,9 @@ class Loader {
 
 jit::Module read(const std::filesystem::path& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    throw std::invalid_argument(fmt::format("{}: no such file", path.string()));
+  const bool exists = std::filesystem::exists(path, ec);
+  if (ec) throw std::invalid_argument(fmt::format("{}: {}", path.string(), ec.message()));
+  if (!exists) throw std::invalid_argument(fmt::format("{}: no such file", path.string()));
   if (!std::filesystem::is_regular_file(path, ec))
     throw std::invalid_argument(fmt::format("{}: not a regular file", path.string()));
   try {
@@ -437,6 +444,8 @@ std::shared_ptr<Module> load(const std::filesystem::path& path) {
     return loader.convert(obj, "");
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(fmt::format("{}: {}", path.string(), e.what()));
+  } catch (const c10::Error& e) {
+    throw std::invalid_argument(fmt::format("{}: LibTorch: {}", path.string(), first_line(e.what_without_backtrace())));
   }
 }
 

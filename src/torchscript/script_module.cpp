@@ -92,12 +92,12 @@ Value ScriptModule::forward_values(const ValueList& args) {
     bool ok = true;
     for (std::size_t i = 0; i < n && ok; ++i) {
       if (i < args.size()) ok = accepts(p->input_types[i], args[i]);
-      else ok = p->input_defaults[i].has_value();
+      else ok = p->input_defaults[i].has_value() || p->input_types[i].starts_with("Optional[");
     }
     if (!ok) continue;
     if (args.size() == n) return run(*p, *this, args);
     ValueList full = args;
-    for (std::size_t i = args.size(); i < n; ++i) full.push_back(*p->input_defaults[i]);
+    for (std::size_t i = args.size(); i < n; ++i) full.push_back(p->input_defaults[i].value_or(Value()));
     return run(*p, *this, full);
   }
   std::string kinds;

@@ -154,10 +154,24 @@ def encoder():
     return torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
 
 
+class Builtins(torch.nn.Module):
+    """TorchScript's number, bool, string and dtype builtins, as Python computes them."""
+    def forward(self, x):
+        n = x.size(1)
+        flag = n > 2
+        k = int(flag) + (n // 3) * 2 - (int(flag == True) + 1)
+        scale = float(flag) + 0.5 if bool(n == 4) else 1.0
+        y = x.to(torch.device("cpu"), torch.float32)
+        z = torch.zeros(x.shape, dtype=torch.long).masked_fill(x > 0, 3)
+        shift = "conv.weight".find("weight") - "abc".find("z")
+        parts = [n, k, shift]
+        return y * k * scale + z.float() + sum(parts) + max(parts) - min(n, 2)
+
+
 # name: (make, input shape)
 SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, [1, 3, 4, 4]),
          "missing_op": (MissingOp, [1, 3, 8, 8]), "other_method": (OtherMethod, [1, 3, 8, 8]),
-         "lstm_tagger": (Tagger, [2, 7, 8]), "transformer_encoder": (encoder, [2, 5, 32])}
+         "lstm_tagger": (Tagger, [2, 7, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32])}
 
 
 def fx_leaf_counts(model):

@@ -140,8 +140,9 @@ TEST_CASE("torchvision's classifiers, scripted and traced, trace and run as LibT
   }
 }
 
-TEST_CASE("torch.nn.TransformerEncoder and a model with torch.nn.LSTM trace and run as LibTorch runs them") {
-  for (const char* name : {"transformer_encoder", "lstm_tagger"}) {
+TEST_CASE("torch.nn.TransformerEncoder, a model with torch.nn.LSTM and TorchScript's builtins run as LibTorch runs "
+          "them") {
+  for (const char* name : {"transformer_encoder", "lstm_tagger", "builtins"}) {
     SUBCASE(name) {
       try {
         check_classifier(name, "script");
