@@ -74,7 +74,8 @@ TEST_CASE("global callbacks come and go while threads run ops, module calls and 
   // A tracing worker: the graph must not change whatever callbacks are registered.
   nn::Sequential reference = small_model();
   const std::string reference_graph = to_string(symbolic_trace(*reference.ptr(), {InputSpec(Shape{2, 4})}));
-  long traces = 0;
+  std::atomic<long> traces{0};  // waited for: on a loaded machine the eager workers alone could
+                                // do all the work the test waits for before a trace completes
   long different_traces = 0;
   const auto trace_worker = [&] {
     nn::Sequential model = small_model();
@@ -89,6 +90,8 @@ TEST_CASE("global callbacks come and go while threads run ops, module calls and 
   std::thread b(eager_worker, std::ref(eager[1]));
   std::thread c(trace_worker);
   REQUIRE(wait_for(work, 30));  // every worker is running
+  REQUIRE(wait_for(traces, 1));
+  const long traces_before = traces.load();
   int rounds_seen = 0;
   constexpr int rounds = 40;
   for (int round = 0; round < rounds; ++round) {
@@ -108,6 +111,7 @@ TEST_CASE("global callbacks come and go while threads run ops, module calls and 
     rounds_seen += wait_for(starts, starts.load() + 1);  // a worker's event ran the new callback
     CHECK(remove_callback(h));
   }
+  CHECK(wait_for(traces, traces_before + 1));  // a trace ended after the callbacks began to come and go
   stop = true;
   a.join();
   b.join();
@@ -124,7 +128,7 @@ TEST_CASE("global callbacks come and go while threads run ops, module calls and 
     CHECK(counts.module_events == 3 * counts.iterations);
     CHECK(counts.function_events == 3 * counts.iterations);
   }
-  CHECK(traces > 0);
+  CHECK(traces.load() > traces_before);
   CHECK(different_traces == 0);
   CHECK(!has_callbacks());
 }
