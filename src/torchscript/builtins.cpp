@@ -39,10 +39,9 @@ std::size_t list_index(const Instr& i, std::size_t size, const Value& index) {
   return static_cast<std::size_t>(k);
 }
 
+// The registry's `call` (defaults filled in by the schema) with positional arguments.
 Value call_op(std::string_view name, std::initializer_list<Value> args, std::source_location where) {
-  const OpDef& op = OpRegistry::instance().get(name, where);
-  ValueList full = bind_arguments(op, ValueList(args), {}, where);
-  return dispatch(op, full, where);
+  return call(name, ValueList(args), {}, where);
 }
 
 // ---- containers ---------------------------------------------------------------------------
