@@ -4,6 +4,7 @@
 /// containers, state dicts and safetensors.
 
 #include "symtrace/nn/activation.hpp"
+#include "symtrace/nn/attention.hpp"
 #include "symtrace/nn/batch_norm.hpp"
 #include "symtrace/nn/conv.hpp"
 #include "symtrace/nn/dropout.hpp"
@@ -17,6 +18,7 @@
 #include "symtrace/nn/module_holder.hpp"
 #include "symtrace/nn/module_list.hpp"
 #include "symtrace/nn/pooling.hpp"
+#include "symtrace/nn/rnn.hpp"
 #include "symtrace/nn/safetensors.hpp"
 #include "symtrace/nn/sequential.hpp"
 #include "symtrace/nn/shape_layers.hpp"

@@ -74,7 +74,7 @@ inline std::span<const std::int64_t> as_span(const Strides& s) noexcept { return
 /// Element type pointer at storage offset 0 of `t` (offsets from `for_each_run` add to it).
 template <class T>
 T* base_ptr(const Tensor& t) {
-  return reinterpret_cast<T*>(t.impl().storage->data.get());
+  return reinterpret_cast<T*>(t.impl().storage->data);
 }
 
 }  // namespace symtrace::detail

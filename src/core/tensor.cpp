@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -106,6 +107,25 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Where where) {
   return Tensor(std::move(impl));
 }
 
+Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, std::shared_ptr<const void> owner,
+                         Where where) {
+  if (data == nullptr) throw_invalid_argument(where, "from_blob() of a null pointer");
+  for (Dim d : shape) {
+    if (!d.is_known()) throw_invalid_argument(where, "from_blob() of shape {}: every size must be known", shape);
+  }
+  const std::uint64_t size = element_size(dtype);
+  if (reinterpret_cast<std::uintptr_t>(data) % size != 0)
+    throw_invalid_argument(where, "from_blob(): {} data must be aligned to {} bytes", dtype, size);
+  const std::optional<std::uint64_t> bytes = detail::data_bytes(TensorMeta{dtype, shape});
+  if (!bytes) throw_invalid_argument(where, "from_blob() of shape {}: its size overflows 64 bits", shape);
+  auto impl = std::make_shared<TensorImpl>();
+  impl->meta = TensorMeta{dtype, shape};
+  impl->storage = std::make_shared<detail::Storage>(static_cast<std::byte*>(data), static_cast<std::size_t>(*bytes),
+                                                    std::move(owner));
+  impl->strides = detail::contiguous_strides(shape);
+  return Tensor(std::move(impl));
+}
+
 Tensor Tensor::symbolic(TensorMeta meta, SymbolicRef ref) {
   SYMTRACE_ASSERT(ref.trace != 0, "Tensor::symbolic needs a trace id other than 0");
   auto impl = std::make_shared<TensorImpl>();
@@ -188,7 +208,7 @@ T* Tensor::data_ptr(Where where) const {
   if (dtype() != dtype_of<T>())
     throw_invalid_argument(where, "data_ptr<{}>() of a {} tensor: the element types differ",
                            name(dtype_of<T>()), dtype());
-  return reinterpret_cast<T*>(impl_->storage->data.get()) + impl_->offset;
+  return reinterpret_cast<T*>(impl_->storage->data) + impl_->offset;
 }
 
 template <class T>
@@ -199,7 +219,7 @@ T Tensor::item(Where where) const {
     throw_invalid_argument(where, "item() needs a tensor with one element, got shape {}", shape());
   detail::note_data_read(detail::DataRead::item, where);
   return visit_dtype(dtype(), [&]<class S>() {
-    const S v = reinterpret_cast<const S*>(impl_->storage->data.get())[impl_->offset];
+    const S v = reinterpret_cast<const S*>(impl_->storage->data)[impl_->offset];
     return static_cast<T>(v);
   });
 }
@@ -212,7 +232,7 @@ bool Tensor::to_bool(Where where) const {
                                   "(sum(), amax())", shape());
   detail::note_data_read(detail::DataRead::to_bool, where);
   return visit_dtype(dtype(), [&]<class S>() {
-    return reinterpret_cast<const S*>(impl_->storage->data.get())[impl_->offset] != S{};
+    return reinterpret_cast<const S*>(impl_->storage->data)[impl_->offset] != S{};
   });
 }
 

@@ -2,6 +2,7 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/ops/pointwise.hpp"
+#include "symtrace/ops/reduction.hpp"
 
 #include <fmt/format.h>
 
@@ -35,5 +36,12 @@ std::string GELUImpl::extra_repr() const { return fmt::format("approximate='{}'"
 Tensor SiLUImpl::forward(const Tensor& input) { return silu(input); }
 Tensor SigmoidImpl::forward(const Tensor& input) { return sigmoid(input); }
 Tensor TanhImpl::forward(const Tensor& input) { return tanh(input); }
+
+Tensor SoftmaxImpl::forward(const Tensor& input) {
+  if (dim) return softmax(input, *dim);
+  const std::int64_t rank = input.dim();
+  return softmax(input, rank == 0 || rank == 1 || rank == 3 ? 0 : 1);
+}
+std::string SoftmaxImpl::extra_repr() const { return dim ? fmt::format("dim={}", *dim) : "dim=None"; }
 
 }  // namespace symtrace::nn

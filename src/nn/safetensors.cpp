@@ -179,7 +179,7 @@ std::string quoted(std::string_view source, std::string_view what, const std::st
 void append_elements(const Tensor& t, std::byte* out) {
   const std::size_t size = element_size(t.dtype());
   const IntList sizes = t.shape().sizes();
-  const auto* base = t.impl().storage->data.get();
+  const auto* base = t.impl().storage->data;
   detail::for_each_run<1>(sizes, {detail::as_span(t.strides())}, {t.storage_offset()},
                           [&](auto off, std::int64_t n, auto inner) {
                             const auto count = static_cast<std::size_t>(n);
@@ -453,7 +453,7 @@ void convert(std::byte* dst, std::size_t n, F&& element) {
 Tensor read_tensor(const Entry& e, const std::byte* data, std::string_view source) {
   Tensor t = Tensor::empty(Shape(e.shape), e.dtype->target);
   const std::byte* src = data + e.begin;
-  std::byte* dst = t.impl().storage->data.get();
+  std::byte* dst = t.impl().storage->data;
   const std::size_t n = static_cast<std::size_t>(e.end - e.begin) / e.dtype->size;
   const std::string_view code = e.dtype->code;
   if (code == "F32" || code == "I64") {

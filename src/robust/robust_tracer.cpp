@@ -206,7 +206,7 @@ std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std
       result = &out;
     }
   }
-  if (result == nullptr || result->is_number || result->outputs.empty()) return std::nullopt;
+  if (result == nullptr || result->is_number || result->outputs.empty() || !result->nesting.empty()) return std::nullopt;
 
   const std::vector<std::string> names = root.input_names();
   Graph graph;

@@ -5,6 +5,8 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/sym_int.hpp"
+#include "symtrace/nn/attention.hpp"
+#include "symtrace/nn/rnn.hpp"
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/ops/registry.hpp"
 
@@ -516,6 +518,53 @@ void rsub(const Instr& i, Value* frame) {
   out(i, frame) = call_op("sub", {b, a}, i.where);
 }
 
+// aten::div.Tensor_mode / div.Scalar_mode(self, other, *, rounding_mode): without a mode, '/';
+// "floor" is '//'; "trunc" rounds toward zero. On numbers (a traced `embed_dim // num_heads`,
+// sizes as 0-dim tensors) the result is a number; on tensors, floor_divide ("floor") only.
+void div_mode(const Instr& i, Value* frame) {
+  const Value& a = in(i, frame, 0);
+  const Value& b = in(i, frame, 1);
+  const Value& mode = in(i, frame, 2);
+  if (mode.is_none()) return tensor_arith<Arith::truediv>(i, frame);
+  const std::string& m = mode.to_string_ref();
+  if (m != "trunc" && m != "floor")
+    throw_op_error("div", i.where, "rounding_mode must be 'trunc', 'floor' or None, got '{}'", m);
+  if ((a.is_number() || a.is_symint() || b.is_number() || b.is_symint()) && number_or_scalar_tensor(a) &&
+      number_or_scalar_tensor(b)) {
+    const Value x = numeric(as_number(i, a)), y = numeric(as_number(i, b));
+    const bool same_sign = !(x.is_int() && y.is_int()) || ((x.to_int() < 0) == (y.to_int() < 0));
+    if (m == "floor" || same_sign || x.is_symint() || y.is_symint()) {
+      if (m == "trunc" && (x.is_double() || y.is_double())) {
+        out(i, frame) = std::trunc(arith_values<Arith::truediv>(i, x, y).to_double());
+        return;
+      }
+      // For operands of one sign, truncation is floor division.
+      out(i, frame) = arith_values<Arith::floordiv>(i, x, y);
+      return;
+    }
+    if (y.to_int() == 0) throw_invalid_argument(i.where, "integer division by zero");
+    out(i, frame) = x.to_int() / y.to_int();  // C++ division truncates
+    return;
+  }
+  if (m == "floor") return tensor_arith<Arith::floordiv>(i, frame);
+  throw_op_error("div", i.where, "aten::div with rounding_mode='trunc' on tensors is not supported by symtrace");
+}
+
+// aten::baddbmm(self, batch1, batch2, beta=1, alpha=1): beta * self + alpha * batch1 @ batch2
+// (what a traced attention with a mask records).
+void baddbmm(const Instr& i, Value* frame) {
+  const double beta = i.inputs.size() > 3 ? as_number(i, in(i, frame, 3)).to_double() : 1.0;
+  const double alpha = i.inputs.size() > 4 ? as_number(i, in(i, frame, 4)).to_double() : 1.0;
+  Value product = call_op("matmul", {in(i, frame, 1), in(i, frame, 2)}, i.where);
+  if (alpha != 1.0) product = call_op("mul", {std::move(product), alpha}, i.where);
+  if (beta == 0.0) {  // PyTorch ignores self then, NaN and inf included
+    out(i, frame) = std::move(product);
+    return;
+  }
+  Value self = beta == 1.0 ? in(i, frame, 0) : call_op("mul", {in(i, frame, 0), beta}, i.where);
+  out(i, frame) = call_op("add", {std::move(self), std::move(product)}, i.where);
+}
+
 // pow on numbers (a traced `head_dim ** -0.5`), else the registry's pow.
 void pow_(const Instr& i, Value* frame) {
   const Value& a = in(i, frame, 0);
@@ -539,46 +588,32 @@ void sum_list(const Instr& i, Value* frame) {
 
 // aten::_native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight,
 // qkv_bias, proj_weight, proj_bias, mask=None, need_weights=True, average_attn_weights=True,
-// mask_type=None) -> (Tensor, Tensor): the fused self-attention eager PyTorch takes when it can
-// (what a traced nn.MultiheadAttention records), computed as its composite form: batch-first
-// [B, L, E] in, the projections, softmax(q k^T / sqrt(d)) v, the output projection.
+// mask_type=None) -> (Tensor, Tensor): the fused attention eager PyTorch takes when it can
+// (what a traced nn.MultiheadAttention records), batch first, computed as nn::MultiheadAttention
+// computes it.
 void native_multi_head_attention(const Instr& i, Value* frame) {
-  auto op = [&](std::string_view name, std::initializer_list<Value> args) { return call_op(name, args, i.where); };
-  if (!in(i, frame, 9).is_none())
-    throw_op_error("_native_multi_head_attention", i.where, "attention masks are not supported by symtrace");
   const std::int64_t e = in(i, frame, 3).to_int();
   const std::int64_t heads = in(i, frame, 4).to_int();
   if (heads <= 0 || e % heads != 0)
     throw_op_error("_native_multi_head_attention", i.where, "embed_dim {} is not divisible by num_heads {}", e, heads);
-  const std::int64_t d = e / heads;
-  const Value& w = in(i, frame, 5);
-  const Value& bias = in(i, frame, 6);
-  auto project = [&](const Value& x, std::int64_t part) {
-    Value wp = op("slice", {w, 0, part * e, (part + 1) * e, 1});
-    Value bp = bias.is_none() ? Value() : op("slice", {bias, 0, part * e, (part + 1) * e, 1});
-    Value y = op("linear", {x, std::move(wp), std::move(bp)});
-    const Tensor& t = y.to_tensor();
-    Value shaped = op("reshape", {y, Value(ValueList{Value(t.size(0, i.where)), Value(t.size(1, i.where)), heads, d})});
-    return op("transpose", {std::move(shaped), 1, 2});  // [B, heads, L, d]
-  };
-  Value q = project(in(i, frame, 0), 0);
-  Value k = project(in(i, frame, 1), 1);
-  Value v = project(in(i, frame, 2), 2);
-  Value scores = op("matmul", {q, op("transpose", {k, -2, -1})});
-  scores = op("mul", {std::move(scores), 1.0 / std::sqrt(static_cast<double>(d))});
-  Value attn = op("softmax", {std::move(scores), -1});
-  Value ctx = op("transpose", {op("matmul", {attn, v}), 1, 2});  // [B, L, heads, d]
-  const Tensor& c = ctx.to_tensor();
-  Value merged = op("reshape", {ctx, Value(ValueList{Value(c.size(0, i.where)), Value(c.size(1, i.where)), e})});
-  out(i, frame, 0) = op("linear", {std::move(merged), in(i, frame, 7), in(i, frame, 8)});
-  if (i.outputs.size() > 1) {
-    if (in(i, frame, 10).to_bool()) {
-      Value weights = in(i, frame, 11).to_bool() ? op("mean", {attn, Value(IntList{1}), false}) : attn;
-      out(i, frame, 1) = std::move(weights);
-    } else {
-      out(i, frame, 1) = Value();
-    }
+  auto tensor = [&](std::size_t k) { return in(i, frame, k).is_none() ? Tensor() : in(i, frame, k).to_tensor(); };
+  const nn::AttentionWeights w{heads, tensor(5), tensor(6), tensor(7), tensor(8)};
+  const Value& mask = in(i, frame, 9);
+  const bool need_weights = i.inputs.size() <= 10 || in(i, frame, 10).to_bool();
+  const bool average = i.inputs.size() <= 11 || in(i, frame, 11).to_bool();
+  // mask_type 1 is a key padding mask [N, S]; otherwise the mask is an attention mask.
+  const bool padding = i.inputs.size() > 12 && !in(i, frame, 12).is_none() && in(i, frame, 12).to_int() == 1;
+  std::optional<Tensor> attn_mask, key_padding_mask;
+  if (!mask.is_none()) {
+    // The fused kernel reads any mask as bool: nonzero is masked.
+    const Tensor& m = mask.to_tensor();
+    (padding ? key_padding_mask : attn_mask) = m.dtype() == DType::bool_ ? m : m.ne(0, i.where);
   }
+  auto [output, weights] =
+      nn::multi_head_attention(in(i, frame, 0).to_tensor(), in(i, frame, 1).to_tensor(), in(i, frame, 2).to_tensor(), w,
+                               key_padding_mask, need_weights, attn_mask, average, /*batch_first=*/true, i.where);
+  out(i, frame, 0) = std::move(output);
+  if (i.outputs.size() > 1) out(i, frame, 1) = weights ? Value(std::move(*weights)) : Value();
 }
 
 // aten::new_zeros / new_ones / new_full(self, size, [fill,] dtype=None, ...): a tensor of
@@ -616,60 +651,18 @@ void masked_fill(const Instr& i, Value* frame) {
 }
 
 // aten::lstm.input(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
-// batch_first) -> (output, h_n, c_n): what nn.LSTM's forward calls (`_VF.lstm`), computed step
-// by step with registry ops (gates = x W_ih^T + b_ih + h W_hh^T + b_hh; i, f, g, o = chunk(4);
-// c = σ(f) c + σ(i) tanh(g); h = σ(o) tanh(c)). The number of steps must be known.
+// batch_first) -> (output, h_n, c_n): what nn.LSTM's forward calls (`_VF.lstm`), as nn::lstm.
 void lstm(const Instr& i, Value* frame) {
-  auto op = [&](std::string_view name, std::initializer_list<Value> args) { return call_op(name, args, i.where); };
   const ValueList& hx = in(i, frame, 1).to_list();
-  const ValueList& params = in(i, frame, 2).to_list();
-  const bool has_biases = in(i, frame, 3).to_bool();
-  const std::int64_t layers = in(i, frame, 4).to_int();
-  const bool train = in(i, frame, 6).to_bool();
-  const bool bidirectional = in(i, frame, 7).to_bool();
-  const bool batch_first = in(i, frame, 8).to_bool();
-  if (train && layers > 1 && in(i, frame, 5).to_double() != 0.0)
-    throw_op_error("lstm", i.where, "dropout between layers in training is not supported by symtrace");
   if (hx.size() != 2) throw_op_error("lstm", i.where, "expects (h_0, c_0), got {} tensors", hx.size());
-  const std::int64_t directions = bidirectional ? 2 : 1;
-  const std::size_t per_cell = has_biases ? 4 : 2;
-  if (params.size() != static_cast<std::size_t>(layers * directions) * per_cell)
-    throw_op_error("lstm", i.where, "expects {} weights for {} layers, got {} (projections are not supported)",
-                   static_cast<std::size_t>(layers * directions) * per_cell, layers, params.size());
-  Value x = batch_first ? in(i, frame, 0) : op("transpose", {in(i, frame, 0), 0, 1});  // [B, T, F]
-  const Tensor& xt = x.to_tensor();
-  const std::int64_t steps = xt.size(1, i.where).value(i.where);
-  ValueList h_n, c_n;
-  for (std::int64_t layer = 0; layer < layers; ++layer) {
-    ValueList outputs;  // per direction: [B, T, H]
-    for (std::int64_t dir = 0; dir < directions; ++dir) {
-      const std::size_t cell = static_cast<std::size_t>(layer * directions + dir);
-      const std::size_t base = cell * per_cell;
-      const Value& w_ih = params[base];
-      const Value& w_hh = params[base + 1];
-      Value h = op("select", {hx[0], 0, static_cast<std::int64_t>(cell)});
-      Value c = op("select", {hx[1], 0, static_cast<std::int64_t>(cell)});
-      ValueList hs(static_cast<std::size_t>(steps));
-      for (std::int64_t k = 0; k < steps; ++k) {
-        const std::int64_t t = dir == 0 ? k : steps - 1 - k;
-        Value step = op("select", {x, 1, t});
-        Value gates = op("add", {op("linear", {step, w_ih, has_biases ? params[base + 2] : Value()}),
-                                 op("linear", {h, w_hh, has_biases ? params[base + 3] : Value()})});
-        const ValueList parts = op("chunk", {gates, 4, 1}).to_list();
-        c = op("add", {op("mul", {op("sigmoid", {parts[1]}), c}),
-                       op("mul", {op("sigmoid", {parts[0]}), op("tanh", {parts[2]})})});
-        h = op("mul", {op("sigmoid", {parts[3]}), op("tanh", {c})});
-        hs[static_cast<std::size_t>(t)] = h;
-      }
-      outputs.push_back(op("stack", {Value(std::move(hs)), 1}));
-      h_n.push_back(std::move(h));
-      c_n.push_back(std::move(c));
-    }
-    x = outputs.size() == 1 ? outputs[0] : op("cat", {Value(std::move(outputs)), -1});
-  }
-  out(i, frame, 0) = batch_first ? x : op("transpose", {x, 0, 1});
-  out(i, frame, 1) = op("stack", {Value(std::move(h_n)), 0});
-  out(i, frame, 2) = op("stack", {Value(std::move(c_n)), 0});
+  TensorList params;
+  for (const Value& p : in(i, frame, 2).to_list()) params.push_back(p.to_tensor());
+  auto [output, h, c] = nn::lstm(in(i, frame, 0).to_tensor(), hx[0].to_tensor(), hx[1].to_tensor(), params,
+                                 in(i, frame, 3).to_bool(), in(i, frame, 4).to_int(), in(i, frame, 5).to_double(),
+                                 in(i, frame, 6).to_bool(), in(i, frame, 7).to_bool(), in(i, frame, 8).to_bool(), i.where);
+  out(i, frame, 0) = std::move(output);
+  out(i, frame, 1) = std::move(h);
+  out(i, frame, 2) = std::move(c);
 }
 
 // Math on numbers (`math.sqrt(d)` in scripted code): the tensor overloads are the registry's.
@@ -871,6 +864,9 @@ const Table& table() {
       {"aten::log.int", math<log_>},
       {"aten::log.float", math<log_>},
       {"aten::rsub", rsub},
+      {"aten::baddbmm", baddbmm},
+      {"aten::div.Tensor_mode", div_mode},
+      {"aten::div.Scalar_mode", div_mode},
       {"aten::rsub.Scalar", rsub},
       {"aten::rsub.Tensor", rsub},
       {"aten::copy.t", list_copy},

@@ -79,36 +79,39 @@ std::pair<at::Tensor, DType> convertible(const at::Tensor& t, std::string_view n
   return {std::move(c), dtype};
 }
 
-void copy_bytes(const Tensor& dst, const at::Tensor& c) {
-  const std::size_t bytes = static_cast<std::size_t>(c.numel()) * c.element_size();
-  if (bytes == 0) return;
-  switch (dst.dtype()) {
-    case DType::float32: std::memcpy(dst.data_ptr<float>(), c.data_ptr<float>(), bytes); break;
-    case DType::int64: std::memcpy(dst.data_ptr<std::int64_t>(), c.data_ptr<std::int64_t>(), bytes); break;
-    case DType::bool_: std::memcpy(dst.data_ptr<bool>(), c.data_ptr<bool>(), bytes); break;
-  }
-}
-
 }  // namespace
 
-Tensor to_symtrace(const at::Tensor& t, std::string_view name) {
+Tensor to_symtrace(const at::Tensor& t, std::string_view name, StorageMemo* memo) {
   auto [c, dtype] = convertible(t, name);
   const auto sizes = c.sizes();
-  Tensor out = Tensor::empty(Shape(std::vector<std::int64_t>(sizes.begin(), sizes.end())), dtype);
-  copy_bytes(out, c);
-  return out;
+  const Shape shape(std::vector<std::int64_t>(sizes.begin(), sizes.end()));
+  if (c.numel() == 0) return Tensor::empty(shape, dtype);  // LibTorch may give no data pointer
+  const c10::StorageImpl* storage = c.storage().unsafeGetStorageImpl();
+  if (memo != nullptr && storage == t.storage().unsafeGetStorageImpl()) {
+    // The file's own memory (not a conversion): one symtrace storage per LibTorch storage, so
+    // tensors that share memory in the file (tied weights, views of one buffer) share it here.
+    auto it = memo->find(storage);
+    if (it == memo->end()) {
+      const auto elements = static_cast<std::int64_t>(c.storage().nbytes() / c.element_size());
+      Tensor whole = Tensor::from_blob(c.storage().data(), Shape{elements}, dtype, std::make_shared<const at::Tensor>(c));
+      it = memo->emplace(storage, std::move(whole)).first;
+    }
+    if (it->second.dtype() == dtype)
+      return Tensor::view_of(it->second, shape, symtrace::detail::contiguous_strides(shape), c.storage_offset());
+  }
+  void* data = c.data_ptr();
+  // The symtrace tensor uses LibTorch's memory, which this handle keeps alive: loading a
+  // model copies no weights (a float32 tensor converts to itself; others were converted once).
+  return Tensor::from_blob(data, shape, dtype, std::make_shared<const at::Tensor>(std::move(c)));
 }
 
-void copy_from(const Tensor& dst, const at::Tensor& src, std::string_view name) {
-  auto [c, dtype] = convertible(src, name);
-  const auto sizes = c.sizes();
-  const Shape shape(std::vector<std::int64_t>(sizes.begin(), sizes.end()));
-  if (dst.shape() != shape || dst.dtype() != dtype)
+void adopt_into(const Tensor& dst, const at::Tensor& src, std::string_view name, StorageMemo* memo) {
+  Tensor mine = to_symtrace(src, name, memo);
+  if (dst.shape() != mine.shape() || dst.dtype() != mine.dtype())
     throw std::invalid_argument(fmt::format("tensor '{}' is {}{}, where symtrace's layer holds {}{}", name,
-                                            to_string(dtype), to_string(shape), to_string(dst.dtype()),
+                                            to_string(mine.dtype()), to_string(mine.shape()), to_string(dst.dtype()),
                                             to_string(dst.shape())));
-  if (!dst.is_contiguous()) throw InternalError(fmt::format("the tensor loaded into '{}' is not contiguous", name));
-  copy_bytes(dst, c);
+  dst.set_(mine);
 }
 
 std::optional<Value> to_value(const c10::IValue& v, std::string_view name) {

@@ -22,14 +22,20 @@
 
 namespace symtrace::torchscript::detail {
 
-/// `t` as a contiguous concrete symtrace tensor (a copy): float16, bfloat16 and float64 become
-/// float32; int8-int64 and uint8 stay integers (int64) only for `int64` itself. Throws
-/// std::invalid_argument naming `name` for any other dtype.
-Tensor to_symtrace(const at::Tensor& t, std::string_view name);
+/// The symtrace tensors made over whole LibTorch storages (see to_symtrace).
+using StorageMemo = std::unordered_map<const c10::StorageImpl*, Tensor>;
 
-/// Copies `src` into `dst` (a contiguous concrete tensor of the same shape, in the dtype
-/// `to_symtrace` would give); throws std::invalid_argument naming `name` otherwise.
-void copy_from(const Tensor& dst, const at::Tensor& src, std::string_view name);
+/// `t` as a contiguous concrete symtrace tensor over LibTorch's memory (kept alive by the
+/// tensor, not copied): float16, bfloat16 and float64 become float32 (converted once), int64
+/// and bool stay. With `memo`, tensors over one LibTorch storage share one symtrace storage
+/// (so in-place ops see the overlap PyTorch sees). Throws std::invalid_argument naming `name`
+/// for any other dtype.
+Tensor to_symtrace(const at::Tensor& t, std::string_view name, StorageMemo* memo = nullptr);
+
+/// Makes `dst` (a layer's parameter or buffer) hold `src`'s data as `to_symtrace` gives it
+/// (`Tensor::set_`: no copy); throws std::invalid_argument naming `name` when the shapes or
+/// dtypes differ.
+void adopt_into(const Tensor& dst, const at::Tensor& src, std::string_view name, StorageMemo* memo = nullptr);
 
 /// `v` as a Value (None, numbers, strings, lists, tuples, tensors, devices as "cpu"), or
 /// nullopt for what Values cannot hold (objects, futures, ...).

@@ -126,8 +126,8 @@ void exec(const Instr& in, Module& self, Value* frame) {
     }
     case InstrKind::value_attr: {
       Module& owner = attr_owner(self, in);
-      const auto* script = dynamic_cast<const ScriptModule*>(&owner);
-      const Value* v = script ? script->find_attr(in.name) : nullptr;
+      const auto* running = dynamic_cast<const ScriptModule*>(&self);  // whose code this is
+      const Value* v = running ? running->find_attr_of(owner, in.name) : nullptr;
       if (!v)
         throw_invalid_argument(in.where, "the module {} ({}) has no attribute '{}' symtrace can read",
                                in.path.empty() ? std::string("self") : fmt::format("{}", fmt::join(in.path, ".")),

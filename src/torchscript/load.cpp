@@ -110,6 +110,19 @@ std::optional<T> scalar(const std::optional<c10::IValue>& v) {
   else return v->isInt() ? std::optional(v->toInt()) : std::nullopt;
 }
 
+// True when `m` has `method` taking exactly the arguments `names` (after self): the Python
+// signature a symtrace layer's forward also has.
+bool python_forward(const jit::Module& m, const char* method, std::initializer_list<const char*> names) {
+  auto fn = m.find_method(method);
+  if (!fn) return false;
+  const auto& args = fn->function().getSchema().arguments();
+  if (args.size() != names.size() + 1) return false;
+  std::size_t k = 1;
+  for (const char* name : names)
+    if (args[k++].name() != name) return false;
+  return true;
+}
+
 at::Tensor tensor_attr(const jit::Module& m, const char* name) {
   if (!m.hasattr(name)) return {};
   c10::IValue v = m.attr(name);
@@ -249,8 +262,73 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
                                                     .bias = tensor_attr(m, "bias").defined()})
              .ptr();
        }},
+      {"Softmax",
+       [](const jit::Module&, const Hyper& h) -> std::shared_ptr<Module> {
+         auto dim = h.get("dim", {{"aten::softmax", 1}});
+         if (!dim || !(dim->isNone() || dim->isInt())) return nullptr;
+         return nn::Softmax(dim->isNone() ? std::nullopt : std::optional(dim->toInt())).ptr();
+       }},
+      {"MultiheadAttention",
+       [](const jit::Module& m, const Hyper& h) -> std::shared_ptr<Module> {
+         // Only with PyTorch's forward (a scripted file; a traced one bakes the call's
+         // arguments into a forward of its own), packed projections, no bias_k/bias_v.
+         if (!python_forward(m, "forward", {"query", "key", "value", "key_padding_mask", "need_weights", "attn_mask",
+                                            "average_attn_weights"}))
+           return nullptr;
+         auto embed = scalar<std::int64_t>(h.get("embed_dim"));
+         auto heads = scalar<std::int64_t>(h.get("num_heads"));
+         auto dropout = scalar<double>(h.get("dropout"));
+         auto batch_first = scalar<bool>(h.get("batch_first"));
+         auto zero_attn = scalar<bool>(h.get("add_zero_attn"));
+         const at::Tensor in_proj = tensor_attr(m, "in_proj_weight");
+         if (!embed || !heads || !dropout || !batch_first || zero_attn.value_or(true) || !in_proj.defined() ||
+             tensor_attr(m, "bias_k").defined() || tensor_attr(m, "bias_v").defined())
+           return nullptr;
+         return nn::MultiheadAttention(*embed, *heads, {.dropout = *dropout,
+                                                        .bias = tensor_attr(m, "in_proj_bias").defined(),
+                                                        .batch_first = *batch_first})
+             .ptr();
+       }},
+      {"LSTM",
+       [](const jit::Module& m, const Hyper& h) -> std::shared_ptr<Module> {
+         // Sizes from the weights (a traced file keeps no other attribute), the rest from the
+         // class or from the traced aten::lstm call. The forward is PyTorch's when scripted
+         // (`forward__0(input, hx)`); a traced one must take the input (and hx) and return
+         // (output, (h_n, c_n)) as PyTorch's does, not only what its caller used.
+         if (!python_forward(m, "forward__0", {"input", "hx"})) {
+           auto traced = m.find_method("forward");
+           if (!traced) return nullptr;
+           const c10::FunctionSchema& schema = traced->function().getSchema();
+           const std::size_t args = schema.arguments().size();
+           if (args < 2 || args > 3 || schema.returns().size() != 1) return nullptr;
+           const auto tuple = schema.returns()[0].type()->cast<c10::TupleType>();
+           if (!tuple || tuple->elements().size() != 2 || !tuple->elements()[1]->cast<c10::TupleType>()) return nullptr;
+         }
+         const at::Tensor w_ih = tensor_attr(m, "weight_ih_l0"), w_hh = tensor_attr(m, "weight_hh_l0");
+         if (!w_ih.defined() || !w_hh.defined() || w_ih.dim() != 2 || w_hh.dim() != 2 ||
+             w_hh.size(0) != 4 * w_hh.size(1) || tensor_attr(m, "weight_hr_l0").defined())
+           return nullptr;
+         std::int64_t layers = 0;
+         while (tensor_attr(m, fmt::format("weight_ih_l{}", layers).c_str()).defined()) ++layers;
+         auto batch_first = scalar<bool>(h.get("batch_first", {{"aten::lstm", 8}}));
+         auto dropout = scalar<double>(h.get("dropout", {{"aten::lstm", 5}}));
+         if (!batch_first || !dropout) return nullptr;
+         return nn::LSTM(w_ih.size(1), w_hh.size(1),
+                         {.num_layers = layers, .bias = tensor_attr(m, "bias_ih_l0").defined(),
+                          .batch_first = *batch_first, .dropout = *dropout,
+                          .bidirectional = tensor_attr(m, "weight_ih_l0_reverse").defined()})
+             .ptr();
+       }},
   };
   return makers;
+}
+
+// torch.fx's default leaf rule: a module of a class of torch.nn (or torch.ao.nn) is a leaf,
+// except the containers (Sequential; ModuleList and friends are never called).
+bool is_torch_nn_layer(std::string_view qualified, std::string_view cls) {
+  const bool torch_nn = qualified.starts_with("__torch__.torch.nn.") || qualified.starts_with("__torch__.torch.ao.nn.");
+  return torch_nn && cls != "Sequential" && cls != "ModuleList" && cls != "ModuleDict" && cls != "ParameterList" &&
+         cls != "ParameterDict";
 }
 
 class Loader {
@@ -274,6 +352,7 @@ class Loader {
         if (layer) {
           layer->train(obj.is_training());
           load_tensors(*layer, obj, path);
+          keep_attrs(layer, obj, path);
           return layer;
         }
       }
@@ -288,7 +367,7 @@ class Loader {
         forwards.push_back(&compiler_.method(type, overload->function()));
       }
     }
-    auto m = std::make_shared<ScriptModule>(cls, unit_, std::move(forwards));
+    auto m = std::make_shared<ScriptModule>(cls, unit_, std::move(forwards), !path.empty() && is_torch_nn_layer(qualified, cls));
     m->train(obj.is_training());
     for (const jit::Method& method : obj.get_methods()) {
       const std::string& name = method.name();
@@ -297,9 +376,9 @@ class Loader {
     for (const auto& child : obj.named_children())
       m->register_module(child.name, convert(child.value, join(path, child.name)));
     for (const auto& p : obj.named_parameters(false))
-      m->register_parameter(p.name, detail::to_symtrace(p.value, join(path, p.name)));
+      m->register_parameter(p.name, detail::to_symtrace(p.value, join(path, p.name), &memo_));
     for (const auto& b : obj.named_buffers(false))
-      m->register_buffer(b.name, detail::to_symtrace(b.value, join(path, b.name)));
+      m->register_buffer(b.name, detail::to_symtrace(b.value, join(path, b.name), &memo_));
     for (std::size_t slot = 0; slot < type->numAttributes(); ++slot) {
       const std::string& name = type->getAttributeName(slot);
       const c10::TypePtr& t = type->getAttribute(slot);
@@ -307,7 +386,7 @@ class Loader {
       if (auto c = t->cast<c10::ClassType>(); c && c->is_module()) continue;
       const c10::IValue v = obj.attr(name);
       if (v.isTensor()) {  // a plain tensor attribute: a buffer outside the state dict
-        m->register_buffer(name, detail::to_symtrace(v.toTensor(), join(path, name)), /*persistent=*/false);
+        m->register_buffer(name, detail::to_symtrace(v.toTensor(), join(path, name), &memo_), /*persistent=*/false);
         continue;
       }
       // A list of the module's own tensors (nn.LSTM's `_flat_weights`) holds the registered
@@ -337,6 +416,25 @@ class Loader {
     return path.empty() ? name : path + "." + name;
   }
 
+  // Keeps the plain attributes of the file's module `obj` (and of its children) that became
+  // the symtrace layer `layer`, for other modules' code to read.
+  void keep_attrs(const std::shared_ptr<Module>& layer, const jit::Module& obj, const std::string& path) {
+    const c10::ClassTypePtr& type = obj.type();
+    Unit::LayerAttrs kept{layer, {}};
+    for (std::size_t slot = 0; slot < type->numAttributes(); ++slot) {
+      const std::string& name = type->getAttributeName(slot);
+      if (type->is_parameter(slot) || type->is_buffer(slot) || name == "training") continue;
+      if (auto c = type->getAttribute(slot)->cast<c10::ClassType>(); c && c->is_module()) continue;
+      const c10::IValue v = obj.attr(name);
+      if (v.isTensor() || (v.isList() && !v.toListRef().empty() && v.toListRef()[0].isTensor())) continue;  // _flat_weights
+      if (auto value = detail::to_value(v, join(path, name))) kept.attrs.emplace_back(name, std::move(*value));
+    }
+    if (!kept.attrs.empty()) unit_->layer_attrs.insert_or_assign(layer.get(), std::move(kept));
+    for (const auto& [name, child] : layer->named_children())
+      for (const auto& theirs : obj.named_children())
+        if (theirs.name == name) keep_attrs(child, theirs.value, join(path, name));
+  }
+
   // The parameter or buffer of `m` registered for the file's tensor `t` (the same tensor of
   // `obj`), or an undefined tensor.
   static Tensor own_tensor(const Module& m, const jit::Module& obj, const at::Tensor& t) {
@@ -347,10 +445,10 @@ class Loader {
     return {};
   }
 
-  // Copies the file's tensors of a torch.nn layer into the symtrace layer made for it; those
+  // Gives the symtrace layer made for a torch.nn layer the file's tensors (no copy); those
   // it has no slot for (BatchNorm's num_batches_tracked) are registered, so the state dict
   // has every PyTorch name.
-  static void load_tensors(Module& layer, const jit::Module& obj, const std::string& path) {
+  void load_tensors(Module& layer, const jit::Module& obj, const std::string& path) {
     // The layer was made without drawing values, from what the file has: each of its tensors
     // must be overwritten here.
     std::size_t own = 0, loaded = 0;
@@ -359,12 +457,12 @@ class Loader {
     auto copy_into = [&](const std::string& name, const at::Tensor& t, bool parameter) {
       Tensor mine = parameter ? layer.find_parameter(name) : layer.find_buffer(name);
       if (!mine.defined()) {
-        Tensor theirs = detail::to_symtrace(t, join(path, name));
+        Tensor theirs = detail::to_symtrace(t, join(path, name), &memo_);
         if (parameter) layer.register_parameter(name, std::move(theirs));
         else layer.register_buffer(name, std::move(theirs));
         return;
       }
-      detail::copy_from(mine, t, join(path, name));
+      detail::adopt_into(mine, t, join(path, name), &memo_);
       ++loaded;
     };
     for (const auto& p : obj.named_parameters(false)) copy_into(p.name, p.value, true);
@@ -372,10 +470,23 @@ class Loader {
     if (loaded != own)
       throw InternalError(fmt::format("symtrace's {} at '{}' has {} tensors, of which the file gave {}",
                                       layer.type_name(), path, own, loaded));
+    // A layer's own children (MultiheadAttention's out_proj) are the file module's children.
+    for (const auto& [name, child] : layer.named_children()) {
+      bool found = false;
+      for (const auto& theirs : obj.named_children()) {
+        if (theirs.name != name) continue;
+        load_tensors(*child, theirs.value, join(path, name));
+        found = true;
+      }
+      if (!found)
+        throw InternalError(fmt::format("symtrace's {} at '{}' has a child '{}' the file's module lacks",
+                                        layer.type_name(), path, name));
+    }
   }
 
   std::shared_ptr<Unit> unit_;
   Compiler compiler_;
+  detail::StorageMemo memo_;
 };
 
 jit::Module read(const std::filesystem::path& path) {

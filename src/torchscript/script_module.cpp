@@ -78,8 +78,9 @@ bool accepts(std::string_view type, const Value& v) {
 }  // namespace
 
 ScriptModule::ScriptModule(std::string type_name, std::shared_ptr<const Unit> unit,
-                           std::vector<const Program*> forwards)
-    : Module(signature_of(forwards)), unit_(std::move(unit)), forwards_(std::move(forwards)) {
+                           std::vector<const Program*> forwards, bool torch_nn_layer)
+    : Module(signature_of(forwards)), unit_(std::move(unit)), forwards_(std::move(forwards)),
+      torch_nn_layer_(torch_nn_layer) {
   set_type_name(std::move(type_name));
 }
 
@@ -125,6 +126,15 @@ void ScriptModule::set_attr(std::string name, Value value) {
 const Value* ScriptModule::find_attr(std::string_view name) const noexcept {
   for (const auto& [n, v] : attrs_)
     if (n == name) return &v;
+  return nullptr;
+}
+
+const Value* ScriptModule::find_attr_of(const Module& module, std::string_view name) const noexcept {
+  if (const auto* script = dynamic_cast<const ScriptModule*>(&module)) return script->find_attr(name);
+  auto it = unit_->layer_attrs.find(&module);
+  if (it == unit_->layer_attrs.end() || it->second.layer.lock().get() != &module) return nullptr;
+  for (const auto& [key, value] : it->second.attrs)
+    if (key == name) return &value;
   return nullptr;
 }
 

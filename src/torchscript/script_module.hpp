@@ -1,6 +1,6 @@
 #pragma once
-// `ScriptModule`: a module of a TorchScript file that is not one of torch.nn's layers. Its
-// forward runs its compiled TorchScript method (program.hpp) on symtrace Values; its children,
+// `ScriptModule`: a module of a TorchScript file that symtrace has no layer for. Its forward
+// runs its compiled TorchScript method (program.hpp) on symtrace Values; its children,
 // parameters and buffers are ordinary registrations, so tracing, the collection and analysis
 // see it as any C++ module of its class name (`Bottleneck`).
 
@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -21,13 +22,26 @@ namespace symtrace::torchscript::detail {
 /// its TorchScript class).
 struct Unit {
   std::deque<Program> programs;
+  /// The plain attributes (numbers, bools, strings, None, ...) of the file's modules that
+  /// became symtrace layers, which other modules' code may read
+  /// (`self.self_attn._qkv_same_embed_dim`), by layer.
+  struct LayerAttrs {
+    std::weak_ptr<const Module> layer;  ///< checked on use: the key is only an address
+    std::vector<std::pair<std::string, Value>> attrs;
+  };
+  std::unordered_map<const Module*, LayerAttrs> layer_attrs;
 };
 
 class ScriptModule final : public Module {
  public:
   /// `forwards`: the program of `forward`, or of each of its overloads (`forward__0`, ...),
   /// empty for a module without forward (a ModuleList, a traced module never called).
-  ScriptModule(std::string type_name, std::shared_ptr<const Unit> unit, std::vector<const Program*> forwards);
+  /// `torch_nn_layer`: the module is of a torch.nn layer class (not a container) and not the
+  /// root, so a tracer records it as a leaf, as torch.fx's default leaf rule does.
+  ScriptModule(std::string type_name, std::shared_ptr<const Unit> unit, std::vector<const Program*> forwards,
+               bool torch_nn_layer = false);
+
+  [[nodiscard]] bool is_leaf_by_default() const override { return torch_nn_layer_; }
 
   /// Runs the forward (the overload whose argument kinds match `args`).
   Value forward_values(const ValueList& args) override;
@@ -35,6 +49,9 @@ class ScriptModule final : public Module {
   /// A TorchScript attribute that is neither a module nor a tensor (`self.use_res_connect`).
   void set_attr(std::string name, Value value);
   [[nodiscard]] const Value* find_attr(std::string_view name) const noexcept;
+  /// Attribute `name` of `module`: this module's own (find_attr), a ScriptModule's, or one the
+  /// loader kept for a symtrace layer of the file; nullptr when there is none.
+  [[nodiscard]] const Value* find_attr_of(const Module& module, std::string_view name) const noexcept;
 
   /// The program of another method (`_forward_impl`), added by the loader.
   void add_method(std::string name, const Program* program);
@@ -45,6 +62,7 @@ class ScriptModule final : public Module {
   std::vector<const Program*> forwards_;
   std::vector<std::pair<std::string, const Program*>> methods_;
   std::vector<std::pair<std::string, Value>> attrs_;
+  bool torch_nn_layer_;
 };
 
 }  // namespace symtrace::torchscript::detail

@@ -243,7 +243,7 @@ const Tracer::LeafMetaFn* Tracer::leaf_meta_fn(const Module& module) const {
 }
 
 bool Tracer::is_leaf_module(const Module& module, std::string_view) const {
-  return module.is_builtin_layer() || is_registered_leaf(module);
+  return module.is_leaf_by_default() || is_registered_leaf(module);
 }
 
 namespace {
@@ -298,6 +298,52 @@ Value Tracer::call_module(Module& module, const ValueList& args, std::source_loc
 
 namespace {
 
+/// Adds `v` to a nested result's metadata (OutputMeta::nesting); false when it holds
+/// something other than tensors, None and lists.
+bool flatten_result(const Value& v, OutputMeta& meta) {
+  if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value)) {
+    if (!t->defined()) return false;
+    meta.outputs.push_back(t->meta());
+    meta.nesting.push_back(0);
+    return true;
+  }
+  if (v.is_none()) {
+    meta.nesting.push_back(-1);
+    return true;
+  }
+  const ValueList* list = boost::variant2::get_if<ValueList>(&v.value);
+  if (list == nullptr) return false;
+  meta.nesting.push_back(list->empty() ? -2 : static_cast<std::int32_t>(list->size()));
+  for (const Value& item : *list)
+    if (!flatten_result(item, meta)) return false;
+  return true;
+}
+
+/// The Value a nested result's metadata describes, from the list at `meta.nesting[pos]`
+/// (`list`: the node of that list in a traced call, nullptr in a side run). `item(list, i)`
+/// gives the node of an item (a getitem) and `tensor(item, m)` the tensor it stands for.
+template <class List, class MakeTensor, class Item>
+Value unflatten_result(const OutputMeta& meta, std::size_t& pos, std::size_t& next, List list, const MakeTensor& tensor,
+                       const Item& item) {
+  const std::int32_t code = meta.nesting.at(pos++);
+  const std::size_t n = code > 0 ? static_cast<std::size_t>(code) : 0;
+  ValueList items;
+  items.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int32_t c = meta.nesting.at(pos);
+    if (c == -1) {
+      ++pos;
+      items.emplace_back();
+    } else if (c == 0) {
+      ++pos;
+      items.emplace_back(tensor(item(list, i), meta.outputs.at(next++)));
+    } else {
+      items.emplace_back(unflatten_result(meta, pos, next, item(list, i), tensor, item));
+    }
+  }
+  return items;
+}
+
 /// The output metadata of a leaf's result, checked before any node is made (see Note [A
 /// refused call leaves the graph unchanged]).
 OutputMeta meta_of_result(const Value& result, const std::string& path, const Module& module,
@@ -315,9 +361,12 @@ OutputMeta meta_of_result(const Value& result, const std::string& path, const Mo
       meta.outputs.push_back(t->meta());
     }
     if (meta.outputs.size() == list->size()) return meta;
+    // Nested lists and None (`(out, (h_n, c_n))`, `(out, None)`): getitems of getitems.
+    meta.outputs.clear();
+    if (flatten_result(result, meta)) return meta;
   }
   throw_trace_error(where,
-                    "the leaf '{}' ({}) returned {}: only a tensor or a list of tensors can flow out of a "
+                    "the leaf '{}' ({}) returned {}: only tensors, None and lists of them can flow out of a "
                     "call_module node; trace into the module instead of making it a leaf",
                     path, module.type_name(), result.type_name());
 }
@@ -404,6 +453,12 @@ Value Tracer::meta_result(const OutputMeta& meta, std::source_location where) co
   const SymbolicRef ref{state().id(), 0};
   if (meta.is_number) return SymInt::symbolic(Tensor::symbolic(meta.outputs.at(0), ref), where);
   if (!meta.is_list) return Tensor::symbolic(meta.outputs.at(0), ref);
+  if (!meta.nesting.empty()) {
+    std::size_t pos = 0, next = 0;
+    return unflatten_result(
+        meta, pos, next, nullptr, [&](std::nullptr_t, const TensorMeta& m) { return Tensor::symbolic(m, ref); },
+        [](std::nullptr_t, std::size_t) { return nullptr; });
+  }
   ValueList items;
   items.reserve(meta.outputs.size());
   for (const TensorMeta& m : meta.outputs) items.emplace_back(Tensor::symbolic(m, ref));
@@ -425,6 +480,14 @@ Value Tracer::wrap_result(Node& node, const OutputMeta& meta, std::source_locati
     return SymInt::symbolic(Tensor::symbolic(number, SymbolicRef{state().id(), node.id().value}), where);
   }
   if (!meta.is_list) return proxy(node, meta.outputs.at(0));
+  if (!meta.nesting.empty()) {
+    std::size_t pos = 0, next = 0;
+    return unflatten_result(
+        meta, pos, next, &node, [&](Node* item, const TensorMeta& m) { return proxy(*item, m); },
+        [&](Node* list, std::size_t i) {
+          return &create_node(OpKind::call_function, "getitem", {*list, static_cast<std::int64_t>(i)}, {}, where);
+        });
+  }
   ValueList items;
   items.reserve(meta.outputs.size());
   for (std::size_t i = 0; i < meta.outputs.size(); ++i) {

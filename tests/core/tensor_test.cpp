@@ -110,3 +110,37 @@ TEST_CASE("set_ gives every handle of a tensor another tensor's data and shape; 
   CHECK_THROWS_WITH_AS((void)Tensor().set_(t), doctest::Contains("set_() needs two defined tensors"), std::invalid_argument);
   CHECK(handle.to_vector<float>() == std::vector<float>{1, 2});
 }
+
+TEST_CASE("from_blob views memory owned elsewhere and keeps its owner alive while any tensor uses it") {
+  auto released = std::make_shared<bool>(false);
+  Tensor t;
+  {
+    auto buffer = std::shared_ptr<float[]>(new float[6]{1, 2, 3, 4, 5, 6}, [released](const float* p) {
+      *released = true;
+      delete[] p;
+    });
+    t = Tensor::from_blob(buffer.get(), Shape{2, 3}, DType::float32, buffer);
+  }
+  CHECK_FALSE(*released);  // the tensor holds the owner
+  CHECK(t.is_contiguous());
+  CHECK(t.to_vector<float>() == std::vector<float>{1, 2, 3, 4, 5, 6});
+  Tensor row = t.select(0, 1);
+  (void)t.mul_(2.0);  // writes into the foreign memory, seen through every view
+  CHECK(row.to_vector<float>() == std::vector<float>{8, 10, 12});
+  t = Tensor();
+  CHECK_FALSE(*released);  // the view still uses it
+  CHECK(row.sum().item<float>() == 30.f);
+  row = Tensor();
+  CHECK(*released);
+}
+
+TEST_CASE("from_blob refuses a null or misaligned pointer and unknown sizes") {
+  alignas(8) std::int64_t data[3] = {1, 2, 3};
+  CHECK_THROWS_WITH_AS((void)Tensor::from_blob(nullptr, Shape{3}, DType::float32, nullptr),
+                       doctest::Contains("from_blob() of a null pointer"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)Tensor::from_blob(reinterpret_cast<std::byte*>(data) + 1, Shape{2}, DType::int64, nullptr),
+                       doctest::Contains("int64 data must be aligned to 8 bytes"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)Tensor::from_blob(data, Shape{Dim::unknown(), Dim(2)}, DType::int64, nullptr),
+                       doctest::Contains("every size must be known"), std::invalid_argument);
+  CHECK(Tensor::from_blob(data, Shape{3}, DType::int64, nullptr).to_vector<std::int64_t>() == IntList{1, 2, 3});
+}

@@ -154,6 +154,24 @@ def encoder():
     return torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
 
 
+class Layers(torch.nn.Module):
+    """torch.nn's MultiheadAttention (with a key padding mask and an attention mask), a
+    bidirectional two-layer LSTM and Softmax: symtrace's own layers once loaded."""
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(16, 4)
+        self.lstm = torch.nn.LSTM(16, 8, num_layers=2, bidirectional=True)
+        self.softmax = torch.nn.Softmax(dim=-1)
+        self.register_buffer("pad", torch.tensor([[False] * 4 + [True], [False] * 3 + [True] * 2]))
+        self.register_buffer("mask", torch.randn(5, 5))
+
+    def forward(self, x):  # [L, N, E] = [5, 2, 16]
+        y, w = self.attn(x, x, x, key_padding_mask=self.pad, attn_mask=self.mask)
+        assert w is not None
+        z, _ = self.lstm(y)
+        return self.softmax(z) + w[:, :, 0].mean()
+
+
 class Builtins(torch.nn.Module):
     """TorchScript's number, bool, string and dtype builtins, as Python computes them."""
     def forward(self, x):
@@ -168,17 +186,46 @@ class Builtins(torch.nn.Module):
         return y * k * scale + z.float() + sum(parts) + max(parts) - min(n, 2)
 
 
-# name: (make, input shape)
+# name: (make, input shape); those in TRACED are saved traced too
 SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, [1, 3, 4, 4]),
          "missing_op": (MissingOp, [1, 3, 8, 8]), "other_method": (OtherMethod, [1, 3, 8, 8]),
-         "lstm_tagger": (Tagger, [2, 7, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32])}
+         "lstm_tagger": (Tagger, [2, 7, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32]),
+         "layers": (Layers, [5, 2, 16])}
+TRACED = {"lstm_tagger", "layers"}
+
+
+CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList,
+              torch.nn.ParameterDict)
+
+
+def is_fx_leaf(module):
+    """torch.fx's default leaf rule (Tracer.is_leaf_module), for modules that are called (the
+    other containers never are)."""
+    return (module.__module__.startswith("torch.nn") or module.__module__.startswith("torch.ao.nn")) \
+        and not isinstance(module, CONTAINERS)
+
+
+def rule_leaf_counts(model):
+    """What fx's leaf rule picks in a model whose modules its forward each calls once: the
+    torch.nn modules not inside another (for the models torch.fx cannot trace)."""
+    counts = {}
+
+    def walk(module):
+        for child in module.children():
+            if is_fx_leaf(child):
+                name = type(child).__name__
+                counts[name] = counts.get(name, 0) + 1
+            else:
+                walk(child)
+    walk(model)
+    return counts
 
 
 def fx_leaf_counts(model):
     try:
         gm = torch.fx.symbolic_trace(model)
-    except Exception:  # models torch.fx cannot trace: no reference counts
-        return None
+    except Exception:  # models torch.fx cannot trace: its leaf rule over the module tree
+        return rule_leaf_counts(model)
     counts = {}
     modules = dict(gm.named_modules())
     for node in gm.graph.nodes:
@@ -190,7 +237,8 @@ def fx_leaf_counts(model):
 
 def write(outdir, name, model, shape, trace=True):
     stem = os.path.join(outdir, name)
-    if os.path.exists(stem + ".json"):
+    outputs = [".json", ".script.pt", ".input.bin", ".output.bin"] + ([".trace.pt"] if trace else [])
+    if all(os.path.exists(stem + suffix) for suffix in outputs):
         return
     torch.manual_seed(0)
     model.eval()
@@ -230,7 +278,7 @@ def main():
         torch.manual_seed(0)
         if name in SMALL:
             make, shape = SMALL[name]
-            write(outdir, name, make(), shape, trace=False)
+            write(outdir, name, make(), shape, trace=name in TRACED)
             continue
         kwargs = {"aux_logits": False, "init_weights": False} if name in ("googlenet", "inception_v3") else {}
         model = getattr(torchvision.models, name)(weights=None, **kwargs)

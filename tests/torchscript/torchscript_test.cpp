@@ -140,17 +140,70 @@ TEST_CASE("torchvision's classifiers, scripted and traced, trace and run as LibT
   }
 }
 
-TEST_CASE("torch.nn.TransformerEncoder, a model with torch.nn.LSTM and TorchScript's builtins run as LibTorch runs "
-          "them") {
-  for (const char* name : {"transformer_encoder", "lstm_tagger", "builtins"}) {
-    SUBCASE(name) {
+TEST_CASE("torch.nn.TransformerEncoder, models with torch.nn.LSTM and MultiheadAttention, and TorchScript's builtins "
+          "run as LibTorch runs them") {
+  for (const auto& [name, form] : std::vector<std::pair<const char*, const char*>>{
+           {"transformer_encoder", "script"}, {"lstm_tagger", "script"}, {"lstm_tagger", "trace"},
+           {"layers", "script"}, {"layers", "trace"}, {"builtins", "script"}}) {
+    SUBCASE(fmt::format("{}.{}", name, form).c_str()) {
       try {
-        check_classifier(name, "script");
+        check_classifier(name, form);
       } catch (const std::exception& e) {
-        FAIL_CHECK(fmt::format("{}: {}", name, e.what()));
+        FAIL_CHECK(fmt::format("{}.{}: {}", name, form, e.what()));
       }
     }
   }
+}
+
+TEST_CASE("torch.nn's MultiheadAttention, LSTM and Softmax load as symtrace's own layers") {
+  std::shared_ptr<Module> scripted = torchscript::load(models / "layers.script.pt");
+  const auto* attn = dynamic_cast<const nn::MultiheadAttentionImpl*>(&scripted->get_submodule("attn"));
+  REQUIRE(attn != nullptr);
+  CHECK(attn->embed_dim == 16);
+  CHECK(attn->num_heads == 4);
+  CHECK_FALSE(attn->options.batch_first);
+  CHECK(attn->get_submodule("out_proj").type_name() == "NonDynamicallyQuantizableLinear");
+  const auto* lstm = dynamic_cast<const nn::LSTMImpl*>(&scripted->get_submodule("lstm"));
+  REQUIRE(lstm != nullptr);
+  CHECK(to_string(*lstm) == "LSTM(16, 8, num_layers=2, bidirectional=True)");
+  CHECK(dynamic_cast<const nn::SoftmaxImpl*>(&scripted->get_submodule("softmax")) != nullptr);
+  const StateDict state = scripted->state_dict();
+  for (const char* name : {"attn.in_proj_weight", "attn.in_proj_bias", "attn.out_proj.weight", "attn.out_proj.bias",
+                           "lstm.weight_ih_l0", "lstm.weight_hh_l1_reverse", "lstm.bias_hh_l1_reverse", "pad", "mask"})
+    CHECK_MESSAGE(state.contains(name), name);
+  CHECK(state.size() == 22);  // PyTorch's len(Layers().state_dict())
+
+  // A traced file gives MultiheadAttention and LSTM forwards of their own (the arguments of
+  // the traced call baked in, only the outputs the caller used returned): those modules run
+  // their recorded code, and are still leaves of torch.nn's classes, as torch.fx's rule says.
+  std::shared_ptr<Module> traced = torchscript::load(models / "layers.trace.pt");
+  for (const char* name : {"attn", "lstm"}) {
+    const Module& m = traced->get_submodule(name);
+    CHECK(dynamic_cast<const nn::MultiheadAttentionImpl*>(&m) == nullptr);
+    CHECK(dynamic_cast<const nn::LSTMImpl*>(&m) == nullptr);
+    CHECK(m.is_leaf_by_default());
+    CHECK_FALSE(m.is_builtin_layer());  // not one of symtrace's own layers
+  }
+  CHECK(traced->get_submodule("attn").type_name() == "MultiheadAttention");
+  CHECK(dynamic_cast<const nn::SoftmaxImpl*>(&traced->get_submodule("softmax")) != nullptr);
+  CHECK_FALSE(traced->is_leaf_by_default());  // the root is traced, whatever its class
+}
+
+TEST_CASE("a root of a torch.nn class is traced, and its torch.nn children are leaves, as in torch.fx") {
+  std::shared_ptr<Module> model = torchscript::load(models / "transformer_encoder.script.pt");
+  CHECK(model->type_name() == "TransformerEncoder");
+  CHECK_FALSE(model->is_leaf_by_default());
+  CHECK(model->get_submodule("layers.0").is_leaf_by_default());
+  GraphCollection c = recursive_trace(*model, {InputSpec(Shape{2, 5, 32})});
+  CHECK(c.failures().empty());
+  const ModuleHierarchy& h = c.hierarchy();
+  CHECK(h[h.index_of("")].status == ModuleStatus::traced);
+  CHECK(h[h.index_of("layers.0")].status == ModuleStatus::leaf);
+  CHECK(h[h.index_of("layers.1")].status == ModuleStatus::leaf);
+  CHECK(h[h.index_of("layers.0.self_attn")].status == ModuleStatus::unvisited);  // inside a leaf
+  // The layer's code reads its attention's attributes (`self.self_attn.batch_first`), kept
+  // from the file for the symtrace layer it became.
+  CHECK(dynamic_cast<const nn::MultiheadAttentionImpl*>(&model->get_submodule("layers.0.self_attn")) != nullptr);
 }
 
 TEST_CASE("a model with three data-dependent ifs gives those three modules failed at their Python lines") {

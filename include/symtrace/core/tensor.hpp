@@ -45,12 +45,17 @@ struct SymbolicRef {
 };
 
 namespace detail {
-/// A reference-counted, uninitialised byte buffer (16-byte aligned by operator new[]).
+/// A reference-counted byte buffer: its own, uninitialised (16-byte aligned by operator
+/// new[]), or memory owned elsewhere that `owner` keeps alive (Tensor::from_blob).
 struct Storage {
   explicit Storage(std::size_t bytes)
-      : nbytes(bytes), data(std::make_unique_for_overwrite<std::byte[]>(bytes == 0 ? 1 : bytes)) {}
+      : nbytes(bytes), own(std::make_unique_for_overwrite<std::byte[]>(bytes == 0 ? 1 : bytes)), data(own.get()) {}
+  Storage(std::byte* external, std::size_t bytes, std::shared_ptr<const void> keep_alive) noexcept
+      : nbytes(bytes), data(external), owner(std::move(keep_alive)) {}
   std::size_t nbytes;
-  std::unique_ptr<std::byte[]> data;
+  std::unique_ptr<std::byte[]> own;  ///< null for memory owned elsewhere
+  std::byte* data;
+  std::shared_ptr<const void> owner;  ///< keeps memory owned elsewhere alive
 };
 
 using Strides = boost::container::small_vector<std::int64_t, 4>;
@@ -118,6 +123,12 @@ class Tensor {
   /// before allocating anything, for a tensor larger than max_tensor_bytes().
   [[nodiscard]] static Tensor empty(const Shape& shape, DType dtype = DType::float32,
                                     Where where = Where::current());
+  /// Makes a contiguous concrete tensor of `shape` and `dtype` over `data`, memory owned
+  /// elsewhere that `owner` keeps alive as long as any tensor uses it (`torch::from_blob` with
+  /// a deleter). `data` must hold the tensor's bytes and be aligned for `dtype`; throws
+  /// std::invalid_argument for a null or misaligned pointer or an unknown or negative size.
+  [[nodiscard]] static Tensor from_blob(void* data, const Shape& shape, DType dtype, std::shared_ptr<const void> owner,
+                                        Where where = Where::current());
   /// Makes a symbolic tensor naming node `ref.node` of trace `ref.trace`. For tracers.
   [[nodiscard]] static Tensor symbolic(TensorMeta meta, SymbolicRef ref);
   /// Makes a concrete view of `base`'s storage. For view kernels; checks bounds.

@@ -1,12 +1,14 @@
 #pragma once
 /// \file
 /// Activation layers, as in `torch.nn`: ReLU, ReLU6, GELU, SiLU, Hardswish, Hardsigmoid,
-/// Sigmoid, Tanh. Leaves when traced by default. `inplace` (ReLU, ReLU6, Hardswish,
+/// Sigmoid, Tanh, Softmax. Leaves when traced by default. `inplace` (ReLU, ReLU6, Hardswish,
 /// Hardsigmoid) writes the result into the input, as PyTorch's `inplace=True`.
 
 #include "symtrace/nn/module_holder.hpp"
 #include "symtrace/nn/typed_module.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace symtrace::nn {
@@ -138,5 +140,25 @@ class TanhImpl : public TypedModule<TanhImpl> {
   [[nodiscard]] std::optional<TensorMeta> layer_output_meta(const ValueList& args) const override;  // Note [Layer output metadata]
 };
 SYMTRACE_MODULE(Tanh);
+
+/// softmax over `dim`; without one, PyTorch's legacy choice (dim 0 for inputs of rank 0, 1
+/// or 3, else dim 1).
+class SoftmaxImpl : public TypedModule<SoftmaxImpl> {
+ public:
+  explicit SoftmaxImpl(std::optional<std::int64_t> dim = std::nullopt) : dim(dim) {}
+  Tensor forward(const Tensor& input);
+  [[nodiscard]] std::string extra_repr() const override;
+  std::optional<std::int64_t> dim;
+};
+
+/// `nn::Softmax(-1)`.
+class Softmax : public ModuleHolder<SoftmaxImpl> {
+ public:
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a dim
+  Softmax(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<SoftmaxImpl> I>
+  Softmax(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<SoftmaxImpl>(std::move(impl))) {}  // NOLINT
+  explicit Softmax(std::optional<std::int64_t> dim = std::nullopt) : ModuleHolder(std::make_shared<SoftmaxImpl>(dim)) {}
+};
 
 }  // namespace symtrace::nn

@@ -29,6 +29,13 @@ class LinearImpl : public TypedModule<LinearImpl> {
   Tensor bias;  ///< undefined without bias
 };
 
+/// `torch.nn.modules.linear.NonDynamicallyQuantizableLinear`: a Linear under PyTorch's other
+/// name for it, MultiheadAttention's output projection.
+class NonDynamicallyQuantizableLinearImpl : public LinearImpl {
+ public:
+  using LinearImpl::LinearImpl;
+};
+
 /// Holder of LinearImpl: `nn::Linear(512, 1000)`, `nn::Linear(64, 64, {.bias = false})`.
 class Linear : public ModuleHolder<LinearImpl> {
  public:

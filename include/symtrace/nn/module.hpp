@@ -112,6 +112,10 @@ class Module : public std::enable_shared_from_this<Module> {
   /// modules a tracer records as leaves by default, as fx does for `torch.nn` layers; false
   /// for containers (Sequential, ModuleList, ModuleDict) and every user module.
   [[nodiscard]] bool is_builtin_layer() const;
+  /// Whether a tracer records the module as a leaf by default (Tracer::is_leaf_module):
+  /// is_builtin_layer(), unless a module class standing for another framework's modules says
+  /// otherwise (the TorchScript front end's modules of torch.nn classes, as torch.fx's rule).
+  [[nodiscard]] virtual bool is_leaf_by_default() const { return is_builtin_layer(); }
   /// True when the module has a `forward` (false for ModuleList and ModuleDict, which are only
   /// indexed).
   [[nodiscard]] bool is_callable() const noexcept { return signature_ != nullptr; }

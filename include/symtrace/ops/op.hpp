@@ -19,6 +19,7 @@
 #include <source_location>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace symtrace {
 
@@ -74,6 +75,10 @@ struct OutputMeta {
   /// The op returns a number (`-> int` or `-> bool`), described by `outputs[0]`: a 0-dim int64
   /// or bool. Traced, it becomes a proxy SymInt or SymBool.
   bool is_number = false;
+  /// A module's nested result (a leaf returning `(out, (h, c))` or `(out, None)`; is_list is
+  /// then true), in pre-order: 0 a tensor (the next of `outputs`), -1 None, n > 0 a list of
+  /// the n items that follow, -2 an empty list. Empty for a tensor or a flat list of tensors.
+  std::vector<std::int32_t> nesting;
   /// A single-tensor result.
   static OutputMeta single(DType dtype, Shape shape) { return single(TensorMeta{dtype, std::move(shape)}); }
   /// A single-tensor result from its metadata (moved in once: OutputMeta is not cheap to move).

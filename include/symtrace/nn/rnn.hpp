@@ -1,0 +1,68 @@
+#pragma once
+/// \file
+/// `nn::LSTM`, as `torch.nn.LSTM`: a stack of long short-term memory layers (one or both
+/// directions), with PyTorch's parameters `weight_ih_l{k}[_reverse]` [4H, in],
+/// `weight_hh_l{k}[_reverse]` [4H, H] and the biases `bias_ih_l{k}`, `bias_hh_l{k}` [4H]. A leaf
+/// when traced by default. `lstm` is its computation, as `torch._VF.lstm`: per step,
+/// gates = x W_ih^T + b_ih + h W_hh^T + b_hh; i, f, g, o = chunk(gates, 4);
+/// c = σ(f) c + σ(i) tanh(g); h = σ(o) tanh(c). The number of steps must be known.
+
+#include "symtrace/nn/module_holder.hpp"
+#include "symtrace/nn/typed_module.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <source_location>
+#include <tuple>
+
+namespace symtrace::nn {
+
+struct LSTMOptions {
+  std::int64_t num_layers = 1;
+  bool bias = true;
+  bool batch_first = false;  ///< input and output [N, T, F] rather than [T, N, F]
+  double dropout = 0.0;      ///< between layers, in training
+  bool bidirectional = false;
+};
+
+/// The LSTM of `input` ([T, N, F], [N, T, F] when batch_first, or unbatched [T, F]) from `h0`
+/// and `c0` ([layers * directions, N, H], or [layers * directions, H] unbatched). `params` are
+/// per layer and direction: W_ih, W_hh, and with `has_biases` b_ih, b_hh. Returns the output
+/// [T, N, directions * H] (shaped as the input) and the last h and c. Throws
+/// std::invalid_argument for inputs of the wrong rank or a wrong number of parameters, and
+/// TraceError when the number of steps is unknown.
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, const Tensor& h0, const Tensor& c0, const TensorList& params,
+                                        bool has_biases, std::int64_t num_layers, double dropout, bool train,
+                                        bool bidirectional, bool batch_first,
+                                        std::source_location where = std::source_location::current());
+
+class LSTMImpl : public TypedModule<LSTMImpl> {
+ public:
+  /// Throws std::invalid_argument unless the sizes and num_layers are positive and dropout
+  /// is in [0, 1].
+  LSTMImpl(std::int64_t input_size, std::int64_t hidden_size, LSTMOptions options = {},
+           std::source_location where = std::source_location::current());
+  /// `hx`: (h_0, c_0), zeros when omitted. Returns (output, (h_n, c_n)), as PyTorch does.
+  std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& input, const std::optional<TensorList>& hx);
+  [[nodiscard]] std::string extra_repr() const override;
+
+  std::int64_t input_size;
+  std::int64_t hidden_size;
+  LSTMOptions options;
+  TensorList flat_weights;  ///< the parameters in `lstm`'s order
+};
+
+/// Holder of LSTMImpl: `nn::LSTM(8, 16, {.num_layers = 2, .batch_first = true})`;
+/// `auto [out, state] = lstm(x)`.
+class LSTM : public ModuleHolder<LSTMImpl> {
+ public:
+  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  LSTM(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<LSTMImpl> I>
+  LSTM(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<LSTMImpl>(std::move(impl))) {}  // NOLINT
+  LSTM(std::int64_t input_size, std::int64_t hidden_size, LSTMOptions options = {},
+       std::source_location where = std::source_location::current())
+      : ModuleHolder(std::make_shared<LSTMImpl>(input_size, hidden_size, options, where)) {}
+};
+
+}  // namespace symtrace::nn
