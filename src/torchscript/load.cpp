@@ -20,6 +20,7 @@
 
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -379,15 +380,10 @@ class Loader {
       m->register_parameter(p.name, detail::to_symtrace(p.value, join(path, p.name), &memo_));
     for (const auto& b : obj.named_buffers(false))
       m->register_buffer(b.name, detail::to_symtrace(b.value, join(path, b.name), &memo_));
-    for (std::size_t slot = 0; slot < type->numAttributes(); ++slot) {
-      const std::string& name = type->getAttributeName(slot);
-      const c10::TypePtr& t = type->getAttribute(slot);
-      if (type->is_parameter(slot) || type->is_buffer(slot) || name == "training") continue;
-      if (auto c = t->cast<c10::ClassType>(); c && c->is_module()) continue;
-      const c10::IValue v = obj.attr(name);
+    for_each_attribute(obj, [&](const std::string& name, const c10::IValue& v) {
       if (v.isTensor()) {  // a plain tensor attribute: a buffer outside the state dict
         m->register_buffer(name, detail::to_symtrace(v.toTensor(), join(path, name), &memo_), /*persistent=*/false);
-        continue;
+        return;
       }
       // A list of the module's own tensors (nn.LSTM's `_flat_weights`) holds the registered
       // tensors themselves, so a trace sees them as the parameters they are.
@@ -403,11 +399,11 @@ class Loader {
         }
         if (!tensors.empty()) {
           m->set_attr(name, Value(std::move(tensors)));
-          continue;
+          return;
         }
       }
       if (auto value = detail::to_value(v, join(path, name))) m->set_attr(name, std::move(*value));
-    }
+    });
     return m;
   }
 
@@ -416,23 +412,37 @@ class Loader {
     return path.empty() ? name : path + "." + name;
   }
 
-  // Keeps the plain attributes of the file's module `obj` (and of its children) that became
-  // the symtrace layer `layer`, for other modules' code to read.
-  void keep_attrs(const std::shared_ptr<Module>& layer, const jit::Module& obj, const std::string& path) {
+  // Calls `fn(name, value)` for each attribute of `obj` that is not a parameter, a buffer,
+  // `training` or a submodule.
+  template <class F>
+  static void for_each_attribute(const jit::Module& obj, F&& fn) {
     const c10::ClassTypePtr& type = obj.type();
-    Unit::LayerAttrs kept{layer, {}};
     for (std::size_t slot = 0; slot < type->numAttributes(); ++slot) {
       const std::string& name = type->getAttributeName(slot);
       if (type->is_parameter(slot) || type->is_buffer(slot) || name == "training") continue;
       if (auto c = type->getAttribute(slot)->cast<c10::ClassType>(); c && c->is_module()) continue;
-      const c10::IValue v = obj.attr(name);
-      if (v.isTensor() || (v.isList() && !v.toListRef().empty() && v.toListRef()[0].isTensor())) continue;  // _flat_weights
-      if (auto value = detail::to_value(v, join(path, name))) kept.attrs.emplace_back(name, std::move(*value));
+      fn(name, obj.attr(name));
     }
+  }
+
+  // The child `name` of the file's module `obj`.
+  static std::optional<jit::Module> find_child(const jit::Module& obj, const std::string& name) {
+    for (const auto& child : obj.named_children())
+      if (child.name == name) return child.value;
+    return std::nullopt;
+  }
+
+  // Keeps the plain attributes of the file's module `obj` (and of its children) that became
+  // the symtrace layer `layer`, for other modules' code to read.
+  void keep_attrs(const std::shared_ptr<Module>& layer, const jit::Module& obj, const std::string& path) {
+    Unit::LayerAttrs kept{layer, {}};
+    for_each_attribute(obj, [&](const std::string& name, const c10::IValue& v) {
+      if (v.isTensor() || (v.isList() && !v.toListRef().empty() && v.toListRef()[0].isTensor())) return;  // _flat_weights
+      if (auto value = detail::to_value(v, join(path, name))) kept.attrs.emplace_back(name, std::move(*value));
+    });
     if (!kept.attrs.empty()) unit_->layer_attrs.insert_or_assign(layer.get(), std::move(kept));
     for (const auto& [name, child] : layer->named_children())
-      for (const auto& theirs : obj.named_children())
-        if (theirs.name == name) keep_attrs(child, theirs.value, join(path, name));
+      if (auto theirs = find_child(obj, name)) keep_attrs(child, *theirs, join(path, name));
   }
 
   // The parameter or buffer of `m` registered for the file's tensor `t` (the same tensor of
@@ -454,7 +464,7 @@ class Loader {
     std::size_t own = 0, loaded = 0;
     layer.for_each_own_tensor(true, [&](std::string_view, const Tensor& t) { own += t.defined(); });
     layer.for_each_own_tensor(false, [&](std::string_view, const Tensor& t) { own += t.defined(); });
-    auto copy_into = [&](const std::string& name, const at::Tensor& t, bool parameter) {
+    auto adopt = [&](const std::string& name, const at::Tensor& t, bool parameter) {
       Tensor mine = parameter ? layer.find_parameter(name) : layer.find_buffer(name);
       if (!mine.defined()) {
         Tensor theirs = detail::to_symtrace(t, join(path, name), &memo_);
@@ -465,22 +475,18 @@ class Loader {
       detail::adopt_into(mine, t, join(path, name), &memo_);
       ++loaded;
     };
-    for (const auto& p : obj.named_parameters(false)) copy_into(p.name, p.value, true);
-    for (const auto& b : obj.named_buffers(false)) copy_into(b.name, b.value, false);
+    for (const auto& p : obj.named_parameters(false)) adopt(p.name, p.value, true);
+    for (const auto& b : obj.named_buffers(false)) adopt(b.name, b.value, false);
     if (loaded != own)
       throw InternalError(fmt::format("symtrace's {} at '{}' has {} tensors, of which the file gave {}",
                                       layer.type_name(), path, own, loaded));
     // A layer's own children (MultiheadAttention's out_proj) are the file module's children.
     for (const auto& [name, child] : layer.named_children()) {
-      bool found = false;
-      for (const auto& theirs : obj.named_children()) {
-        if (theirs.name != name) continue;
-        load_tensors(*child, theirs.value, join(path, name));
-        found = true;
-      }
-      if (!found)
+      auto theirs = find_child(obj, name);
+      if (!theirs)
         throw InternalError(fmt::format("symtrace's {} at '{}' has a child '{}' the file's module lacks",
                                         layer.type_name(), path, name));
+      load_tensors(*child, *theirs, join(path, name));
     }
   }
 
