@@ -59,6 +59,18 @@ std::vector<Node*> Node::input_nodes() const {
   return inputs;
 }
 
+Node* Node::arg_node(std::size_t index) const noexcept {
+  if (index >= args_.size()) return nullptr;
+  const NodeId* id = boost::variant2::get_if<NodeId>(&args_[index].value);
+  return id != nullptr ? &graph_->slot(*id) : nullptr;
+}
+
+Node* Node::kwarg_node(std::string_view key) const noexcept {
+  const Argument* a = kwarg(key);
+  const NodeId* id = a != nullptr ? boost::variant2::get_if<NodeId>(&a->value) : nullptr;
+  return id != nullptr ? &graph_->slot(*id) : nullptr;
+}
+
 std::string_view Node::scope() const noexcept { return graph_->scope_text(scope_); }
 
 const MetaEntries& Node::meta() const noexcept { return cold_ ? cold_->entries : empty_entries; }

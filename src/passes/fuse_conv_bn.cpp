@@ -38,7 +38,7 @@ std::size_t fuse_conv_bn(Graph& graph, const Module& root) {
         !bn_node->kwargs().empty()) {
       continue;
     }
-    Node* conv_node = detail::node_arg(*bn_node, 0);
+    Node* conv_node = bn_node->arg_node(0);
     const auto* conv = conv_node ? module_of<nn::Conv2dImpl>(*conv_node, root) : nullptr;
     if (conv == nullptr || conv_node->num_users() != 1 || conv_node->args().size() != 1 || !conv_node->kwargs().empty() ||
         !conv_node->args()[0].is_node()) {

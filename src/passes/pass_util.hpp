@@ -1,5 +1,5 @@
 #pragma once
-// What the passes ask of a node: the registry's op behind a call, and the nodes in arguments.
+// What the passes ask of a node: the registry's op behind a call, and its integer arguments.
 
 #include "symtrace/graph/node.hpp"
 #include "symtrace/ops/registry.hpp"
@@ -14,13 +14,6 @@ namespace symtrace::detail {
 inline const OpDef* op_of(const Node& node) noexcept {
   if (node.op() != OpKind::call_function && node.op() != OpKind::call_method) return nullptr;
   return OpRegistry::instance().find(node.target());
-}
-
-/// The node argument `i` references, or nullptr (no such argument, or not a node).
-inline Node* node_arg(const Node& node, std::size_t i) noexcept {
-  if (i >= node.args().size()) return nullptr;
-  const NodeId* id = node.args()[i].get_if<NodeId>();
-  return id ? node.graph().find_node(*id) : nullptr;
 }
 
 /// The integer argument `i`; nullopt when it is absent, None or not an integer.

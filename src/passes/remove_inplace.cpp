@@ -102,7 +102,7 @@ Node& Rewriter::functional_value(Node& n, Node& a) {
   if (t == "add_" || t == "mul_" || t == "relu_") {
     if ((t == "add_" || t == "mul_") && meta != nullptr && !is_floating(meta->dtype) && n.args().size() > 1) {
       const Argument& other = n.args()[1];
-      const Node* o = detail::node_arg(n, 1);
+      const Node* o = n.arg_node(1);
       const bool float_operand = other.get_if<double>() != nullptr ||
                                  (o != nullptr && o->tensor_meta() != nullptr && is_floating(o->tensor_meta()->dtype));
       if (float_operand) {
@@ -130,7 +130,7 @@ Node& Rewriter::functional_value(Node& n, Node& a) {
       return insert(n, OpKind::call_function, "full", {Argument(std::move(sizes)), n.args()[1], Argument(meta->dtype)},
                     result);
     }
-    Node* src = detail::node_arg(n, 1);
+    Node* src = n.arg_node(1);
     if (src == nullptr || src->tensor_meta() == nullptr) {
       refuse(n, "copies a value whose dtype and shape are unknown; trace with input shapes");
     }
@@ -155,13 +155,13 @@ Node& Rewriter::functional_value(Node& n, Node& a) {
 }
 
 void Rewriter::rewrite(Node& n) {
-  Node* a = detail::node_arg(n, 0);
+  Node* a = n.arg_node(0);
   if (a == nullptr) refuse(n, "does not write into a node of the graph (its first argument is not a node)");
   // The chain of views from a back to the tensor that owns the storage.
   Node* root = a;
   std::size_t depth = 0;
-  while (may_alias(*root) && detail::node_arg(*root, 0) != nullptr) {
-    root = detail::node_arg(*root, 0);
+  while (may_alias(*root) && root->arg_node(0) != nullptr) {
+    root = root->arg_node(0);
     ++depth;
   }
   const std::string through = root == a ? std::string() : fmt::format(" through the view %{} of it", a->name());
@@ -182,7 +182,7 @@ void Rewriter::rewrite(Node& n) {
   std::vector<Node*> aliases{root};
   for (std::size_t i = 0; i < aliases.size(); ++i) {
     for (Node* u : aliases[i]->users()) {
-      if (may_alias(*u) && detail::node_arg(*u, 0) == aliases[i] && pos(*u) < p) aliases.push_back(u);
+      if (may_alias(*u) && u->arg_node(0) == aliases[i] && pos(*u) < p) aliases.push_back(u);
     }
   }
   for (Node* v : aliases) {

@@ -35,7 +35,7 @@ bool keeps_everything(const Node& slice, const Node& input) {
 bool written_in_place(const Node& node) {
   for (const Node* user : node.users()) {
     const OpDef* op = detail::op_of(*user);
-    if (op != nullptr && op->has(OpFlags::inplace) && detail::node_arg(*user, 0) == &node) return true;
+    if (op != nullptr && op->has(OpFlags::inplace) && user->arg_node(0) == &node) return true;
   }
   return false;
 }
@@ -47,7 +47,7 @@ std::size_t remove_unnecessary_slices(Graph& graph) {
   for (Node* node = graph.nodes().empty() ? nullptr : &*graph.nodes().begin(); node != nullptr;) {
     Node* next = node->next();
     if ((node->op() == OpKind::call_function || node->op() == OpKind::call_method) && node->target() == "slice") {
-      Node* input = detail::node_arg(*node, 0);
+      Node* input = node->arg_node(0);
       if (input != nullptr && keeps_everything(*node, *input) && !written_in_place(*node)) {
         graph.replace_all_uses_with(*node, *input);
         graph.erase_node(*node);

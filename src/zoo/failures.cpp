@@ -72,8 +72,8 @@ Tensor MixedFailuresImpl::forward(const Tensor& x) {
   out = topk(out);
   out = adaptive_avg_pool2d(out, {1, 1}).flatten(1);
   // The parent indexes the ModuleList and calls its elements; the list itself is never called.
-  const nn::Linear first(heads->at<nn::LinearImpl>(0));
-  const nn::Linear second(heads->at<nn::LinearImpl>(1));
+  const nn::Linear first(heads->ptr<nn::LinearImpl>(0));
+  const nn::Linear second(heads->ptr<nn::LinearImpl>(1));
   return (first(out) + second(out)) * 0.5;
 }
 

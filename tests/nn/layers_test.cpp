@@ -1095,23 +1095,23 @@ TEST_CASE("a Sequential of layers runs them in order and prints them as PyTorch 
   Generator gen(22);
   const Tensor x = randn({2, 3, 8, 8}, gen);
   seq->eval();
-  CHECK_FALSE(seq->at<nn::BatchNorm2dImpl>(1)->is_training());
-  CHECK_FALSE(seq->at<nn::DropoutImpl>(5)->is_training());
+  CHECK_FALSE(seq->at<nn::BatchNorm2dImpl>(1).is_training());
+  CHECK_FALSE(seq->at<nn::DropoutImpl>(5).is_training());
   const Tensor y = seq(x);
   CHECK(y.shape() == Shape{2, 10});
   // The same chain called by hand.
-  Tensor h = seq->at<nn::Conv2dImpl>(0)->forward(x);
-  h = seq->at<nn::BatchNorm2dImpl>(1)->forward(h);
+  Tensor h = seq->at<nn::Conv2dImpl>(0).forward(x);
+  h = seq->at<nn::BatchNorm2dImpl>(1).forward(h);
   h = relu(h);
   h = max_pool2d(h, {2, 2});
   h = flatten(h, 1);
-  check_same(y, seq->at<nn::LinearImpl>(6)->forward(h));
-  CHECK(seq->at<nn::BatchNorm2dImpl>(1)->num_batches_tracked.item<std::int64_t>() == 0);
+  check_same(y, seq->at<nn::LinearImpl>(6).forward(h));
+  CHECK(seq->at<nn::BatchNorm2dImpl>(1).num_batches_tracked.item<std::int64_t>() == 0);
 
   SUBCASE("in training mode the BatchNorm inside counts the batch") {
     seq->train();
     (void)seq(x);
-    CHECK(seq->at<nn::BatchNorm2dImpl>(1)->num_batches_tracked.item<std::int64_t>() == 1);
+    CHECK(seq->at<nn::BatchNorm2dImpl>(1).num_batches_tracked.item<std::int64_t>() == 1);
   }
 }
 

@@ -79,8 +79,8 @@ TEST_CASE("calling a module through its holder equals running its forward eagerl
   Net net;
   const Tensor x = randn({5, 4});
   const Tensor expected = (relu(x.matmul(net->fc->weight.transpose(0, 1)) + net->fc->bias)
-                               .matmul(net->head->at<nn::LinearImpl>(0)->weight.transpose(0, 1)) +
-                           net->head->at<nn::LinearImpl>(0)->bias) *
+                               .matmul(net->head->at<nn::LinearImpl>(0).weight.transpose(0, 1)) +
+                           net->head->at<nn::LinearImpl>(0).bias) *
                           2.0;
   CHECK(testing::max_abs_diff(net(x), expected) < 1e-5);
   CHECK(testing::max_abs_diff((*net)(x), expected) < 1e-5);
@@ -220,7 +220,7 @@ TEST_CASE("the cycle check refuses cycles however deep, and accepts every regist
     chain[5'000]->push_back(chain[7'000]);                                     // a descendant, again, higher up
     auto other = std::make_shared<nn::SequentialImpl>(std::make_shared<nn::SequentialImpl>());
     other->push_back(chain[1]);                                                // a subtree into another model
-    other->at<nn::SequentialImpl>(0)->push_back(chain[2]);                     // ... under a registered parent
+    other->at<nn::SequentialImpl>(0).push_back(chain[2]);                     // ... under a registered parent
     CHECK(chain[2]->num_registrations() == 2);
     CHECK(chain[7'000]->num_registrations() == 2);
     CHECK(chain[5'000]->named_children().size() == 2);
@@ -321,7 +321,7 @@ TEST_CASE("load_state_dict reports every problem and leaves the model unchanged"
     const LoadStateDictResult r = b->load_state_dict(ok, false);
     CHECK(r.missing_keys == std::vector<std::string>{"fc.weight", "fc.bias", "head.0.weight"});
     CHECK(r.unexpected_keys == std::vector<std::string>{"head.0.w"});
-    CHECK(testing::max_abs_diff(b->head->at<nn::LinearImpl>(0)->bias, a->head->at<nn::LinearImpl>(0)->bias) == 0);
+    CHECK(testing::max_abs_diff(b->head->at<nn::LinearImpl>(0).bias, a->head->at<nn::LinearImpl>(0).bias) == 0);
   }
 }
 
@@ -347,7 +347,8 @@ TEST_CASE("containers that are only indexed cannot be called") {
                        fmt::format("{}:{}: ModuleList is not callable: it has no forward (index it and call its "
                                    "elements)", __FILE__, line).c_str(),
                        std::invalid_argument);
-  CHECK(list->at<nn::TanhImpl>(1) != nullptr);
+  CHECK(list->ptr<nn::TanhImpl>(1) != nullptr);
+  CHECK(&list->at<nn::TanhImpl>(1) == list->ptr(1).get());
   CHECK_THROWS_WITH_AS((void)list->at<nn::LinearImpl>(0), doctest::Contains("the module is a ReLU, not a Linear"),
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS((void)list->ptr(5), doctest::Contains("index 5 is out of range for ModuleList of size 2"),
@@ -357,6 +358,15 @@ TEST_CASE("containers that are only indexed cannot be called") {
   CHECK(dict->contains("relu"));
   CHECK_THROWS_WITH_AS((void)dict->get("tanh"), doctest::Contains("no key 'tanh' in ModuleDict (keys: relu)"),
                        std::invalid_argument);
+  // at<M> gives the module, ptr<M> shares it, in all three containers alike.
+  CHECK(&dict->at<nn::ReLUImpl>("relu") == &dict->get("relu"));
+  CHECK(dict->ptr<nn::ReLUImpl>("relu").get() == &dict->get("relu"));
+  CHECK_THROWS_WITH_AS((void)dict->at<nn::LinearImpl>("relu"), doctest::Contains("the module is a ReLU, not a Linear"),
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)dict->ptr<nn::LinearImpl>("tanh"), doctest::Contains("no key 'tanh' in ModuleDict"),
+                       std::invalid_argument);
+  nn::Sequential seq{nn::ReLU()};
+  CHECK(&seq->at<nn::ReLUImpl>(0) == seq->ptr<nn::ReLUImpl>(0).get());
 }
 
 TEST_CASE("an empty holder says so instead of crashing") {

@@ -42,7 +42,7 @@ class Net : public TypedModule<Net> {
     head = register_module("head", nn::Linear(4, 2));
     set_input_names({"features"});
   }
-  Tensor forward(const Tensor& x) { return head(block->call({x}).to_tensor()).relu(); }
+  Tensor forward(const Tensor& x) { return head((*block)(x)).relu(); }  // a shared_ptr child
   std::shared_ptr<Block> block;
   nn::Linear head{nullptr};
 };
@@ -824,4 +824,56 @@ TEST_CASE("a leaf's metadata function that calls another module does not change 
   });
   const Graph g = tracer.trace(model, {InputSpec(Shape{2, 4})});
   CHECK(call_targets(g) == std::vector<std::string>{"b", "a"});
+}
+
+namespace {
+/// A user module and its parent, which holds it three ways and calls it from known lines.
+class Scale2 : public TypedModule<Scale2> {
+ public:
+  Tensor forward(const Tensor& x) { return x * 2.0; }
+};
+class Owner : public TypedModule<Owner> {
+ public:
+  Owner() {
+    shared = register_module("shared", std::make_shared<Scale2>());
+    held = register_module("held", ModuleHolder<Scale2>(std::make_shared<Scale2>()));
+  }
+  static constexpr int shared_line = __LINE__ + 3;
+  static constexpr int held_line = __LINE__ + 3;
+  Tensor forward(const Tensor& x) {
+    const Tensor a = (*shared)(x);  // a std::shared_ptr child
+    Tensor b = held(a);             // a ModuleHolder child: block(x)
+    return b;
+  }
+  std::shared_ptr<Scale2> shared;
+  ModuleHolder<Scale2> held{nullptr};
+};
+}  // namespace
+
+TEST_CASE("a child held as a shared_ptr or a ModuleHolder records its caller's line and returns a Tensor") {
+  Owner owner;
+  Tracer tracer;
+  tracer.register_leaf<Scale2>();
+  const Graph g = tracer.trace(owner, {InputSpec(Shape{2})});
+  const Node* shared = g.find_node("shared");
+  const Node* held = g.find_node("held");
+  REQUIRE(shared != nullptr);
+  REQUIRE(held != nullptr);
+  CHECK(shared->where().line() == static_cast<unsigned>(Owner::shared_line));
+  CHECK(held->where().line() == static_cast<unsigned>(Owner::held_line));
+  CHECK(std::string_view(shared->where().file_name()).ends_with("tracer_test.cpp"));
+  static_assert(std::is_same_v<decltype((*owner.shared)(std::declval<Tensor>())), Tensor>);
+  CHECK(testing::max_abs_diff(owner(tensor({1.0f, 2.0f})), tensor({4.0f, 8.0f})) == 0);
+}
+
+TEST_CASE("a node's node arguments are reachable from the node") {
+  Owner owner;
+  const Graph g = symbolic_trace(owner, {InputSpec(Shape{2})});
+  const Node* mul = g.find_node("mul_1");
+  REQUIRE(mul != nullptr);
+  REQUIRE(mul->arg_node(0) != nullptr);
+  CHECK(mul->arg_node(0)->name() == "mul");
+  CHECK(mul->arg_node(1) == nullptr);  // 2.0
+  CHECK(mul->arg_node(2) == nullptr);  // there is none
+  CHECK(mul->kwarg_node("alpha") == nullptr);
 }

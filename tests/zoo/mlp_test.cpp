@@ -34,7 +34,7 @@ TEST_CASE("a block computes x + GELU(LayerNorm(fc(x)))") {
   const Tensor x = randn({2, 64});
   Tensor expected = x;
   for (std::size_t i = 0; i < 3; ++i) {
-    const auto block = model->blocks->at<zoo::MLPBlockImpl>(i);
+    const auto block = model->blocks->ptr<zoo::MLPBlockImpl>(i);
     const Tensor h = linear(expected, block->fc->weight, block->fc->bias);
     expected = expected + gelu(layer_norm(h, {64}, block->norm->weight, block->norm->bias));
   }

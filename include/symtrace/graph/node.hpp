@@ -74,6 +74,11 @@ class Node {
   [[nodiscard]] const KeywordArguments& kwargs() const noexcept;
   /// The keyword argument `key`, or nullptr.
   [[nodiscard]] const Argument* kwarg(std::string_view key) const noexcept;
+  /// The node that positional argument `index` names (fx's `node.args[i]` when it is a
+  /// node), or nullptr when there is no such argument or it is something else.
+  [[nodiscard]] Node* arg_node(std::size_t index) const noexcept;
+  /// The node that keyword argument `key` names, or nullptr (absent, or not a node).
+  [[nodiscard]] Node* kwarg_node(std::string_view key) const noexcept;
 
   /// The graph that owns this node.
   [[nodiscard]] Graph& graph() const noexcept;

@@ -41,10 +41,20 @@ class ModuleListImpl : public Module {
   /// The element at `index`; throws std::invalid_argument when out of range.
   [[nodiscard]] const std::shared_ptr<Module>& ptr(std::size_t index,
                                                    std::source_location where = std::source_location::current()) const;
-  /// The element at `index` as an `M`; throws std::invalid_argument when it is another type.
+  /// The element at `index` as an `M` (LibTorch's `at<T>`): `seq->at<nn::LinearImpl>(0).weight`;
+  /// throws std::invalid_argument when out of range or another type.
   template <class M>
-  [[nodiscard]] std::shared_ptr<M> at(std::size_t index, std::source_location where = std::source_location::current()) const {
+  [[nodiscard]] M& at(std::size_t index, std::source_location where = std::source_location::current()) const {
     static_assert(std::derived_from<M, Module>, "at<M>() takes the module type (nn::LinearImpl), not its holder");
+    Module& m = *ptr(index, where);
+    auto* typed = dynamic_cast<M*>(&m);
+    if (!typed) detail::throw_wrong_module_type(m, typeid(M), where);
+    return *typed;
+  }
+  /// The same, shared (LibTorch's `ptr<T>`): `nn::Linear first(seq->ptr<nn::LinearImpl>(0))`.
+  template <class M>
+  [[nodiscard]] std::shared_ptr<M> ptr(std::size_t index, std::source_location where = std::source_location::current()) const {
+    static_assert(std::derived_from<M, Module>, "ptr<M>() takes the module type (nn::LinearImpl), not its holder");
     auto typed = std::dynamic_pointer_cast<M>(ptr(index, where));
     if (!typed) detail::throw_wrong_module_type(*ptr(index, where), typeid(M), where);
     return typed;
@@ -74,6 +84,8 @@ class ModuleDictImpl : public Module {
   /// The module under `key`; throws std::invalid_argument listing the keys when absent.
   [[nodiscard]] Module& operator[](std::string_view key) const { return get(key); }
   [[nodiscard]] Module& get(std::string_view key, std::source_location where = std::source_location::current()) const;
+  /// The module under `key` as an `M` (as ModuleList's and Sequential's `at<M>`); throws
+  /// std::invalid_argument when absent or another type.
   template <class M>
   [[nodiscard]] M& at(std::string_view key, std::source_location where = std::source_location::current()) const {
     static_assert(std::derived_from<M, Module>, "at<M>() takes the module type (nn::LinearImpl), not its holder");
@@ -81,6 +93,15 @@ class ModuleDictImpl : public Module {
     auto* typed = dynamic_cast<M*>(&m);
     if (!typed) detail::throw_wrong_module_type(m, typeid(M), where);
     return *typed;
+  }
+  /// The same, shared.
+  template <class M>
+  [[nodiscard]] std::shared_ptr<M> ptr(std::string_view key, std::source_location where = std::source_location::current()) const {
+    static_assert(std::derived_from<M, Module>, "ptr<M>() takes the module type (nn::LinearImpl), not its holder");
+    Module& m = get(key, where);
+    auto typed = std::dynamic_pointer_cast<M>(m.shared_from_this());
+    if (!typed) detail::throw_wrong_module_type(m, typeid(M), where);
+    return typed;
   }
 };
 SYMTRACE_MODULE(ModuleDict);

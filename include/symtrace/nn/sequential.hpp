@@ -50,10 +50,20 @@ class SequentialImpl : public TypedModule<SequentialImpl> {
   [[nodiscard]] Module& operator[](std::size_t index) const { return *ptr(index); }
   [[nodiscard]] const std::shared_ptr<Module>& ptr(std::size_t index,
                                                    std::source_location where = std::source_location::current()) const;
-  /// The child at `index` as an `M`; throws std::invalid_argument when it is another type.
+  /// The child at `index` as an `M` (LibTorch's `at<T>`): `seq->at<nn::LinearImpl>(0).weight`;
+  /// throws std::invalid_argument when out of range or another type.
   template <class M>
-  [[nodiscard]] std::shared_ptr<M> at(std::size_t index, std::source_location where = std::source_location::current()) const {
+  [[nodiscard]] M& at(std::size_t index, std::source_location where = std::source_location::current()) const {
     static_assert(std::derived_from<M, Module>, "at<M>() takes the module type (nn::LinearImpl), not its holder");
+    Module& m = *ptr(index, where);
+    auto* typed = dynamic_cast<M*>(&m);
+    if (!typed) detail::throw_wrong_module_type(m, typeid(M), where);
+    return *typed;
+  }
+  /// The same, shared (LibTorch's `ptr<T>`): `nn::Linear first(seq->ptr<nn::LinearImpl>(0))`.
+  template <class M>
+  [[nodiscard]] std::shared_ptr<M> ptr(std::size_t index, std::source_location where = std::source_location::current()) const {
+    static_assert(std::derived_from<M, Module>, "ptr<M>() takes the module type (nn::LinearImpl), not its holder");
     auto typed = std::dynamic_pointer_cast<M>(ptr(index, where));
     if (!typed) detail::throw_wrong_module_type(*ptr(index, where), typeid(M), where);
     return typed;

@@ -29,6 +29,7 @@
 #include "symtrace/nn/module_call_hook.hpp"
 #include "symtrace/observe/has_callbacks.hpp"
 
+#include <concepts>
 #include <cstddef>
 #include <memory>
 #include <source_location>
@@ -40,6 +41,10 @@
 namespace symtrace {
 
 namespace detail {
+/// A call argument that is not the call's source location.
+template <class A>
+concept NotLocation = !std::same_as<std::remove_cvref_t<A>, std::source_location>;
+
 /// The boxed arguments of a module call made through the hook, from a per-thread stack of
 /// lists that keep their capacity: a traced module call allocates no argument list. Cleared
 /// (every reference released) when the call ends, also by an exception.
@@ -74,9 +79,46 @@ class TypedModule : public Module {
   }
 
   /// Calls the module as `forward(args...)` would, through the module call hook (the
-  /// tracer's `call_module`). Prefer calling children through a ModuleHolder (`conv1(x)`),
-  /// which also records the caller's file:line.
+  /// tracer's `call_module`), recording the caller's file:line: `(*block)(x)` for a child held
+  /// as a `std::shared_ptr<Block>`; a child held as a `ModuleHolder<Block>` is called as
+  /// `block(x)`. Returns forward's result type. (A defaulted location cannot follow a
+  /// parameter pack, so there is one overload per number of arguments, up to six; with more,
+  /// call_at records the location.)
+  auto operator()(std::source_location where = std::source_location::current()) { return call_at(where); }
+  template <detail::NotLocation A0>
+  auto operator()(A0&& a0, std::source_location where = std::source_location::current()) {
+    return call_at(where, std::forward<A0>(a0));
+  }
+  template <detail::NotLocation A0, detail::NotLocation A1>
+  auto operator()(A0&& a0, A1&& a1, std::source_location where = std::source_location::current()) {
+    return call_at(where, std::forward<A0>(a0), std::forward<A1>(a1));
+  }
+  template <detail::NotLocation A0, detail::NotLocation A1, detail::NotLocation A2>
+  auto operator()(A0&& a0, A1&& a1, A2&& a2, std::source_location where = std::source_location::current()) {
+    return call_at(where, std::forward<A0>(a0), std::forward<A1>(a1), std::forward<A2>(a2));
+  }
+  template <detail::NotLocation A0, detail::NotLocation A1, detail::NotLocation A2, detail::NotLocation A3>
+  auto operator()(A0&& a0, A1&& a1, A2&& a2, A3&& a3,
+                  std::source_location where = std::source_location::current()) {
+    return call_at(where, std::forward<A0>(a0), std::forward<A1>(a1), std::forward<A2>(a2), std::forward<A3>(a3));
+  }
+  template <detail::NotLocation A0, detail::NotLocation A1, detail::NotLocation A2, detail::NotLocation A3,
+            detail::NotLocation A4>
+  auto operator()(A0&& a0, A1&& a1, A2&& a2, A3&& a3, A4&& a4,
+                  std::source_location where = std::source_location::current()) {
+    return call_at(where, std::forward<A0>(a0), std::forward<A1>(a1), std::forward<A2>(a2), std::forward<A3>(a3),
+                   std::forward<A4>(a4));
+  }
+  template <detail::NotLocation A0, detail::NotLocation A1, detail::NotLocation A2, detail::NotLocation A3,
+            detail::NotLocation A4, detail::NotLocation A5>
+  auto operator()(A0&& a0, A1&& a1, A2&& a2, A3&& a3, A4&& a4, A5&& a5,
+                  std::source_location where = std::source_location::current()) {
+    return call_at(where, std::forward<A0>(a0), std::forward<A1>(a1), std::forward<A2>(a2), std::forward<A3>(a3),
+                   std::forward<A4>(a4), std::forward<A5>(a5));
+  }
+  /// More than six arguments (MultiheadAttention takes seven): no call site is recorded.
   template <class... A>
+    requires(sizeof...(A) > 6)
   auto operator()(A&&... args) {
     return call_at(std::source_location{}, std::forward<A>(args)...);
   }
