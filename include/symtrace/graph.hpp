@@ -4,6 +4,7 @@
 /// The Boost.Graph view is opt-in: include `symtrace/graph/bgl.hpp` for it.
 
 #include "symtrace/graph/argument.hpp"
+#include "symtrace/graph/dot_escape.hpp"
 #include "symtrace/graph/graph.hpp"
 #include "symtrace/graph/lint.hpp"
 #include "symtrace/graph/node.hpp"

@@ -1,6 +1,6 @@
 #include "symtrace/analysis/analysis_trace.hpp"
 
-#include "robust/synthetic_run.hpp"
+#include "symtrace/robust/detail/synthetic_run.hpp"
 #include "symtrace/nn/module.hpp"
 
 #include <algorithm>

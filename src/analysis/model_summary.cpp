@@ -4,7 +4,6 @@
 
 #include "symtrace/analysis/model_summary.hpp"
 
-#include "passes/pass_util.hpp"
 #include "symtrace/analysis/analysis_trace.hpp"
 #include "symtrace/core/error.hpp"
 #include "symtrace/graph/graph.hpp"
@@ -50,7 +49,7 @@ NodeCost node_cost(const Node& n) {
     return c;
   }
   if (n.op() != OpKind::call_function && n.op() != OpKind::call_method) return c;
-  const OpDef* op = detail::op_of(n);
+  const OpDef* op = OpRegistry::instance().find(n.target());
   if (op == nullptr) {
     c.known = n.target() == "getitem";  // a piece of a list result: no work of its own
     return c;
@@ -69,7 +68,7 @@ NodeCost node_cost(const Node& n) {
 
   const std::string_view name = op->name();
   if (op->has(OpFlags::channel_mixing)) {
-    const Node* w = detail::node_arg(n, 1);
+    const Node* w = n.arg_node(1);
     const std::optional<std::int64_t> weight = numel_of(w);
     const std::optional<std::int64_t> c_out =
         w != nullptr && w->tensor_meta() != nullptr && w->tensor_meta()->shape.rank() >= 1
@@ -77,13 +76,13 @@ NodeCost node_cost(const Node& n) {
             : std::nullopt;
     const std::optional<std::int64_t> macs = c_out && *c_out > 0 && weight ? times(out, *weight / *c_out) : std::nullopt;
     const std::optional<std::int64_t> flops = times(macs, 2);
-    if (!macs || !flops || __builtin_add_overflow(*flops, detail::node_arg(n, 2) != nullptr ? *out : 0, &c.flops)) {
+    if (!macs || !flops || __builtin_add_overflow(*flops, n.arg_node(2) != nullptr ? *out : 0, &c.flops)) {
       c.known = false;
       return c;
     }
     c.macs = *macs;
   } else if (name == "matmul") {
-    const Node* self = detail::node_arg(n, 0);
+    const Node* self = n.arg_node(0);
     const TensorMeta* m = self ? self->tensor_meta() : nullptr;
     const std::optional<std::int64_t> k =
         m != nullptr && m->shape.is_rank_known() && m->shape.rank() >= 1 ? m->shape[m->shape.rank() - 1].maybe()
@@ -104,7 +103,7 @@ NodeCost node_cost(const Node& n) {
     if (!out) c.known = false;
     c.flops = out.value_or(0);
   } else if (op->has(OpFlags::reduction) || reads_every_input(name)) {
-    const std::optional<std::int64_t> in = numel_of(detail::node_arg(n, 0));
+    const std::optional<std::int64_t> in = numel_of(n.arg_node(0));
     if (!in) c.known = false;
     c.flops = in.value_or(0);
   }

@@ -1,7 +1,7 @@
 #include "symtrace/core/tensor.hpp"
 
-#include "core/data_read_hook.hpp"
-#include "core/strided.hpp"
+#include "symtrace/core/detail/data_read_hook.hpp"
+#include "symtrace/core/detail/strided.hpp"
 #include "symtrace/core/error.hpp"
 
 #include <fmt/format.h>

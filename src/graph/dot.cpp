@@ -5,6 +5,7 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/graph/bgl.hpp"  // before graphviz.hpp: it sets up the deque vertex storage
+#include "symtrace/graph/dot_escape.hpp"
 #include "symtrace/graph/node.hpp"
 
 #include <boost/graph/graphviz.hpp>
@@ -22,19 +23,6 @@ namespace {
 
 /// The longest failure message a label shows, "..." included.
 constexpr std::size_t max_failure_length = 60;
-
-/// Appends `text` escaped for a double-quoted DOT string: backslash and double quote escaped,
-/// a newline as DOT's `\n` line break, other control characters as spaces.
-void append_escaped(std::string& out, std::string_view text) {
-  for (char c : text) {
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\n': out += "\\n"; break;
-      default: out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
-    }
-  }
-}
 
 /// `message`, cut to `max_failure_length` characters with "..." when longer (never in the
 /// middle of a UTF-8 sequence).
@@ -58,16 +46,16 @@ std::optional<std::string> failure_of(const Node& node) {
 /// The label's text, already escaped: lines joined by DOT's `\n`.
 std::string label(const Node& node, const std::optional<std::string>& failure) {
   std::string out;
-  append_escaped(out, node.name());
+  append_dot_escaped(out, node.name());
   out += "\\n";
-  append_escaped(out, fmt::format("{}[{}]", node.op(), node.target()));
+  append_dot_escaped(out, fmt::format("{}[{}]", node.op(), node.target()));
   if (const TensorMeta* meta = node.tensor_meta()) {
     out += "\\n";
-    append_escaped(out, to_string(*meta));
+    append_dot_escaped(out, to_string(*meta));
   }
   if (failure) {
     out += "\\n";
-    append_escaped(out, "failed: " + shorten(*failure));
+    append_dot_escaped(out, "failed: " + shorten(*failure));
   }
   return out;
 }
@@ -130,10 +118,28 @@ std::string to_dot(const Graph& graph, const DotOptions& options) {
   constexpr std::string_view boost_header = "digraph G {";
   SYMTRACE_ASSERT(text.starts_with(boost_header), "write_graphviz changed its header line");
   std::string header = "digraph \"";
-  append_escaped(header, options.name);
+  append_dot_escaped(header, options.name);
   header += "\" {";
   text.replace(0, boost_header.size(), header);
   return text;
+}
+
+void append_dot_escaped(std::string& out, std::string_view text) {
+  for (char c : text) {
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '\n': out += "\\n"; break;
+      default: out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    }
+  }
+}
+
+std::string dot_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  append_dot_escaped(out, text);
+  return out;
 }
 
 }  // namespace symtrace

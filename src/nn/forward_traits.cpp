@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include <cxxabi.h>
+#include <boost/core/demangle.hpp>
 
 #include <stdexcept>
 
@@ -33,10 +33,7 @@ void throw_arity_error(const Module& module, std::size_t given) {
 }
 
 void throw_empty_holder(std::string_view mangled, std::source_location where) {
-  int status = 0;
-  char* demangled = abi::__cxa_demangle(std::string(mangled).c_str(), nullptr, nullptr, &status);
-  std::string name = shorten_type_name(status == 0 && demangled ? demangled : std::string(mangled));
-  std::free(demangled);
+  const std::string name = shorten_type_name(boost::core::demangle(std::string(mangled).c_str()));
   throw_invalid_argument(where,
                          "use of an empty ModuleHolder<{}>: it was made from nullptr and never "
                          "assigned (assign it the result of register_module)",

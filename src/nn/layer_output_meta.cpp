@@ -19,7 +19,7 @@
 #include "symtrace/nn/linear.hpp"
 #include "symtrace/nn/pooling.hpp"
 #include "symtrace/nn/shape_layers.hpp"
-#include "ops/pooled_size.hpp"
+#include "symtrace/ops/detail/pooled_size.hpp"
 
 #include <array>
 #include <cstdint>

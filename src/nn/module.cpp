@@ -6,7 +6,7 @@
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/nn/typed_module.hpp"
 #include "symtrace/observe/record_function.hpp"
-#include "nn/join_path.hpp"
+#include "symtrace/nn/detail/join_path.hpp"
 #include "nn/type_name.hpp"
 
 #include <fmt/format.h>

@@ -2,7 +2,7 @@
 // pointer hash that is also the lookup table afterwards (no node allocation per module).
 #include "symtrace/nn/module_index.hpp"
 
-#include "nn/join_path.hpp"
+#include "symtrace/nn/detail/join_path.hpp"
 
 #include <utility>
 

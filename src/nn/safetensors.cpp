@@ -14,7 +14,7 @@
 
 #include "symtrace/nn/safetensors.hpp"
 
-#include "core/strided.hpp"
+#include "symtrace/core/detail/strided.hpp"
 #include "symtrace/core/error.hpp"
 
 #include <fmt/format.h>
@@ -43,7 +43,7 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-// The CPU kernels iterate over at most 15 dims (src/core/strided.hpp).
+// The CPU kernels iterate over at most 15 dims (symtrace/core/detail/strided.hpp).
 constexpr std::size_t kMaxTensorRank = 15;
 
 

@@ -1,9 +1,7 @@
 #include "nn/type_name.hpp"
 
-#include <cxxabi.h>
+#include <boost/core/demangle.hpp>
 
-#include <cstdlib>
-#include <memory>
 #include <mutex>
 #include <string_view>
 #include <typeindex>
@@ -31,24 +29,13 @@ std::string shorten_type_name(std::string name) {
   return name;
 }
 
-namespace {
-
-std::string demangle(const std::type_info& type) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> demangled(
-      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
-  return status == 0 && demangled ? demangled.get() : type.name();
-}
-
-}  // namespace
-
 const TypeFacts& type_facts(const std::type_info& type) {
   static std::mutex mutex;
   static std::unordered_map<std::type_index, TypeFacts> facts;
   std::lock_guard lock(mutex);
   auto it = facts.find(type);
   if (it != facts.end()) return it->second;
-  std::string full = demangle(type);
+  std::string full = boost::core::demangle(type.name());
   constexpr std::string_view nn = "symtrace::nn::";
   bool builtin = full.starts_with(nn) && full.find("::", nn.size()) == std::string::npos &&
                  full != "symtrace::nn::SequentialImpl" && full != "symtrace::nn::ModuleListImpl" &&

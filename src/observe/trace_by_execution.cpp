@@ -2,7 +2,7 @@
 //
 // A Recorder owns the graph being built and a value map from tensor to node. While the run
 // lasts, a thread-local RecordFunction callback tells it about every eager op call and every
-// module call on this thread, and the private data-read hook (core/data_read_hook.hpp) about
+// module call on this thread, and the data-read hook (symtrace/core/detail/data_read_hook.hpp) about
 // every tensor read as a C++ value. Only outermost op calls become nodes: an op called inside
 // another op (a composite op) is part of that op, which the graph runs as a whole. The value
 // map is keyed by TensorImpl address and holds weak references: a tensor the run dropped can
@@ -10,7 +10,7 @@
 // frees its activations as the eager forward does.
 #include "symtrace/observe/trace_by_execution.hpp"
 
-#include "core/data_read_hook.hpp"
+#include "symtrace/core/detail/data_read_hook.hpp"
 #include "symtrace/core/error.hpp"
 #include "symtrace/interp/interpreter.hpp"
 #include "symtrace/nn/shape_layers.hpp"

@@ -1,7 +1,7 @@
 #pragma once
-// Private: building blocks for eager CPU kernels. See Note [Strided runs] in core/strided.hpp.
+// Private: building blocks for eager CPU kernels. See Note [Strided runs] in symtrace/core/detail/strided.hpp.
 
-#include "core/strided.hpp"
+#include "symtrace/core/detail/strided.hpp"
 #include "symtrace/ops/op.hpp"
 
 #include <cstdint>

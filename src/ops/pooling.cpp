@@ -10,7 +10,7 @@
 #include "ops/families.hpp"
 #include "ops/kernel_util.hpp"
 #include "ops/meta_util.hpp"
-#include "ops/pooled_size.hpp"
+#include "symtrace/ops/detail/pooled_size.hpp"
 
 #include <fmt/format.h>
 

@@ -5,7 +5,7 @@
 // when asked (RobustTracer::capture_failed_by_execution).
 #include "symtrace/robust/robust_tracer.hpp"
 
-#include "robust/synthetic_run.hpp"
+#include "symtrace/robust/detail/synthetic_run.hpp"
 #include "symtrace/nn/module.hpp"
 
 #include <boost/core/demangle.hpp>

@@ -6,7 +6,7 @@
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/trace/tracer.hpp"
-#include "nn/join_path.hpp"
+#include "symtrace/nn/detail/join_path.hpp"
 
 #include <algorithm>
 #include <atomic>

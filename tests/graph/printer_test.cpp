@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <symtrace/graph/argument.hpp>
+#include <symtrace/graph/dot_escape.hpp>
 #include <symtrace/graph/graph.hpp>
 #include <symtrace/graph/node.hpp>
 #include <symtrace/graph/op_kind.hpp>
@@ -301,4 +302,15 @@ TEST_CASE("DOT text labels and styles each node and has one edge per use") {
     std::filesystem::remove(path);
     CHECK(status == 0);
   }
+}
+
+TEST_CASE("dot_escape makes any text safe inside a quoted DOT string") {
+  CHECK(dot_escape("plain") == "plain");
+  CHECK(dot_escape("say \"hi\"") == R"(say \"hi\")");
+  CHECK(dot_escape(R"(C:\path)") == R"(C:\\path)");
+  CHECK(dot_escape("two\nlines") == R"(two\nlines)");
+  CHECK(dot_escape("tab\there\r") == "tab here ");
+  std::string out = "label=";
+  append_dot_escaped(out, "<a&b>");
+  CHECK(out == "label=<a&b>");
 }

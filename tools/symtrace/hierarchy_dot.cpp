@@ -1,6 +1,7 @@
 // The module hierarchy as Graphviz DOT, written by Boost's write_graphviz.
 #include "hierarchy_dot.hpp"
 
+#include <symtrace/graph/dot_escape.hpp>
 #include <symtrace/robust/module_hierarchy_bgl.hpp>
 
 #include <boost/graph/graphviz.hpp>
@@ -10,15 +11,6 @@
 
 namespace symtrace::cli {
 namespace {
-
-std::string escape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 std::string_view fill(ModuleStatus status) {
   switch (status) {
@@ -38,10 +30,10 @@ struct VertexWriter {
   void operator()(std::ostream& out, Vertex v) const {
     const ModuleRecord& r = (*graph)[v];
     const std::string path = hierarchy->path(v);
-    std::string label = fmt::format("{}\\n{}\\n{}", escape(path.empty() ? model : std::string_view(path)),
-                                    escape(r.type), r.status);
+    std::string label = fmt::format("{}\\n{}\\n{}", dot_escape(path.empty() ? model : std::string_view(path)),
+                                    dot_escape(r.type), r.status);
     if (r.failure != nullptr && r.failure->where.line() != 0) {
-      label += fmt::format(" at {}:{}", escape(r.failure->where.file_name()), r.failure->where.line());
+      label += fmt::format(" at {}:{}", dot_escape(r.failure->where.file_name()), r.failure->where.line());
     }
     if (r.graph != nullptr) label += fmt::format("\\ngraph: {} nodes", r.graph->size());
     out << fmt::format("[label=\"{}\", fillcolor=\"{}\"{}]", label, fill(r.status),
@@ -53,7 +45,7 @@ struct GraphWriter {
   std::string_view model;
   void operator()(std::ostream& out) const {
     out << fmt::format("label=\"module hierarchy of {}: traced green, leaf blue, failed red, unvisited grey\";\n",
-                       escape(model));
+                       dot_escape(model));
     out << "labelloc=t;\nrankdir=LR;\nfontname=\"Helvetica\";\n"
            "node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\"];\n";
   }

@@ -1,10 +1,10 @@
 #pragma once
-// Private: a per-thread hook told whenever code reads a concrete tensor's data as C++ values
-// (`item()`, `to_bool()`, `to_vector()`; not `data_ptr()`, the raw access kernels and
-// factories write through). Tracing by execution installs it
-// to warn where a trace silently specialises on data (observe/trace_by_execution.cpp). Reading
-// it costs one relaxed load of the observer count when no callback is registered: the hook is
-// installed only together with an observer callback (Note [Observers off]).
+// Internal (symtrace::detail, not part of the API): a per-thread hook told whenever code reads a
+// concrete tensor's data as C++ values (`item()`, `to_bool()`, `to_vector()`; not `data_ptr()`, the
+// raw access kernels and factories write through). Tracing by execution installs it to warn where a
+// trace silently specialises on data (observe/trace_by_execution.cpp). Reading it costs one relaxed
+// load of the observer count when no callback is registered: the hook is installed only together
+// with an observer callback (Note [Observers off]).
 
 #include "symtrace/observe/has_callbacks.hpp"
 

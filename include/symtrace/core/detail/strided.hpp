@@ -1,8 +1,9 @@
 #pragma once
-// Private: iteration over strided, possibly broadcast, tensors. Used by every kernel that
-// touches elements. Note [Strided runs]: the loop visits the index space of `sizes` in
-// row-major order as runs along the innermost dim; adjacent dims whose strides compose are
-// merged first, so a contiguous tensor is one run and the inner loop vectorises.
+// Internal (symtrace::detail, not part of the API): iteration over strided, possibly broadcast,
+// tensors. Used by every kernel that touches elements. Note [Strided runs]: the loop visits the
+// index space of `sizes` in row-major order as runs along the innermost dim; adjacent dims whose
+// strides compose are merged first, so a contiguous tensor is one run and the inner loop
+// vectorises.
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/tensor.hpp"

@@ -1,5 +1,6 @@
 #pragma once
-// Qualified paths of modules and tensors: "layer1" + "0" -> "layer1.0"; "" + "fc" -> "fc".
+// Internal (symtrace::detail, not part of the API): qualified paths of modules and tensors:
+// "layer1" + "0" -> "layer1.0"; "" + "fc" -> "fc".
 
 #include <string>
 #include <string_view>

@@ -1,6 +1,6 @@
 #pragma once
-// Private: the size of a pooled dim, shared by the pooling ops' meta function and the pooling
-// layers' output metadata (Note [Layer output metadata]).
+// Internal (symtrace::detail, not part of the API): the size of a pooled dim, shared by the pooling
+// ops' meta function and the pooling layers' output metadata (Note [Layer output metadata]).
 
 #include <cstdint>
 

@@ -1,6 +1,7 @@
 #pragma once
-// Running a module eagerly on synthetic inputs of the shapes seen at its call: the robust
-// tracer's capture by execution and the analysis tracer's output shapes of failed modules.
+// Internal (symtrace::detail, not part of the API): running a module eagerly on synthetic inputs of
+// the shapes seen at its call: the robust tracer's capture by execution and the analysis tracer's
+// output shapes of failed modules.
 
 #include "symtrace/core/factories.hpp"
 #include "symtrace/core/random.hpp"
