@@ -30,5 +30,6 @@
 #include "symtrace/trace.hpp"
 #include "symtrace/interp/graph_module.hpp"
 #include "symtrace/interp/interpreter.hpp"
+#include "symtrace/interp/transformer.hpp"
 #include "symtrace/torchscript/load.hpp"
 #include "symtrace/zoo/zoo.hpp"

@@ -4,92 +4,19 @@
 #include "symtrace/graph/printer.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/ops/dispatch.hpp"
+#include "symtrace/ops/registry.hpp"
 #include "symtrace/trace/cond.hpp"
 
 #include <fmt/format.h>
 
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 namespace symtrace {
 
 namespace {
-
-struct Environment {
-  std::vector<Value> values;  // by node id
-  std::vector<std::size_t> last_use;  // by node id: the position of its last user
-
-  Value lookup(NodeId id) const { return values[id.value]; }
-
-  Value to_value(const Argument& a) const {
-    return boost::variant2::visit(
-        overloaded{
-            [](boost::variant2::monostate) { return Value(); },
-            [](bool b) { return Value(b); },
-            [](std::int64_t i) { return Value(i); },
-            [](double d) { return Value(d); },
-            [](const detail::Boxed<std::string>& s) { return Value(s.get()); },
-            [](DType d) { return Value(d); },
-            [&](NodeId id) { return lookup(id); },
-            [&](const detail::Boxed<ArgumentList>& list) {
-              ValueList items;
-              items.reserve(list.get().size());
-              for (const Argument& item : list.get()) items.push_back(to_value(item));
-              return Value(std::move(items));
-            },
-        },
-        a.value);
-  }
-};
-
-/// A cond node: runs the subgraph its predicate picks on the operands.
-Value run_cond(Module& module, const Graph& graph, const ValueList& args) {
-  if (args.size() != 4 || !args[0].is_tensor() || !args[1].is_string() || !args[2].is_string() || !args[3].is_list()) {
-    throw std::invalid_argument("cond takes a predicate, two subgraphs and a list of operands");
-  }
-  const std::string& name = args[0].to_tensor().to_bool() ? args[1].to_string_ref() : args[2].to_string_ref();
-  const Graph* branch = graph.find_subgraph(name);
-  if (branch == nullptr) throw std::invalid_argument(fmt::format("cond: the graph has no subgraph '{}'", name));
-  return Interpreter(module, *branch).run(args[3].to_list());
-}
-
-Value run_node(Module& module, const Graph& graph, const Node& node, const Environment& env,
-               const ValueList& inputs, std::size_t& next_input) {
-  ValueList args;
-  args.reserve(node.args().size());
-  for (const Argument& a : node.args()) args.push_back(env.to_value(a));
-  KeywordValues kwargs;
-  for (const auto& [key, a] : node.kwargs()) kwargs.emplace_back(key, env.to_value(a));
-  switch (node.op()) {
-    case OpKind::placeholder:
-      return inputs[next_input++];
-    case OpKind::get_attr:
-      if (const Tensor* constant = graph.find_constant(node.target())) return *constant;
-      if (graph.find_subgraph(node.target()) != nullptr) return std::string(node.target());  // read by cond
-      return module.get_tensor(node.target());
-    case OpKind::call_function:
-    case OpKind::call_method:
-      if (node.target() == "getitem") {
-        if (args.size() != 2 || !args[0].is_list() || !args[1].is_int()) {
-          throw std::invalid_argument("getitem takes a list and an index");
-        }
-        const ValueList& list = args[0].to_list();
-        std::int64_t i = args[1].to_int();
-        if (i < 0 || static_cast<std::size_t>(i) >= list.size()) {
-          throw std::out_of_range(fmt::format("getitem: index {} is out of range for a list of {}", i, list.size()));
-        }
-        return list[static_cast<std::size_t>(i)];
-      }
-      if (node.target() == cond_target) return run_cond(module, graph, args);
-      return call(node.target(), std::move(args), std::move(kwargs), node.where());
-    case OpKind::call_module:
-      return module.get_submodule(node.target()).call(args, node.where());
-    case OpKind::output:
-      return args.at(0);
-  }
-  throw InternalError("internal error: a node with an unknown op kind");
-}
 
 /// `value` as a node argument, for comparing with a guard; nullopt for tensors.
 std::optional<Argument> as_argument(const Value& value) {
@@ -149,7 +76,114 @@ void check_input(const Graph& graph, const Node& node, const Value& input, std::
 
 }  // namespace
 
+Value Interpreter::value_of(const Argument& a) const {
+  return boost::variant2::visit(
+      overloaded{
+          [](boost::variant2::monostate) { return Value(); },
+          [](bool b) { return Value(b); },
+          [](std::int64_t i) { return Value(i); },
+          [](double d) { return Value(d); },
+          [](const detail::Boxed<std::string>& s) { return Value(s.get()); },
+          [](DType d) { return Value(d); },
+          [&](NodeId id) {
+            if (id.value >= values_.size() || current_ == nullptr)
+              throw std::invalid_argument(fmt::format("node %{} has no value here: values exist while the graph runs",
+                                                      graph_.node(id).name()));
+            return values_[id.value];
+          },
+          [&](const detail::Boxed<ArgumentList>& list) {
+            ValueList items;
+            items.reserve(list.get().size());
+            for (const Argument& item : list.get()) items.push_back(value_of(item));
+            return Value(std::move(items));
+          },
+      },
+      a.value);
+}
+
+std::source_location Interpreter::node_location() const noexcept {
+  return current_ != nullptr ? current_->where() : std::source_location{};
+}
+
+Value Interpreter::run_node(const Node& node) {
+  ValueList args;
+  args.reserve(node.args().size());
+  for (const Argument& a : node.args()) args.push_back(value_of(a));
+  KeywordValues kwargs;
+  for (const auto& [key, a] : node.kwargs()) kwargs.emplace_back(key, value_of(a));
+  switch (node.op()) {
+    case OpKind::placeholder: return placeholder(node.target(), std::move(args), std::move(kwargs));
+    case OpKind::get_attr: return get_attr(node.target(), std::move(args), std::move(kwargs));
+    case OpKind::call_function: return call_function(node.target(), std::move(args), std::move(kwargs));
+    case OpKind::call_method: return call_method(node.target(), std::move(args), std::move(kwargs));
+    case OpKind::call_module: return call_module(node.target(), std::move(args), std::move(kwargs));
+    case OpKind::output: return output(node.target(), std::move(args), std::move(kwargs));
+  }
+  throw InternalError("internal error: a node with an unknown op kind");
+}
+
+Value Interpreter::placeholder(std::string_view target, ValueList, KeywordValues) {
+  if (inputs_ == nullptr || next_input_ >= inputs_->size())
+    throw std::invalid_argument(fmt::format("placeholder {}: the run has no input left for it", target));
+  return (*inputs_)[next_input_++];
+}
+
+Value Interpreter::get_attr(std::string_view target, ValueList, KeywordValues) {
+  if (const Tensor* constant = graph_.find_constant(target)) return *constant;
+  if (graph_.find_subgraph(target) != nullptr) return std::string(target);  // read by cond
+  return module_.get_tensor(target, node_location());
+}
+
+Value Interpreter::call_function(std::string_view target, ValueList args, KeywordValues kwargs) {
+  if (target == "getitem") {
+    if (args.size() != 2 || !args[0].is_list() || !args[1].is_int()) {
+      throw std::invalid_argument("getitem takes a list and an index");
+    }
+    const ValueList& list = args[0].to_list();
+    const std::int64_t i = args[1].to_int();
+    if (i < 0 || static_cast<std::size_t>(i) >= list.size()) {
+      throw std::out_of_range(fmt::format("getitem: index {} is out of range for a list of {}", i, list.size()));
+    }
+    return list[static_cast<std::size_t>(i)];
+  }
+  if (target == cond_target) {  // runs the subgraph the predicate picks on the operands
+    if (args.size() != 4 || !args[0].is_tensor() || !args[1].is_string() || !args[2].is_string() ||
+        !args[3].is_list()) {
+      throw std::invalid_argument("cond takes a predicate, two subgraphs and a list of operands");
+    }
+    const std::string& name = args[0].to_tensor().to_bool() ? args[1].to_string_ref() : args[2].to_string_ref();
+    const Graph* branch = graph_.find_subgraph(name);
+    if (branch == nullptr) throw std::invalid_argument(fmt::format("cond: the graph has no subgraph '{}'", name));
+    return Interpreter(module_, *branch).run(args[3].to_list(), node_location());
+  }
+  return call(target, std::move(args), std::move(kwargs), node_location());
+}
+
+Value Interpreter::call_method(std::string_view target, ValueList args, KeywordValues kwargs) {
+  // A list's getitem and cond are no Tensor methods; a graph that names them so (an imported
+  // one) means the functions.
+  if (target == "getitem" || target == cond_target) return call_function(target, std::move(args), std::move(kwargs));
+  const std::source_location where = node_location();
+  const OpDef& op = OpRegistry::instance().get(target, where);
+  const ValueList bound = bind_arguments(op, std::move(args), std::move(kwargs), where);
+  return dispatch(op, bound, where, CallStyle::method);
+}
+
+Value Interpreter::call_module(std::string_view target, ValueList args, KeywordValues kwargs) {
+  const std::source_location where = node_location();
+  if (!kwargs.empty())
+    throw std::invalid_argument(fmt::format("call_module {}: modules take positional arguments only", target));
+  return module_.get_submodule(target, where).call(args, where);
+}
+
+Value Interpreter::output(std::string_view, ValueList args, KeywordValues) {
+  if (args.size() != 1) throw std::invalid_argument("the output node takes one argument");
+  return args[0];
+}
+
 Value Interpreter::run(const ValueList& inputs, std::source_location where) {
+  if (inputs_ != nullptr)
+    throw std::logic_error("Interpreter::run: this interpreter is already running; use another one for a nested run");
   std::size_t placeholders = 0;
   std::uint32_t bound = 0;
   for (const Node& node : graph_.nodes()) {
@@ -164,21 +198,34 @@ Value Interpreter::run(const ValueList& inputs, std::source_location where) {
   for (const Node& node : graph_.nodes()) {
     if (node.op() == OpKind::placeholder) check_input(graph_, node, inputs[index++], where);
   }
-  Environment env;
-  env.values.resize(bound);
-  env.last_use.assign(bound, 0);
+  // The value of a node is dropped after its last use, so peak memory follows the graph's
+  // live values. A value nobody uses goes right after it is made.
+  std::vector<std::size_t> last_use(bound, 0);
   std::size_t position = 0;
   for (const Node& node : graph_.nodes()) {
-    env.last_use[node.id().value] = position;  // a value nobody uses goes right after it is made
-    for (const Node* input : node.input_nodes()) env.last_use[input->id().value] = position;
+    last_use[node.id().value] = position;
+    for (const Node* input : node.input_nodes()) last_use[input->id().value] = position;
     ++position;
   }
-  std::size_t next_input = 0;
+  // The run's state, reset however the run ends (a hook may throw; cond runs a nested
+  // interpreter of its own).
+  values_.assign(bound, Value());
+  inputs_ = &inputs;
+  next_input_ = 0;
+  struct Reset {
+    Interpreter& self;
+    ~Reset() {
+      self.values_.clear();
+      self.inputs_ = nullptr;
+      self.current_ = nullptr;
+    }
+  } reset{*this};
   position = 0;
   for (const Node& node : graph_.nodes()) {
+    current_ = &node;
     Value result;
     try {
-      result = run_node(module_, graph_, node, env, inputs, next_input);
+      result = run_node(node);
     } catch (const TraceError&) {
       throw;  // tracing through a graph: the error already names the user's line and module
     } catch (const std::exception& e) {
@@ -186,9 +233,9 @@ Value Interpreter::run(const ValueList& inputs, std::source_location where) {
           InterpreterError(fmt::format("{}\nWhile executing {}", e.what(), to_string(node)), node.name()));
     }
     if (node.op() == OpKind::output) return result;
-    if (env.last_use[node.id().value] != position) env.values[node.id().value] = std::move(result);
+    if (last_use[node.id().value] != position) values_[node.id().value] = std::move(result);
     for (const Node* input : node.input_nodes()) {
-      if (env.last_use[input->id().value] == position) env.values[input->id().value] = Value();
+      if (last_use[input->id().value] == position) values_[input->id().value] = Value();
     }
     ++position;
   }
