@@ -6,6 +6,8 @@
 #include <symtrace/symtrace.hpp>
 #include <symtrace/torchscript/load.hpp>
 
+#include "trace_per_node.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <malloc.h>
@@ -66,17 +68,7 @@ void BM_TorchscriptLoad(benchmark::State& state, const std::string& name) {
 }
 
 void trace_per_node(benchmark::State& state, Module& model) {
-  const std::vector<InputSpec> specs = {InputSpec(Shape{1, 3, 224, 224})};
-  std::size_t nodes = 0;
-  for (auto _ : state) {
-    Graph g = symbolic_trace(model, specs);
-    nodes = g.size();
-    benchmark::DoNotOptimize(g);
-  }
-  state.counters["nodes"] = static_cast<double>(nodes);
-  state.counters["us_per_node"] = benchmark::Counter(static_cast<double>(nodes) * 1e-6,
-                                                     benchmark::Counter::kIsIterationInvariantRate |
-                                                         benchmark::Counter::kInvert);
+  bench::trace_per_node(state, model, {InputSpec(Shape{1, 3, 224, 224})});
 }
 
 void BM_TraceLoaded(benchmark::State& state, const std::string& name) {

@@ -14,6 +14,8 @@
 #include <symtrace/zoo/deep_chain.hpp>
 #include <symtrace/zoo/mlp.hpp>
 
+#include "trace_per_node.hpp"
+
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
@@ -43,18 +45,9 @@ double graph_bytes_per_node(Module& model, const std::vector<InputSpec>& specs) 
 }
 
 void trace_model(benchmark::State& state, Module& model, const std::vector<InputSpec>& specs) {
-  std::size_t nodes = 0;
-  for (auto _ : state) {
-    Graph g = symbolic_trace(model, specs);
-    nodes = g.size();
-    benchmark::DoNotOptimize(g);
-  }
-  state.counters["nodes"] = static_cast<double>(nodes);
-  state.counters["us_per_node"] = benchmark::Counter(static_cast<double>(nodes) * 1e-6,
-                                                     benchmark::Counter::kIsIterationInvariantRate |
-                                                         benchmark::Counter::kInvert);
+  bench::trace_per_node(state, model, specs);
   state.counters["nodes_per_s"] =
-      benchmark::Counter(static_cast<double>(nodes), benchmark::Counter::kIsIterationInvariantRate);
+      benchmark::Counter(state.counters["nodes"].value, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["bytes_per_node"] = graph_bytes_per_node(model, specs);
 }
 

@@ -18,14 +18,12 @@ void detail::throw_wrong_module_type(const Module& module, const std::type_info&
 
 namespace nn {
 
-namespace {
-const std::shared_ptr<Module>& child_at(const Module& m, std::size_t index, std::source_location where) {
+const std::shared_ptr<Module>& detail::child_at(const Module& m, std::size_t index, std::source_location where) {
   const auto& kids = m.named_children();
   if (index >= kids.size())
     throw_invalid_argument(where, "index {} is out of range for {} of size {}", index, m.type_name(), kids.size());
   return kids[index].second;
 }
-}  // namespace
 
 // ---- Sequential ------------------------------------------------------------------------------
 
@@ -39,10 +37,6 @@ void SequentialImpl::push_back(std::shared_ptr<Module> module, std::source_locat
 
 void SequentialImpl::push_back(std::string name, std::shared_ptr<Module> module, std::source_location where) {
   register_module(std::move(name), std::move(module), where);
-}
-
-const std::shared_ptr<Module>& SequentialImpl::ptr(std::size_t index, std::source_location where) const {
-  return child_at(*this, index, where);
 }
 
 Tensor SequentialImpl::forward(const Tensor& input) {
@@ -62,10 +56,6 @@ Tensor SequentialImpl::forward(const Tensor& input) {
 
 void ModuleListImpl::push_back(std::shared_ptr<Module> module, std::source_location where) {
   register_module(std::to_string(size()), std::move(module), where);
-}
-
-const std::shared_ptr<Module>& ModuleListImpl::ptr(std::size_t index, std::source_location where) const {
-  return child_at(*this, index, where);
 }
 
 // ---- ModuleDict ------------------------------------------------------------------------------

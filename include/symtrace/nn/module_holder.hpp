@@ -33,9 +33,6 @@ namespace detail {
 /// Throws std::invalid_argument: "use of an empty ModuleHolder<Linear> (constructed from
 /// nullptr and never assigned)".
 [[noreturn]] void throw_empty_holder(std::string_view type, std::source_location where);
-/// Throws std::invalid_argument: "the module at this index is a ReLU, not a Linear".
-[[noreturn]] void throw_wrong_module_type(const Module& module, const std::type_info& wanted,
-                                          std::source_location where);
 
 /// One call operator taking the parameter types `Q...` (a prefix of forward's).
 template <class Holder, class Impl, class Prefix>

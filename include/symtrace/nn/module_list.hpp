@@ -4,6 +4,7 @@
 /// elements (so parameters, state dicts and traces see them) but have no forward: the owner
 /// indexes them and calls the elements. Calling the container itself is an error.
 
+#include "symtrace/nn/detail/indexed_children.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/nn/module_holder.hpp"
 
@@ -18,8 +19,9 @@
 
 namespace symtrace::nn {
 
-/// A list of modules named "0", "1", ...; not callable.
-class ModuleListImpl : public Module {
+/// A list of modules named "0", "1", ...; not callable. Indexed as Sequential is
+/// (`list->at<nn::LinearImpl>(0)`, `list->ptr(0)`, `(*list)[0]`).
+class ModuleListImpl : public Module, public detail::IndexedChildren<ModuleListImpl> {
  public:
   ModuleListImpl() : Module(nullptr) {}
   template <class... M>
@@ -33,31 +35,6 @@ class ModuleListImpl : public Module {
     requires requires(const H& h) { typename H::ContainedType; h.ptr(); }
   void push_back(const H& holder, std::source_location where = std::source_location::current()) {
     push_back(std::shared_ptr<Module>(holder.ptr()), where);
-  }
-
-  [[nodiscard]] std::size_t size() const noexcept { return named_children().size(); }
-  [[nodiscard]] bool empty() const noexcept { return named_children().empty(); }
-  [[nodiscard]] Module& operator[](std::size_t index) const { return *ptr(index); }
-  /// The element at `index`; throws std::invalid_argument when out of range.
-  [[nodiscard]] const std::shared_ptr<Module>& ptr(std::size_t index,
-                                                   std::source_location where = std::source_location::current()) const;
-  /// The element at `index` as an `M` (LibTorch's `at<T>`): `seq->at<nn::LinearImpl>(0).weight`;
-  /// throws std::invalid_argument when out of range or another type.
-  template <class M>
-  [[nodiscard]] M& at(std::size_t index, std::source_location where = std::source_location::current()) const {
-    static_assert(std::derived_from<M, Module>, "at<M>() takes the module type (nn::LinearImpl), not its holder");
-    Module& m = *ptr(index, where);
-    auto* typed = dynamic_cast<M*>(&m);
-    if (!typed) detail::throw_wrong_module_type(m, typeid(M), where);
-    return *typed;
-  }
-  /// The same, shared (LibTorch's `ptr<T>`): `nn::Linear first(seq->ptr<nn::LinearImpl>(0))`.
-  template <class M>
-  [[nodiscard]] std::shared_ptr<M> ptr(std::size_t index, std::source_location where = std::source_location::current()) const {
-    static_assert(std::derived_from<M, Module>, "ptr<M>() takes the module type (nn::LinearImpl), not its holder");
-    auto typed = std::dynamic_pointer_cast<M>(ptr(index, where));
-    if (!typed) detail::throw_wrong_module_type(*ptr(index, where), typeid(M), where);
-    return typed;
   }
 };
 SYMTRACE_MODULE(ModuleList);
@@ -88,20 +65,13 @@ class ModuleDictImpl : public Module {
   /// std::invalid_argument when absent or another type.
   template <class M>
   [[nodiscard]] M& at(std::string_view key, std::source_location where = std::source_location::current()) const {
-    static_assert(std::derived_from<M, Module>, "at<M>() takes the module type (nn::LinearImpl), not its holder");
-    Module& m = get(key, where);
-    auto* typed = dynamic_cast<M*>(&m);
-    if (!typed) detail::throw_wrong_module_type(m, typeid(M), where);
-    return *typed;
+    return detail::module_as<M>(get(key, where), where);
   }
   /// The same, shared.
   template <class M>
   [[nodiscard]] std::shared_ptr<M> ptr(std::string_view key, std::source_location where = std::source_location::current()) const {
-    static_assert(std::derived_from<M, Module>, "ptr<M>() takes the module type (nn::LinearImpl), not its holder");
-    Module& m = get(key, where);
-    auto typed = std::dynamic_pointer_cast<M>(m.shared_from_this());
-    if (!typed) detail::throw_wrong_module_type(m, typeid(M), where);
-    return typed;
+    M& typed = at<M>(key, where);
+    return std::shared_ptr<M>(typed.shared_from_this(), &typed);
   }
 };
 SYMTRACE_MODULE(ModuleDict);
