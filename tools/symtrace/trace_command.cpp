@@ -1,9 +1,9 @@
 // `symtrace trace MODEL`.
 #include "commands.hpp"
-#include "graph_json.hpp"
 #include "model_inputs.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <fmt/ostream.h>
 
 #include <exception>
@@ -35,7 +35,12 @@ int trace_command(const Options& options, Output& output, std::ostream& err) {
   } else if (options.format == "onnx") {
     output.write(export_onnx(graph, *model));  // a node without a mapping: std::invalid_argument, exit 2
   } else if (options.format == "json") {
-    output.write(graph_json(graph, info.name).dump(2) + "\n");
+    // The library's graph document (export/graph_json.hpp), the model's name first: graph_from_json
+    // reads it back.
+    nlohmann::ordered_json document{{"model", info.name}};
+    nlohmann::ordered_json graph_document = nlohmann::ordered_json::parse(graph_to_json(graph, -1));
+    for (auto& [key, value] : graph_document.items()) document[key] = std::move(value);
+    output.write(document.dump(2) + "\n");
   } else {
     std::string dot = to_dot(graph, DotOptions{.name = info.name});
     if (options.format == "svg") {
