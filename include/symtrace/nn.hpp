@@ -14,7 +14,6 @@
 #include "symtrace/nn/linear.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/nn/module_index.hpp"
-#include "symtrace/nn/module_call_hook.hpp"
 #include "symtrace/nn/module_holder.hpp"
 #include "symtrace/nn/module_list.hpp"
 #include "symtrace/nn/pooling.hpp"

@@ -1,8 +1,9 @@
 #include "symtrace/core/error.hpp"
 
+#include "symtrace/core/thread_context.hpp"
+
 #include <fmt/format.h>
 
-#include <atomic>
 #include <string>
 #include <string_view>
 
@@ -12,10 +13,7 @@ namespace {
 std::string located(std::source_location where, fmt::string_view format, fmt::format_args args) {
   return fmt::format("{}:{}: {}", where.file_name(), where.line(), fmt::vformat(format, args));
 }
-std::atomic<TraceLocator> trace_locator{nullptr};
 }  // namespace
-
-void set_trace_locator(TraceLocator locator) noexcept { trace_locator.store(locator, std::memory_order_release); }
 
 // Note [User locations]: errors and failure records name a line of the user's code. An op
 // called by symtrace's own code (a layer's forward calling conv2d) carries that code's location,
@@ -41,10 +39,10 @@ bool is_library_location(std::source_location where) noexcept {
 
 std::source_location user_location(std::source_location where) noexcept {
   if (!is_library_location(where)) return where;
-  TraceLocator locator = trace_locator.load(std::memory_order_acquire);
+  const Interposer* interposer = current_interposer();
   try {
     TraceLocation location;
-    if (locator != nullptr && locator(location) && location.user_site.line() != 0) return location.user_site;
+    if (interposer != nullptr && interposer->locate(location) && location.user_site.line() != 0) return location.user_site;
   } catch (...) {  // NOLINT(bugprone-empty-catch): naming the module may allocate; the location stays as it was
   }
   return where;
@@ -57,8 +55,8 @@ namespace {
 [[gnu::noinline]] TraceError make_trace_error(std::source_location where, fmt::string_view format,
                                               fmt::format_args args) {
   TraceLocation location;
-  TraceLocator locator = trace_locator.load(std::memory_order_acquire);
-  if (locator == nullptr || !locator(location)) return TraceError(located(where, format, args), where);
+  const Interposer* interposer = current_interposer();
+  if (interposer == nullptr || !interposer->locate(location)) return TraceError(located(where, format, args), where);
   if (location.user_site.line() != 0 && is_library_location(where)) where = location.user_site;  // Note [User locations]
   std::string body = fmt::vformat(format, args);
   std::string in = location.path.empty() ? fmt::format(" in the root module ({})", location.type)

@@ -1,6 +1,6 @@
 #include "symtrace/core/tensor.hpp"
 
-#include "symtrace/core/detail/data_read_hook.hpp"
+#include "symtrace/core/thread_context.hpp"
 #include "symtrace/core/detail/strided.hpp"
 #include "symtrace/core/error.hpp"
 
@@ -50,11 +50,7 @@ namespace {
                     "where() or cond()",
                     what);
 }
-thread_local DataReadHook t_data_read_hook = nullptr;
 }  // namespace
-
-DataReadHook set_data_read_hook(DataReadHook hook) noexcept { return std::exchange(t_data_read_hook, hook); }
-DataReadHook data_read_hook() noexcept { return t_data_read_hook; }
 
 }  // namespace detail
 
@@ -217,7 +213,7 @@ T Tensor::item(Where where) const {
   if (is_symbolic()) detail::throw_symbolic_read("item()", where);
   if (shape().numel() != 1)
     throw_invalid_argument(where, "item() needs a tensor with one element, got shape {}", shape());
-  detail::note_data_read(detail::DataRead::item, where);
+  detail::note_data_read(DataRead::item, where);
   return visit_dtype(dtype(), [&]<class S>() {
     const S v = reinterpret_cast<const S*>(impl_->storage->data)[impl_->offset];
     return static_cast<T>(v);
@@ -230,7 +226,7 @@ bool Tensor::to_bool(Where where) const {
   if (shape().numel() != 1)
     throw_invalid_argument(where, "to_bool() needs a tensor with one element, got shape {}; reduce it first "
                                   "(sum(), amax())", shape());
-  detail::note_data_read(detail::DataRead::to_bool, where);
+  detail::note_data_read(DataRead::to_bool, where);
   return visit_dtype(dtype(), [&]<class S>() {
     return reinterpret_cast<const S*>(impl_->storage->data)[impl_->offset] != S{};
   });
@@ -240,7 +236,7 @@ template <class T>
 std::vector<T> Tensor::to_vector(Where where) const {
   if (!defined()) throw_invalid_argument(where, "to_vector() of an undefined Tensor");
   if (is_symbolic()) detail::throw_symbolic_read("to_vector()", where);
-  detail::note_data_read(detail::DataRead::to_vector, where);
+  detail::note_data_read(DataRead::to_vector, where);
   std::vector<T> out;
   out.reserve(static_cast<std::size_t>(*shape().numel()));
   const IntList sz = shape().sizes();

@@ -2,10 +2,10 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/stack_guard.hpp"
-#include "symtrace/nn/module_call_hook.hpp"
+#include "symtrace/core/thread_context.hpp"
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/nn/typed_module.hpp"
-#include "symtrace/observe/record_function.hpp"
+#include "symtrace/ops/record_function.hpp"
 #include "symtrace/nn/detail/join_path.hpp"
 #include "nn/type_name.hpp"
 
@@ -179,16 +179,19 @@ namespace {
 Value Module::call(const ValueList& args, Where where) {
   if (!signature_) throw_not_callable(*this, where);
   if (has_callbacks()) [[unlikely]] return call_observed(args, where);  // Note [Observers off]
-  if (ModuleCallHook* hook = current_module_call_hook()) return hook->call_module(*this, args, where);
+  if (Interposer* interposer = current_interposer()) return interposer->call_module(*this, args, where);
+  return run_forward(args, where);
+}
+
+Value Module::run_forward(const ValueList& args, Where where) {
   if (detail::stack_may_be_low() && detail::stack_exhausted()) [[unlikely]] throw_stack_depth_error(*this, where);
   return forward_values(args);
 }
 
 Value Module::call_observed(const ValueList& args, Where where) {
   RecordFunctionRun run(*this, type_name(), args, where);
-  ModuleCallHook* hook = current_module_call_hook();
-  if (hook == nullptr && detail::stack_may_be_low() && detail::stack_exhausted()) [[unlikely]] throw_stack_depth_error(*this, where);
-  Value result = hook != nullptr ? hook->call_module(*this, args, where) : forward_values(args);
+  Interposer* interposer = current_interposer();
+  Value result = interposer != nullptr ? interposer->call_module(*this, args, where) : run_forward(args, where);
   if (run.wants_outputs()) {
     run.end(std::span<const Value>(&result, 1));
   } else {

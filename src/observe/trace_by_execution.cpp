@@ -2,21 +2,21 @@
 //
 // A Recorder owns the graph being built and a value map from tensor to node. While the run
 // lasts, a thread-local RecordFunction callback tells it about every eager op call and every
-// module call on this thread, and the data-read hook (symtrace/core/detail/data_read_hook.hpp) about
-// every tensor read as a C++ value. Only outermost op calls become nodes: an op called inside
+// module call on this thread, and the thread's interposer (symtrace/core/thread_context.hpp)
+// about every tensor read as a C++ value. Only outermost op calls become nodes: an op called inside
 // another op (a composite op) is part of that op, which the graph runs as a whole. The value
 // map is keyed by TensorImpl address and holds weak references: a tensor the run dropped can
 // neither be found again nor be confused with a new tensor at the same address, and the run
 // frees its activations as the eager forward does.
 #include "symtrace/observe/trace_by_execution.hpp"
 
-#include "symtrace/core/detail/data_read_hook.hpp"
 #include "symtrace/core/error.hpp"
+#include "symtrace/core/thread_context.hpp"
 #include "symtrace/interp/interpreter.hpp"
 #include "symtrace/nn/shape_layers.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/nn/module_index.hpp"
-#include "symtrace/observe/record_function.hpp"
+#include "symtrace/ops/record_function.hpp"
 #include "symtrace/ops/op.hpp"
 
 #include <fmt/format.h>
@@ -97,9 +97,9 @@ class Recorder {
     if (!modules_.empty()) modules_.pop_back();
   }
 
-  void data_read(detail::DataRead read, std::source_location where) {
+  void data_read(DataRead read, std::source_location where) {
     if (op_depth_ != 0) return;  // a kernel reading its operands
-    const bool branch = read == detail::DataRead::to_bool;
+    const bool branch = read == DataRead::to_bool;
     const TraceWarning::Kind kind = branch ? TraceWarning::Kind::branch : TraceWarning::Kind::value_read;
     const std::string key = fmt::format("{}:{}:{}:{}", where.file_name(), where.line(), where.column(),
                                         static_cast<int>(kind));
@@ -246,17 +246,14 @@ class Recorder {
   std::unordered_map<std::string, std::size_t> warning_index_;
 };
 
-thread_local Recorder* t_recorder = nullptr;
-
-void on_data_read(detail::DataRead read, std::source_location where) {
-  if (t_recorder != nullptr) t_recorder->data_read(read, where);
-}
-
-/// Installs `recorder` on this thread for its lifetime: the callback, the data-read hook.
-class Installation {
+/// Installs `recorder` on this thread for its lifetime: a thread-local callback tells it about
+/// op and module events, and the interposer this object is about reads of tensor data. Module
+/// calls run as they would with nothing installed.
+class Installation final : public Interposer {
  public:
   explicit Installation(Recorder& recorder)
-      : handle_(add_thread_local_callback(
+      : recorder_(recorder),
+        handle_(add_thread_local_callback(
             RecordFunctionCallback(
                 [&recorder](const RecordFunction& fn) -> std::unique_ptr<ObserverContext> {
                   if (fn.scope() == RecordScope::function) recorder.op_started();
@@ -269,21 +266,35 @@ class Installation {
                 })
                 .needs_inputs()
                 .needs_outputs()
-                .scopes({RecordScope::function, RecordScope::module}))),
-        previous_recorder_(std::exchange(t_recorder, &recorder)),
-        previous_hook_(detail::set_data_read_hook(&on_data_read)) {}
-  ~Installation() {
-    detail::set_data_read_hook(previous_hook_);
-    t_recorder = previous_recorder_;
+                .scopes({RecordScope::function, RecordScope::module}))) {
+    try {
+      scope_.emplace(*this);
+    } catch (...) {
+      remove_callback(handle_);
+      throw;
+    }
+  }
+  ~Installation() override {
+    scope_.reset();
     remove_callback(handle_);
   }
-  Installation(const Installation&) = delete;
-  Installation& operator=(const Installation&) = delete;
+
+  Value call_op(const OpCall& call) override {
+    if (outer() != nullptr) return outer()->call_op(call);
+    throw_trace_error(call.where,
+                      "{}() got a symbolic tensor during a trace by execution, which runs on concrete tensors: "
+                      "give it concrete inputs",
+                      call.op.name());
+  }
+  Value call_module(Module& module, const ValueList& args, std::source_location where) override {
+    return module.run_forward(args, where);
+  }
+  void on_data_read(DataRead read, std::source_location where) override { recorder_.data_read(read, where); }
 
  private:
+  Recorder& recorder_;
   CallbackHandle handle_;
-  Recorder* previous_recorder_;
-  detail::DataReadHook previous_hook_;
+  std::optional<InterposerScope> scope_;
 };
 
 bool contains_tensor(const Value& v) {

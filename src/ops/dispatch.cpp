@@ -1,26 +1,22 @@
 #include "symtrace/ops/dispatch.hpp"
 
-#include "symtrace/observe/record_function.hpp"
+#include "symtrace/core/thread_context.hpp"
+#include "symtrace/ops/record_function.hpp"
 #include "symtrace/ops/registry.hpp"
 
 #include <fmt/format.h>
-
-#include <atomic>
 
 namespace symtrace {
 
 namespace {
 
-std::atomic<SymbolicHandler> g_symbolic_handler{nullptr};
-std::atomic<TracedTensorQuery> g_traced_tensor_query{nullptr};
-
-/// True when a concrete argument (or list element) is a tensor the active trace must see.
-bool reads_traced_tensor(std::span<const Value> args, TracedTensorQuery query) {
+/// True when a concrete argument (or list element) is a tensor `interposer` intercepts.
+bool reads_intercepted_tensor(std::span<const Value> args, const Interposer& interposer) {
   for (const Value& v : args) {
     if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value)) {
-      if (query(*t)) return true;
+      if (interposer.intercepts(*t)) return true;
     } else if (const ValueList* list = boost::variant2::get_if<ValueList>(&v.value)) {
-      if (reads_traced_tensor(*list, query)) return true;
+      if (reads_intercepted_tensor(*list, interposer)) return true;
     }
   }
   return false;
@@ -130,29 +126,22 @@ bool contains_symbolic(const Value& value) noexcept {
   return false;
 }
 
-SymbolicHandler set_symbolic_handler(SymbolicHandler handler) noexcept {
-  return g_symbolic_handler.exchange(handler);
-}
-
-TracedTensorQuery set_traced_tensor_query(TracedTensorQuery query) noexcept {
-  return g_traced_tensor_query.exchange(query);
-}
-
 Value dispatch(const OpDef& op, std::span<const Value> args, std::source_location where, CallStyle style) {
   check_arguments(op, args, where);
   const OpCall call{op, args, where, style};
   bool symbolic = false;
   for (const Value& v : args) symbolic = symbolic || contains_symbolic(v);
+  Interposer* interposer = current_interposer();
   if (symbolic) {
-    if (SymbolicHandler handler = g_symbolic_handler.load(std::memory_order_acquire)) return handler(call);
-    throw_trace_error(where, "{}() got a symbolic tensor but no trace is active: a symbolic tensor "
-                             "cannot be used after its trace has ended", op.name());
+    if (interposer != nullptr) return interposer->call_op(call);
+    throw_trace_error(where,
+                      "{}() got a symbolic tensor but no trace is active on this thread: a symbolic tensor "
+                      "belongs to its trace and cannot be used after the trace ended or on another thread",
+                      op.name());
   }
-  if (detail::t_active_traces != 0) [[unlikely]] {
+  if (interposer != nullptr && interposer->sees_concrete_calls()) [[unlikely]] {
     // An op on parameters only (`cls_token.expand(...)`) is part of the model: record it.
-    const TracedTensorQuery query = g_traced_tensor_query.load(std::memory_order_acquire);
-    const SymbolicHandler handler = g_symbolic_handler.load(std::memory_order_acquire);
-    if (query && handler && reads_traced_tensor(args, query)) return handler(call);
+    if (reads_intercepted_tensor(args, *interposer)) return interposer->call_op(call);
   }
   if (has_callbacks()) [[unlikely]] return run_observed(call);  // Note [Observers off]
   return run_kernel(call);

@@ -91,15 +91,6 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
     explicit Running(bool& f) : flag(f) { flag = true; }
     ~Running() { flag = false; }
   } running(running_);
-  // Leaf results are remembered for this run only: modules may change between runs.
-  struct RememberLeafCalls {
-    RobustTracer& tracer;
-    explicit RememberLeafCalls(RobustTracer& t) : tracer(t) { tracer.remember_leaf_calls_ = true; }
-    ~RememberLeafCalls() {
-      tracer.remember_leaf_calls_ = false;
-      tracer.leaf_calls_.clear();
-    }
-  } remember(*tracer_);
   try {
     trace_all(model, inputs, concrete_args, where);
   } catch (...) {
@@ -134,11 +125,7 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
     if (std::shared_ptr<const Module> owned = modules->module(i).weak_from_this().lock()) alive_.push_back(std::move(owned));
   }
   hierarchy_ = ModuleHierarchy(modules);  // the modules' paths and order; statuses at the end
-  struct LendIndex {
-    RobustTracer& tracer;
-    LendIndex(RobustTracer& t, std::shared_ptr<const ModuleIndex> index) : tracer(t) { tracer.model_index_ = std::move(index); }
-    ~LendIndex() { tracer.model_index_ = nullptr; }
-  } lend(*tracer_, std::move(modules));
+  const RobustTracer::CollectionRun run(*tracer_, std::move(modules));  // leaf results: for this run only
 
   std::deque<Module*> queue{&model};
   std::unordered_set<const Module*> queued{&model};

@@ -26,6 +26,7 @@
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/trace/tracing_state.hpp"
+#include "symtrace/trace/detail/tracing_scopes.hpp"
 
 #include <boost/core/demangle.hpp>
 #include <fmt/format.h>
@@ -111,8 +112,20 @@ std::string to_string(const ModuleFailure& failure) {
   return fmt::format("{}: {}: {}", location, failure.kind, message);
 }
 
-Graph RobustTracer::trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
-                          std::source_location where) {
+RobustTracer::CollectionRun::CollectionRun(RobustTracer& tracer, std::shared_ptr<const ModuleIndex> model_index) noexcept
+    : tracer_(tracer) {
+  tracer_.model_index_ = std::move(model_index);
+  tracer_.remember_leaf_calls_ = true;
+}
+
+RobustTracer::CollectionRun::~CollectionRun() {
+  tracer_.remember_leaf_calls_ = false;
+  tracer_.leaf_calls_.clear();  // modules may change between runs
+  tracer_.model_index_ = nullptr;
+}
+
+Graph RobustTracer::trace_graph(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                                std::source_location where) {
   const std::size_t first_failure = failure_order_.size();
   Graph graph = trace_robustly(root, inputs, concrete_args, where);
   if (capture_by_execution_) capture_failures(graph, first_failure);
@@ -135,7 +148,7 @@ Graph RobustTracer::trace_robustly(Module& root, const std::vector<InputSpec>& i
     for (;;) {
       ++trace_generation_;
       try {
-        return Tracer::trace(root, inputs, concrete_args, where);
+        return record_graph(root, inputs, concrete_args, where);
       } catch (const RestartTrace&) {
         // Note [A failure on a later call]: the module is failed now; trace again.
       }
@@ -283,7 +296,7 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     if (path != nullptr && is_failed(module)) {
       // A lambda of its own: its metadata would take room in this frame (Note [Small frames per level]).
       return [&]() __attribute__((noinline)) {
-        const PathHold hold(st);
+        const detail::PathHold hold(st);
         return meta_result(failed_leaf_meta(module, *path, args, where), where);
       }();
     }
@@ -381,7 +394,7 @@ OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::strin
 Value RobustTracer::record_failed_leaf(Module& module, const std::string& path, const ValueList& args,
                                        std::source_location where) {
   const OutputMeta meta = [&] {
-    const PathHold hold(state());  // `path` stays valid whatever a metadata function calls
+    const detail::PathHold hold(state());  // `path` stays valid whatever a metadata function calls
     return failed_leaf_meta(module, path, args, where);
   }();
   Arguments node_args;

@@ -12,55 +12,17 @@
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/ops/op.hpp"
 #include "symtrace/trace/tracing_state.hpp"
+#include "symtrace/trace/detail/tracing_scopes.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <mutex>
 #include <optional>
 #include <span>
 
 namespace symtrace {
 
 namespace {
-
-/// The op dispatcher's entry for calls with symbolic arguments: the innermost trace of this
-/// thread records the call.
-Value record_symbolic_call(const OpCall& call) {
-  TracingState* state = TracingState::current();
-  if (state == nullptr) {
-    throw_trace_error(call.where,
-                      "{}() got a symbolic tensor but no trace is active on this thread: a symbolic tensor "
-                      "belongs to its trace and cannot be used after the trace ended or on another thread",
-                      call.op.name());
-  }
-  return state->tracer().record_op(call);
-}
-
-/// Names the module the innermost trace of this thread is in, for TraceError messages.
-bool locate_trace(detail::TraceLocation& location) {
-  TracingState* state = TracingState::current();
-  if (state == nullptr) return false;
-  location.path = std::string(state->frame().path);
-  location.type = state->frame().module->type_name();
-  location.user_site = state->user_site();
-  return true;
-}
-
-/// A parameter or buffer of the model the innermost trace of this thread traces.
-bool is_traced_tensor(const Tensor& tensor) {
-  const TracingState* state = TracingState::current();
-  return state != nullptr && tensor.is_concrete() && state->tensor_path_of(tensor.impl_ptr().get()) != nullptr;
-}
-
-void install_symbolic_handler() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    set_symbolic_handler(&record_symbolic_call);
-    set_traced_tensor_query(&is_traced_tensor);
-    detail::set_trace_locator(&locate_trace);
-  });
-}
 
 /// True when an argument is (or a list holds) a tensor of unknown rank.
 bool has_unknown_rank(std::span<const Value> args) noexcept {
@@ -73,16 +35,6 @@ bool has_unknown_rank(std::span<const Value> args) noexcept {
   }
   return false;
 }
-
-/// Restores a tracer's active state when a trace ends, also by an exception.
-struct ActiveTrace {
-  TracingState*& slot;
-  TracingState* previous;
-  ActiveTrace(TracingState*& s, TracingState* now) : slot(s), previous(s) { slot = now; }
-  ~ActiveTrace() { slot = previous; }
-  ActiveTrace(const ActiveTrace&) = delete;
-  ActiveTrace& operator=(const ActiveTrace&) = delete;
-};
 
 /// Checks that tensor `t` can become a node argument in `state`.
 void check_tensor(const TracingState& state, const Tensor& t, std::source_location where) {
@@ -121,15 +73,50 @@ namespace {
 }  // namespace
 
 TracingState& Tracer::state() const {
-  if (state_ == nullptr) throw_not_tracing();  // in a frame of its own: state() is inlined on the per-level path
-  return *state_;
+  TracingState* state = TracingState::current();
+  // throw_not_tracing is in a frame of its own: state() is inlined on the per-level path.
+  if (state == nullptr || &state->tracer() != this) [[unlikely]] throw_not_tracing();
+  return *state;
+}
+
+bool Tracer::is_tracing() const noexcept {
+  for (const Interposer* i = current_interposer(); i != nullptr; i = i->outer())
+    if (i == this) return true;
+  return false;
+}
+
+Value Tracer::call_op(const OpCall& call) { return record_op(call); }
+
+bool Tracer::intercepts(const Tensor& tensor) const {
+  const TracingState* state = TracingState::current();
+  return state != nullptr && &state->tracer() == this && tensor.is_concrete() &&
+         state->tensor_path_of(tensor.impl_ptr().get()) != nullptr;
+}
+
+bool Tracer::locate(detail::TraceLocation& location) const {
+  const TracingState* state = TracingState::current();
+  if (state == nullptr || &state->tracer() != this) return Interposer::locate(location);
+  location.path = std::string(state->frame().path);
+  location.type = state->frame().module->type_name();
+  location.user_site = state->user_site();
+  return true;
 }
 
 Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
                     std::source_location where) {
-  if (state_ != nullptr) {
+  if (is_tracing()) {
     throw_invalid_argument(where, "this Tracer is already running a trace; use another Tracer for a trace inside a trace");
   }
+  return trace_graph(root, inputs, concrete_args, where);
+}
+
+Graph Tracer::trace_graph(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                          std::source_location where) {
+  return record_graph(root, inputs, concrete_args, where);
+}
+
+Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                           std::source_location where) {
   const ForwardSignature* signature = root.forward_signature();
   if (signature == nullptr) {
     throw_invalid_argument(where, "{} cannot be traced as a whole: it has no forward (trace its elements instead)",
@@ -198,12 +185,10 @@ Graph Tracer::trace(Module& root, const std::vector<InputSpec>& inputs, const Co
                            fmt::join(names, ", "), inputs.size(), concrete_args.size());
   }
 
-  install_symbolic_handler();
   Graph graph;
   {
     TracingState state(*this, graph, root, module_index(root), where);
-    ActiveTrace active(state_, &state);
-    TraceScope scope(state);
+    detail::TraceScope scope(state);
     ValueList args;
     args.reserve(given);
     std::size_t next_spec = 0;
@@ -292,7 +277,7 @@ Value Tracer::call_module(Module& module, const ValueList& args, std::source_loc
   const std::string* path = st.path_of(module);
   if (path == nullptr) throw_not_a_submodule(module, where);
   if (is_leaf_module(module, *path)) return record_leaf(module, *path, args, where);
-  FrameScope frame(st, module, *path, where);
+  detail::FrameScope frame(st, module, *path, where);
   return module.forward_values(args);
 }
 
@@ -410,7 +395,7 @@ Value Tracer::record_leaf(Module& module, const std::string& path, const ValueLi
   TracingState& st = state();
   for (const Value& a : args) check_recordable(st, a, where);
   const OutputMeta meta = [&] {
-    const PathHold hold(st);  // `path` stays valid whatever the metadata function calls
+    const detail::PathHold hold(st);  // `path` stays valid whatever the metadata function calls
     return leaf_result_meta(module, path, args, where);
   }();
   if (st.meta_only()) return meta_result(meta, where);  // a leaf inside another leaf's side run
@@ -436,8 +421,8 @@ OutputMeta Tracer::leaf_result_meta(Module& module, const std::string& path, con
   TracingState& st = state();
   Value result;
   try {
-    SideRun side(st);
-    FrameScope frame(st, module, path, where);
+    detail::SideRun side(st);
+    detail::FrameScope frame(st, module, path, where);
     result = module.forward_values(args);
   } catch (const TraceError& e) {
     throw_trace_error(where,
@@ -666,7 +651,7 @@ Value Tracer::record_cond(const Tensor& pred, const CondBranch& then_fn, const C
 
   // Each branch is traced into a graph of its own, on placeholders standing for the operands.
   auto trace_branch = [&](const CondBranch& fn, const char* which, Graph& sub, bool& single) {
-    SubgraphRun run(st, sub);
+    detail::SubgraphRun run(st, sub);
     TensorList args;
     args.reserve(operands.size());
     for (std::size_t i = 0; i < operands.size(); ++i) {

@@ -6,6 +6,7 @@
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/trace/tracer.hpp"
+#include "symtrace/trace/detail/tracing_scopes.hpp"
 #include "symtrace/nn/detail/join_path.hpp"
 
 #include <algorithm>
@@ -208,13 +209,13 @@ void TracingState::retire(std::uint32_t bound) {
   ids_.back() = next_trace_id.fetch_add(1, std::memory_order_relaxed);
 }
 
-SideRun::SideRun(TracingState& state) : state_(state) {
+detail::SideRun::SideRun(TracingState& state) : state_(state) {
   state_.ids_.push_back(next_trace_id.fetch_add(1, std::memory_order_relaxed));
 }
 
-SideRun::~SideRun() { state_.ids_.pop_back(); }
+detail::SideRun::~SideRun() { state_.ids_.pop_back(); }
 
-SubgraphRun::SubgraphRun(TracingState& state, Graph& subgraph)
+detail::SubgraphRun::SubgraphRun(TracingState& state, Graph& subgraph)
     : state_(state), graph_(state.graph_), ids_{next_trace_id.fetch_add(1, std::memory_order_relaxed)} {
   std::swap(state_.ids_, ids_);  // noexcept: the fresh id list was made above
   std::swap(state_.retired_, retired_);
@@ -222,24 +223,20 @@ SubgraphRun::SubgraphRun(TracingState& state, Graph& subgraph)
   ++state_.scope_generation_;  // scopes are per graph
 }
 
-SubgraphRun::~SubgraphRun() {
+detail::SubgraphRun::~SubgraphRun() {
   state_.graph_ = graph_;
   ++state_.scope_generation_;
   std::swap(state_.ids_, ids_);
   std::swap(state_.retired_, retired_);
 }
 
-TraceScope::TraceScope(TracingState& state) : previous_(current_state), hook_(&state.tracer()) {
+detail::TraceScope::TraceScope(TracingState& state) : previous_(current_state), interposer_(state.tracer()) {
   current_state = &state;
-  ++detail::t_active_traces;
 }
 
-TraceScope::~TraceScope() {
-  current_state = previous_;
-  --detail::t_active_traces;
-}
+detail::TraceScope::~TraceScope() { current_state = previous_; }
 
-FrameScope::FrameScope(TracingState& state, const Module& module, std::string_view path, std::source_location call_site)
+detail::FrameScope::FrameScope(TracingState& state, const Module& module, std::string_view path, std::source_location call_site)
     : state_(state) {
   state_.frame_scopes_.emplace_back();  // first: a throw leaves both lists as they were
   try {
@@ -250,7 +247,7 @@ FrameScope::FrameScope(TracingState& state, const Module& module, std::string_vi
   }
 }
 
-FrameScope::~FrameScope() {
+detail::FrameScope::~FrameScope() {
   const std::string_view path = state_.frames_.back().path;
   state_.frames_.pop_back();
   state_.frame_scopes_.pop_back();

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <stdexcept>
 #include <tuple>
 
 using namespace symtrace;
@@ -47,10 +48,12 @@ struct NetImpl : TypedModule<NetImpl> {
 SYMTRACE_MODULE(Net);
 
 // Records every call passing the hook, then runs the module.
-struct RecordingHook : ModuleCallHook {
+// Records every module call and lets it run.
+struct RecordingHook : Interposer {
+  Value call_op(const OpCall&) override { throw std::logic_error("no symbolic op call expected"); }
   Value call_module(Module& m, const ValueList& args, std::source_location where) override {
     calls.push_back(fmt::format("{}({}) at line {}", m.type_name(), args.size(), where.line()));
-    return m.forward_values(args);
+    return m.run_forward(args, where);
   }
   std::vector<std::string> calls;
 };
@@ -119,7 +122,7 @@ TEST_CASE("the type-erased entry point checks argument count and kinds") {
                        std::invalid_argument);
 }
 
-TEST_CASE("every module call passes the thread's hook, with the caller's line") {
+TEST_CASE("every module call passes the thread's interposer, with the caller's line") {
   manual_seed(2);
   Net net;
   RecordingHook hook;
@@ -128,10 +131,10 @@ TEST_CASE("every module call passes the thread's hook, with the caller's line") 
   Tensor hooked;
   static constexpr int line = __LINE__ + 3;
   {
-    ModuleCallHookScope scope(&hook);
+    InterposerScope scope(hook);
     hooked = net(x);
   }
-  CHECK(current_module_call_hook() == nullptr);
+  CHECK(current_interposer() == nullptr);
   CHECK(testing::max_abs_diff(eager, hooked) == 0);
   REQUIRE(hook.calls.size() == 6);
   CHECK(hook.calls[0] == fmt::format("Net(1) at line {}", line));
@@ -140,16 +143,22 @@ TEST_CASE("every module call passes the thread's hook, with the caller's line") 
   CHECK(hook.calls[5].starts_with("Scale(1)"));
 }
 
-TEST_CASE("a hook scope restores the previous hook when an exception passes") {
+TEST_CASE("an interposer scope restores the previous interposer when an exception passes") {
   RecordingHook outer, inner;
-  ModuleCallHookScope a(&outer);
+  InterposerScope a(outer);
   try {
-    ModuleCallHookScope b(&inner);
-    CHECK(current_module_call_hook() == &inner);
+    InterposerScope b(inner);
+    CHECK(current_interposer() == &inner);
+    CHECK(inner.outer() == &outer);
+    // One object is installed once at a time: a nested run needs another object.
+    CHECK_THROWS_WITH_AS(InterposerScope{outer}, doctest::Contains("was installed on a thread where it is installed already"),
+                         std::logic_error);
+    CHECK(current_interposer() == &inner);
     throw std::runtime_error("boom");
   } catch (const std::runtime_error&) {
   }
-  CHECK(current_module_call_hook() == &outer);
+  CHECK(current_interposer() == &outer);
+  CHECK(inner.outer() == nullptr);
 }
 
 TEST_CASE("registration errors name the name, the module and the caller's line") {
@@ -471,13 +480,14 @@ TEST_CASE("a module index lists named_modules' order and finds each module's fir
 }
 
 TEST_CASE("a bad tuple element returned through a hook names the declared tuple type") {
-  struct WrongTuple : ModuleCallHook {
+  struct WrongTuple : Interposer {
+  Value call_op(const OpCall&) override { throw std::logic_error("no symbolic op call expected"); }
     Value call_module(Module&, const ValueList&, std::source_location) override {
       return ValueList{Value(tensor({1.0f})), Value(3)};
     }
   } hook;
   Masked m;
-  ModuleCallHookScope scope(&hook);
+  InterposerScope scope(hook);
   CHECK_THROWS_WITH_AS(m(tensor({1.0f})),
                        "Masked.forward() returns Tuple[Tensor, Tensor], but the call produced int",
                        std::invalid_argument);

@@ -1,5 +1,7 @@
 #include "support/checks.hpp"
 
+#include <stdexcept>
+
 using namespace symtrace;
 using testing::check_tensor;
 
@@ -59,27 +61,50 @@ TEST_CASE("a symbolic argument with no trace active is a TraceError at the calle
 
 namespace {
 // A stand-in for the trace layer: records which op and call style reached it.
-std::string g_seen;
-Value record_call(const OpCall& call) {
-  g_seen = fmt::format("{} {}", call.op.name(), call.style == CallStyle::method ? "method" : "function");
-  const OutputMeta meta = call.op.meta(call);
-  return Tensor::symbolic(meta.outputs[0], SymbolicRef{99, 2});
-}
+struct RecordingInterposer : Interposer {
+  RecordingInterposer() : Interposer(/*sees_concrete_calls=*/true) {}
+  Value call_op(const OpCall& call) override {
+    seen = fmt::format("{} {}", call.op.name(), call.style == CallStyle::method ? "method" : "function");
+    const OutputMeta meta = call.op.meta(call);
+    return Tensor::symbolic(meta.outputs[0], SymbolicRef{99, 2});
+  }
+  Value call_module(Module&, const ValueList&, std::source_location) override {
+    throw std::logic_error("no module call expected");
+  }
+  bool intercepts(const Tensor& tensor) const override { return tensor.impl_ptr() == claimed.impl_ptr(); }
+  std::string seen;
+  Tensor claimed;
+};
 }  // namespace
 
-TEST_CASE("the symbolic handler receives calls with a symbolic argument, with their call style") {
-  const SymbolicHandler previous = set_symbolic_handler(record_call);
+TEST_CASE("the thread's interposer receives calls with a symbolic argument, with their call style") {
+  RecordingInterposer interposer;
+  InterposerScope scope(interposer);
   const Tensor s = Tensor::symbolic(TensorMeta{DType::int64, Shape{Dim::unknown(), 3}}, SymbolicRef{99, 1});
   const Tensor r = s.relu();
-  CHECK(g_seen == "relu method");
+  CHECK(interposer.seen == "relu method");
   CHECK(r.is_symbolic());
   CHECK(to_string(r.shape()) == "[?, 3]");
   const Tensor q = s * 2.5;
-  CHECK(g_seen == "mul function");
+  CHECK(interposer.seen == "mul function");
   CHECK(q.dtype() == DType::float32);
   CHECK(contains_symbolic(Value(TensorList{zeros({1}), s})));
   CHECK_FALSE(contains_symbolic(Value(TensorList{zeros({1})})));
-  set_symbolic_handler(previous);
+}
+
+TEST_CASE("an all-concrete call reaches the interposer only when it reads a tensor the interposer claims") {
+  RecordingInterposer interposer;
+  interposer.claimed = ones({2});
+  const Tensor other = ones({2});
+  InterposerScope scope(interposer);
+  const Tensor eager = other + 1;
+  CHECK(interposer.seen.empty());
+  CHECK(eager.is_concrete());
+  CHECK(eager.to_vector<float>() == std::vector<float>{2, 2});
+  const Tensor recorded = cat({other, interposer.claimed});  // the claimed tensor inside a list
+  CHECK(interposer.seen == "cat function");
+  CHECK(recorded.is_symbolic());
+  CHECK(recorded.shape() == Shape{4});
 }
 
 TEST_CASE("infer_meta runs only the meta function and reports the errors the kernel path would") {

@@ -148,15 +148,18 @@ std::vector<FaultMode> fault_modes() {
 
 }  // namespace
 
+// RootReads traced on a [2, 4] input: the failed root alone, with its input.
+constexpr const char* failed_root_graph_text = R"(graph():
+    %x : float32[2, 4] [num_users=1] = placeholder[target=x]
+    %root : float32[...] [num_users=1] = call_module[target=](args = (%x,), kwargs = {})
+    return root
+)";
+
 TEST_CASE("a root whose own forward fails gives a graph with one call_module for the root") {
   RootReads model;
   RobustTracer tracer;
   const Graph g = tracer.trace(model, {InputSpec(Shape{2, 4})});
-  CHECK(to_string(g) == R"(graph():
-    %x : float32[2, 4] [num_users=1] = placeholder[target=x]
-    %root : float32[...] [num_users=1] = call_module[target=](args = (%x,), kwargs = {})
-    return root
-)");
+  CHECK(to_string(g) == failed_root_graph_text);
   CHECK(tracer.is_failed(model));
   CHECK(tracer.failure(model)->module == "");
   CHECK(tracer.failure_msg(model)->starts_with("TraceError: "));
@@ -170,6 +173,23 @@ TEST_CASE("a root whose own forward fails gives a graph with one call_module for
   CHECK(c.size() == 2);
   REQUIRE(c.find("fc") != nullptr);
   CHECK(to_string(*c.find("fc")->find_node("x")->tensor_meta()) == "float32[2, 4]");
+}
+
+TEST_CASE("through a Tracer&, a RobustTracer is still robust: a failing root gives the failed-root graph") {
+  RootReads model;
+  RobustTracer robust;
+  robust.capture_failed_by_execution();
+  Tracer& tracer = robust;  // Tracer::trace is the one entry; RobustTracer extends its steps
+  const Graph g = tracer.trace(model, {InputSpec(Shape{2, 4})});
+  CHECK(to_string(g) == failed_root_graph_text);
+  REQUIRE(robust.is_failed(model));
+  CHECK(robust.failure_msg(model)->starts_with("TraceError: "));
+  // The capture by execution, a step of the robust trace, ran too: the root ran eagerly.
+  REQUIRE(robust.failure(model)->by_execution != nullptr);
+  CHECK(robust.failure(model)->by_execution->graph != nullptr);
+  CHECK(g.find_node("root")->meta(meta_keys::failure) != nullptr);
+  CHECK_FALSE(tracer.is_tracing());  // and the thread's interposer is gone with the trace
+  CHECK(current_interposer() == nullptr);
 }
 
 TEST_CASE("a failure nested in a failed module: both fail, the nested one is traced as a root later") {
@@ -306,7 +326,7 @@ TEST_CASE("fault injection in recursive_trace: for every k, the collection lints
       GraphCollection c(std::make_unique<FaultyTracer>(k, mode.through_layers));
       c.recursive_trace(*model, {spec});
       CHECK(TracingState::current() == nullptr);
-      CHECK(current_module_call_hook() == nullptr);
+      CHECK(current_interposer() == nullptr);
       // The innermost module whose forward made op k failed (and, traced through, the layers
       // that then met its output of unknown shape); the children of failed modules were traced.
       REQUIRE_FALSE(c.failures().empty());

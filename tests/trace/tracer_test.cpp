@@ -207,7 +207,7 @@ TEST_CASE("after a failed trace the thread's tracing state and module hook are a
   ReadsData m;
   CHECK_THROWS_AS(symbolic_trace(m, {InputSpec(Shape{4})}), TraceError);
   CHECK(TracingState::current() == nullptr);
-  CHECK(current_module_call_hook() == nullptr);
+  CHECK(current_interposer() == nullptr);
   // Eager calls work as before.
   Net net;
   CHECK(net.call({ones({2, 4})}).to_tensor().is_concrete());

@@ -12,11 +12,12 @@ using namespace symtrace;
 
 namespace {
 
-// Records the modules called through the module call hook, then runs them.
-struct RecordingHook : ModuleCallHook {
-  Value call_module(Module& m, const ValueList& args, std::source_location) override {
+// Records the modules called through the interposer, then runs them.
+struct RecordingHook : Interposer {
+  Value call_op(const OpCall&) override { throw std::logic_error("no symbolic op call expected"); }
+  Value call_module(Module& m, const ValueList& args, std::source_location where) override {
     called.insert(&m);
-    return m.forward_values(args);
+    return m.run_forward(args, where);
   }
   std::set<const Module*> called;
 };
@@ -74,7 +75,7 @@ TEST_CASE("the parent calls the heads one by one and never the list or the unuse
   zoo::MixedFailures model;
   RecordingHook hook;
   {
-    ModuleCallHookScope scope(&hook);
+    InterposerScope scope(hook);
     (void)model(randn({2, 3, 8, 8}));
   }
   for (Module* child : {static_cast<Module*>(model->gate.get()), static_cast<Module*>(model->repeat.get()),

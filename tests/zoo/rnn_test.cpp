@@ -17,10 +17,11 @@ using namespace symtrace;
 namespace {
 
 // Counts the calls of each module type passing the module call hook, then runs the module.
-struct CountingHook : ModuleCallHook {
-  Value call_module(Module& m, const ValueList& args, std::source_location) override {
+struct CountingHook : Interposer {
+  Value call_op(const OpCall&) override { throw std::logic_error("no symbolic op call expected"); }
+  Value call_module(Module& m, const ValueList& args, std::source_location where) override {
     ++calls[m.type_name()];
-    return m.forward_values(args);
+    return m.run_forward(args, where);
   }
   std::map<std::string, int> calls;
 };
@@ -64,7 +65,7 @@ TEST_CASE("rnn runs the cell once per time step, as a hand-unrolled computation 
   CountingHook hook;
   Tensor y;
   {
-    ModuleCallHookScope scope(&hook);
+    InterposerScope scope(hook);
     y = model(tokens);
   }
   CHECK(y.shape() == Shape{2, 1000});
@@ -95,7 +96,7 @@ TEST_CASE("the loop bound follows the sequence length") {
   zoo::ElmanRNN model;
   for (const std::int64_t steps : {1, 3, 9}) {
     CountingHook hook;
-    ModuleCallHookScope scope(&hook);
+    InterposerScope scope(hook);
     const Tensor y = model(zeros({4, steps}, DType::int64));
     CHECK(y.shape() == Shape{4, 1000});
     CHECK(hook.calls["ElmanCell"] == steps);

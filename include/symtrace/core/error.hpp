@@ -78,10 +78,6 @@ struct TraceLocation {
 /// `where` when it is user code; else the innermost user call site of this thread's trace
 /// (see TraceLocation), when there is one; else `where`.
 [[nodiscard]] std::source_location user_location(std::source_location where) noexcept;
-/// Finds this thread's trace location; returns false when no trace is active. Installed by
-/// the trace layer, so that every TraceError names the module it happened in.
-using TraceLocator = bool (*)(TraceLocation& location);
-void set_trace_locator(TraceLocator locator) noexcept;
 
 [[noreturn]] void vthrow_trace_error(std::source_location where, fmt::string_view format,
                                      fmt::format_args args);

@@ -8,8 +8,8 @@
 ///
 /// Users derive from `TypedModule<Derived>` (typed_module.hpp), which generates the entry
 /// point from `Derived::forward`, and hold children in `ModuleHolder`s (module_holder.hpp)
-/// so that `conv1(x)` reads naturally. Every module call passes the thread's
-/// `ModuleCallHook` (module_call_hook.hpp), the seam a tracer's `call_module` plugs into.
+/// so that `conv1(x)` reads naturally. Every module call passes the thread's `Interposer`
+/// (core/thread_context.hpp), the seam a tracer's `call_module` plugs into.
 ///
 /// Ownership: children are `std::shared_ptr<Module>`. A module registered twice (under two
 /// names or two parents) is one module: `named_modules()` and `named_parameters()` list it
@@ -127,11 +127,15 @@ class Module : public std::enable_shared_from_this<Module> {
   /// Throws std::invalid_argument unless there is one valid, distinct name per parameter.
   void set_input_names(std::vector<std::string> names, Where where = Where::current());
 
-  /// Calls the module through the thread's ModuleCallHook (a tracer's `call_module`), or
-  /// runs `forward_values(args)` when there is none. This is `m(args...)` for callers that
-  /// only know `Module&`.
+  /// Calls the module through the thread's Interposer (a tracer's `call_module`), or runs
+  /// `run_forward(args, where)` when there is none. Observers see the call either way. This
+  /// is `m(args...)` for callers that only know `Module&`.
   Value call(const ValueList& args, Where where = Where::current());
-  /// Runs `forward` on boxed arguments, bypassing the hook: a tracer calls this to trace
+  /// Runs `forward_values(args)` as a call with no interposer installed does, after checking
+  /// that the thread's stack has room for it (a TraceError otherwise): what an interposer's
+  /// `call_module` does with a call it lets run.
+  Value run_forward(const ValueList& args, Where where = Where::current());
+  /// Runs `forward` on boxed arguments, bypassing the interposer: a tracer calls this to trace
   /// *into* a module. Trailing optional parameters may be omitted. Throws
   /// std::invalid_argument naming the parameter when an argument has the wrong kind or count,
   /// and when the module is not callable.

@@ -3,7 +3,7 @@
 /// `ModuleHolder<Impl>`: a shared handle to a module with typed call operators, as in
 /// LibTorch (`torch::nn::Linear` holds a `LinearImpl`). Holding children in holders lets
 /// forward code read `conv1(x)`; each call records the caller's file:line and passes the
-/// module call hook (the tracer's `call_module`).
+/// interposer (the tracer's `call_module`).
 ///
 /// The call operators are generated from `Impl::forward`: one taking exactly forward's
 /// parameters, plus one per omissible trailing `std::optional` parameter, each followed by a

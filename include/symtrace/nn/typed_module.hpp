@@ -24,10 +24,9 @@
 /// suffix ("Block"); `set_type_name` overrides it.
 
 #include "symtrace/core/stack_guard.hpp"
+#include "symtrace/core/thread_context.hpp"
 #include "symtrace/nn/detail/forward_traits.hpp"
 #include "symtrace/nn/module.hpp"
-#include "symtrace/nn/module_call_hook.hpp"
-#include "symtrace/observe/has_callbacks.hpp"
 
 #include <concepts>
 #include <cstddef>
@@ -45,7 +44,7 @@ namespace detail {
 template <class A>
 concept NotLocation = !std::same_as<std::remove_cvref_t<A>, std::source_location>;
 
-/// The boxed arguments of a module call made through the hook, from a per-thread stack of
+/// The boxed arguments of a module call made through the interposer, from a per-thread stack of
 /// lists that keep their capacity: a traced module call allocates no argument list. Cleared
 /// (every reference released) when the call ends, also by an exception.
 class BoxedArgs {
@@ -65,7 +64,7 @@ class BoxedArgs {
 template <class Derived>
 class TypedModule : public Module {
  public:
-  /// Runs `Derived::forward` on boxed arguments, without passing the module call hook.
+  /// Runs `Derived::forward` on boxed arguments, without passing the interposer.
   Value forward_values(const ValueList& args) override {
     using T = detail::ForwardTraits<Derived>;
     if (args.size() < T::num_required || args.size() > T::arity)
@@ -78,7 +77,7 @@ class TypedModule : public Module {
     }(std::make_index_sequence<T::arity>{});
   }
 
-  /// Calls the module as `forward(args...)` would, through the module call hook (the
+  /// Calls the module as `forward(args...)` would, through the interposer (the
   /// tracer's `call_module`), recording the caller's file:line: `(*block)(x)` for a child held
   /// as a `std::shared_ptr<Block>`; a child held as a `ModuleHolder<Block>` is called as
   /// `block(x)`. Returns forward's result type. (A defaulted location cannot follow a
@@ -139,13 +138,13 @@ class TypedModule : public Module {
   }
 
   /// The call with arguments already converted to forward's parameter types `P...`: goes
-  /// through `Module::call` (boxing the arguments) when a module call hook is installed, an
+  /// through `Module::call` (boxing the arguments) when an interposer is installed, an
   /// observer is registered or the stack may be nearly used up (Module::call checks it: Note
   /// [Stack guard]), else runs forward directly. For ModuleHolder and call_at.
   template <class... P>
   auto call_typed(std::source_location where, P... args) {
     using T = detail::ForwardTraits<Derived>;
-    if (current_module_call_hook() != nullptr || has_callbacks() || detail::stack_may_be_low()) [[unlikely]] {
+    if (current_interposer() != nullptr || has_callbacks() || detail::stack_may_be_low()) [[unlikely]] {
       detail::BoxedArgs boxed;
       (boxed.list().push_back(detail::ArgCodec<std::remove_cvref_t<P>>::box(args)), ...);
       return typename T::Result(T::ResultCodec::unbox(Module::call(boxed.list(), where), {this, {}, 0}));

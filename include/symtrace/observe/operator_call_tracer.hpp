@@ -10,7 +10,7 @@
 ///     (void)model->call(inputs);
 ///     for (const std::string& op : tracer.called_operators()) fmt::print("{}\n", op);
 
-#include "symtrace/observe/record_function.hpp"
+#include "symtrace/ops/record_function.hpp"
 
 #include <cstdint>
 #include <memory>

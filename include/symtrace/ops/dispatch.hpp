@@ -1,8 +1,9 @@
 #pragma once
 /// \file
 /// The one dispatch point every op call goes through (DESIGN decision 1): all inputs
-/// concrete -> meta function then eager kernel; any input symbolic -> the installed symbolic
-/// handler (the active trace records a node). Keep this path cheap: it runs once per op.
+/// concrete -> meta function then eager kernel; any input symbolic -> the thread's interposer
+/// (core/thread_context.hpp: the active trace records a node). Keep this path cheap: it runs
+/// once per op.
 
 #include "symtrace/ops/op.hpp"
 
@@ -35,25 +36,6 @@ ValueList bind_arguments(const OpDef& op, ValueList args, KeywordValues kwargs,
 /// Runs only the meta function of `op` on complete positional `args` (concrete or symbolic).
 OutputMeta infer_meta(const OpDef& op, std::span<const Value> args,
                       std::source_location where = std::source_location::current());
-
-/// Handles a call with at least one symbolic tensor argument (installed by the trace layer).
-using SymbolicHandler = Value (*)(const OpCall& call);
-/// Installs the handler for symbolic calls; returns the previous one. Without one installed,
-/// a symbolic argument raises TraceError (its trace has ended).
-SymbolicHandler set_symbolic_handler(SymbolicHandler handler) noexcept;
-
-/// During a trace on this thread: whether `tensor` (concrete) is one the trace must see, a
-/// parameter or buffer of the traced model. A call whose arguments are all concrete but read
-/// such a tensor is recorded too, as fx records `self.weight.t()` (installed by the trace layer).
-using TracedTensorQuery = bool (*)(const Tensor& tensor);
-/// Installs the query; returns the previous one.
-TracedTensorQuery set_traced_tensor_query(TracedTensorQuery query) noexcept;
-
-namespace detail {
-/// The number of traces active on this thread (kept by the trace layer's TraceScope): while
-/// it is nonzero, all-concrete calls are checked against the TracedTensorQuery.
-inline thread_local int t_active_traces = 0;
-}  // namespace detail
 
 /// True when `value` is, or is a list containing, a symbolic tensor.
 [[nodiscard]] bool contains_symbolic(const Value& value) noexcept;

@@ -65,20 +65,19 @@ struct ModuleFailure {
 [[nodiscard]] std::string to_string(const ModuleFailure& failure);
 
 /// A Tracer that turns failing submodules into leaves; see the file comment.
+///
+/// `trace` (Tracer's, also through a `Tracer&`) traces `root` but never fails because of the
+/// model's code: a failing submodule becomes a leaf; a failing root (or one that cannot be
+/// called as a whole, e.g. a ModuleList) gives a graph of placeholders, one `call_module` node
+/// for the root and the output, and the root is failed. A root that is a leaf is not traced
+/// into. Bad inputs (a spec count or concrete_args that do not match the root's forward) still
+/// throw std::invalid_argument, and std::bad_alloc from anywhere in the trace (the model's code
+/// too) propagates; the failures recorded before either stay recorded. Failures and visits
+/// accumulate over traces with this tracer.
 class RobustTracer : public Tracer {
  public:
   RobustTracer() = default;
 
-  /// Traces `root` as Tracer::trace does, but never fails because of the model's code: a
-  /// failing submodule becomes a leaf; a failing root (or one that cannot be called as a
-  /// whole, e.g. a ModuleList) gives a graph of placeholders, one `call_module` node for the
-  /// root and the output, and the root is failed. A root that is a leaf is not traced into.
-  /// Bad inputs (a spec count or concrete_args that do not match the root's forward) still
-  /// throw std::invalid_argument, and std::bad_alloc from anywhere in the trace (the model's
-  /// code too) propagates; the failures recorded before either stay recorded. Failures and
-  /// visits accumulate over traces with this tracer.
-  Graph trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},
-              std::source_location where = std::source_location::current());
 
   /// Also captures each module that fails, once its trace is done, by running its forward
   /// eagerly on synthetic inputs (random float32, zero integers and bools) of the shapes seen
@@ -130,7 +129,25 @@ class RobustTracer : public Tracer {
   /// Forgets the failures, visits and observed inputs of earlier traces (leaf registrations stay).
   void clear_results() noexcept;
 
+  /// One run of a GraphCollection over a model (its recursive_trace), for the scope's
+  /// lifetime: the tracer borrows `model_index` (the model's modules, indexed once by the
+  /// collection) for its traces of the model's root, and remembers the results of leaf calls
+  /// across the run's traces (see leaf_result_meta). Both end with the scope.
+  class CollectionRun {
+   public:
+    CollectionRun(RobustTracer& tracer, std::shared_ptr<const ModuleIndex> model_index) noexcept;
+    ~CollectionRun();
+    CollectionRun(const CollectionRun&) = delete;
+    CollectionRun& operator=(const CollectionRun&) = delete;
+
+   private:
+    RobustTracer& tracer_;
+  };
+
  protected:
+  /// The robust trace (see the class comment), then the captures by execution when they are on.
+  Graph trace_graph(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                    std::source_location where) override;
   Value trace_root(Module& root, const ValueList& args, std::source_location where) override;
   /// Tracer's. While a GraphCollection traces, the results of leaf calls on symbolic tensors
   /// are remembered per module and input metadata, and a leaf traced as a root (a child of a
@@ -150,8 +167,6 @@ class RobustTracer : public Tracer {
                                                     std::source_location where) const;
 
  private:
-  friend class GraphCollection;  // turns remember_leaf_calls_ on for one recursive_trace
-
   /// A leaf's call: its tensor arguments' metadata and its result's.
   struct LeafCall {
     std::vector<TensorMeta> inputs;
@@ -168,10 +183,10 @@ class RobustTracer : public Tracer {
   /// Records `module` as a failed leaf called with `args` (its metadata as the file comment says).
   Value record_failed_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
 
-  /// `trace` without the captures by execution.
   /// The graph of a leaf root whose call on `inputs` is remembered, built directly; nullopt
   /// when it cannot be (Note [A remembered leaf root] in robust_tracer.cpp).
   std::optional<Graph> remembered_leaf_graph(Module& root, const std::vector<InputSpec>& inputs, std::source_location where);
+  /// `trace_graph` without the captures by execution.
   Graph trace_robustly(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
                        std::source_location where);
   /// Captures by execution the modules that failed from `failure_order_[first]` on, into `graph`.
@@ -195,7 +210,7 @@ class RobustTracer : public Tracer {
   std::uint64_t trace_generation_ = 0;  // one per attempt of Tracer::trace (a restart is a new one)
   bool remember_leaf_calls_ = false;
   bool capture_by_execution_ = false;
-  std::shared_ptr<const ModuleIndex> model_index_;  // set by GraphCollection for one recursive_trace
+  std::shared_ptr<const ModuleIndex> model_index_;  // lent by a CollectionRun
 };
 
 }  // namespace symtrace

@@ -22,7 +22,7 @@
 #include "symtrace/core/tensor.hpp"
 #include "symtrace/core/value.hpp"
 #include "symtrace/graph/graph.hpp"
-#include "symtrace/nn/module_call_hook.hpp"
+#include "symtrace/core/thread_context.hpp"
 #include "symtrace/ops/op.hpp"
 #include "symtrace/trace/cond.hpp"
 
@@ -67,9 +67,9 @@ using ConcreteArgs = std::vector<std::pair<std::string, Value>>;
 /// Records a module's computation as a Graph; see the file comment. A tracer may be reused
 /// for several traces, one at a time per tracer object; different tracer objects may trace
 /// on different threads at once.
-class Tracer : public ModuleCallHook {
+class Tracer : public Interposer {
  public:
-  Tracer() = default;
+  Tracer() : Interposer(/*sees_concrete_calls=*/true) {}
   ~Tracer() override;
   Tracer(const Tracer&) = delete;
   Tracer& operator=(const Tracer&) = delete;
@@ -81,11 +81,12 @@ class Tracer : public ModuleCallHook {
   /// optional inputs may be left out). The root is traced into even when it is a leaf type.
   /// Throws TraceError when the forward cannot be captured, std::invalid_argument when the
   /// inputs do not match the root's forward; the thread's tracing state is unchanged
-  /// afterwards either way.
+  /// afterwards either way. Not virtual: a subclass extends the steps (`trace_graph`,
+  /// `trace_root` and the hooks below), so a trace through a `Tracer&` is the subclass's trace.
   Graph trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},
               std::source_location where = std::source_location::current());
   /// Whether this tracer is running a trace now (a forward it traces is on the stack).
-  [[nodiscard]] bool is_tracing() const noexcept { return state_ != nullptr; }
+  [[nodiscard]] bool is_tracing() const noexcept;
 
   // ---- Hooks (fx's names) ----------------------------------------------------------------
 
@@ -158,6 +159,15 @@ class Tracer : public ModuleCallHook {
   [[nodiscard]] bool is_registered_leaf(const Module& module) const;
 
  protected:
+  /// One trace, run by `trace` once it has checked that this tracer is not tracing already.
+  /// By default `record_graph`; a subclass wraps it (RobustTracer: a trace started again, the
+  /// graph of a failed root, captures by execution) and calls `record_graph` for the recording.
+  virtual Graph trace_graph(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                            std::source_location where);
+  /// The recording: checks `inputs` and `concrete_args` against the root's forward, makes the
+  /// placeholders, runs `trace_root` on them and records the output; throws as `trace` says.
+  Graph record_graph(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
+                     std::source_location where);
   /// Runs the root's forward on the trace's inputs (placeholders made, output not yet). The
   /// robust tracer overrides it to catch a failing root.
   virtual Value trace_root(Module& root, const ValueList& args, std::source_location where);
@@ -199,8 +209,15 @@ class Tracer : public ModuleCallHook {
  private:
   Value record_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
 
+  // ---- The thread's interposer while tracing (core/thread_context.hpp) ----
+  /// An op call with a symbolic argument or reading a parameter: `record_op(call)`.
+  Value call_op(const OpCall& call) final;
+  /// A parameter or buffer of the model this tracer is tracing now.
+  [[nodiscard]] bool intercepts(const Tensor& tensor) const final;
+  /// The module this tracer's trace is in, for TraceError messages.
+  bool locate(detail::TraceLocation& location) const final;
+
   std::unordered_map<std::type_index, LeafMetaFn> leaves_;
-  TracingState* state_ = nullptr;
 };
 
 /// Traces `module` with a default Tracer: `Tracer().trace(module, inputs, concrete_args)`.

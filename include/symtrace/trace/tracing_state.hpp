@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// `TracingState`: one active symbolic trace (DESIGN decision 9). Each thread has a stack of
-/// active traces; `TraceScope` pushes one for its lifetime and pops it when it ends, also
-/// when an exception passes, so after any exception a thread's tracing state is exactly as
+/// active traces; a trace pushes one for its lifetime and pops it when it ends, also when an
+/// exception passes (the scopes in trace/detail/tracing_scopes.hpp), so after any exception a thread's tracing state is exactly as
 /// before. Every trace has a process-wide unique id: a symbolic tensor carries the id of
 /// the trace that made it, and using it anywhere else (after its trace ended, inside
 /// another trace, on another thread) raises `TraceError` instead of touching a graph it
@@ -10,7 +10,6 @@
 
 #include "symtrace/core/tensor.hpp"
 #include "symtrace/graph/node.hpp"
-#include "symtrace/nn/module_call_hook.hpp"
 
 #include <cstdint>
 #include <deque>
@@ -29,7 +28,12 @@ class ModuleIndex;
 class Tracer;
 namespace detail {
 struct TensorImpl;
-}
+class FrameScope;
+class PathHold;
+class TraceScope;
+class SideRun;
+class SubgraphRun;
+}  // namespace detail
 
 /// One active trace: the graph being written, the tracer writing it, the module being traced
 /// through, and the qualified names of the root's modules and tensors. Made by
@@ -103,11 +107,11 @@ class TracingState {
   [[nodiscard]] static TracingState* current() noexcept;
 
  private:
-  friend class FrameScope;
-  friend class PathHold;
-  friend class TraceScope;
-  friend class SideRun;
-  friend class SubgraphRun;
+  friend class detail::FrameScope;
+  friend class detail::PathHold;
+  friend class detail::TraceScope;
+  friend class detail::SideRun;
+  friend class detail::SubgraphRun;
 
   std::vector<std::uint64_t> ids_;  // the trace's id, then those of nested side runs
   std::vector<std::pair<std::uint64_t, std::uint32_t>> retired_;  // (id, bound): see retire()
@@ -148,80 +152,6 @@ class TracingState {
   };
   mutable std::unordered_map<const detail::TensorImpl*, TensorOwner> tensor_owners_;  // see tensor_path_of
   mutable bool tensor_owners_indexed_ = false;
-};
-
-/// Makes `state` the innermost trace of this thread and installs its tracer's module-call
-/// hook for the scope's lifetime; the destructor restores the previous trace and hook.
-class TraceScope {
- public:
-  explicit TraceScope(TracingState& state);
-  ~TraceScope();
-  TraceScope(const TraceScope&) = delete;
-  TraceScope& operator=(const TraceScope&) = delete;
-
- private:
-  TracingState* previous_;
-  ModuleCallHookScope hook_;
-};
-
-/// A side run of the trace for the scope's lifetime (a leaf's forward run for its output
-/// metadata): nothing is recorded meanwhile (`meta_only()`), and symbolic tensors made meanwhile
-/// get a fresh id, which is no longer accepted once the scope ends.
-class SideRun {
- public:
-  explicit SideRun(TracingState& state);
-  ~SideRun();
-  SideRun(const SideRun&) = delete;
-  SideRun& operator=(const SideRun&) = delete;
-
- private:
-  TracingState& state_;
-};
-
-/// Records into `subgraph` for the scope's lifetime (a branch of `cond`, never inside a side
-/// run): nodes go there, and
-/// symbolic tensors get a fresh id under which only the subgraph's own tensors are accepted
-/// (a tensor of the enclosing graph names a node of another graph). The destructor restores
-/// the graph and the ids.
-class SubgraphRun {
- public:
-  SubgraphRun(TracingState& state, Graph& subgraph);
-  ~SubgraphRun();
-  SubgraphRun(const SubgraphRun&) = delete;
-  SubgraphRun& operator=(const SubgraphRun&) = delete;
-
- private:
-  TracingState& state_;
-  Graph* graph_;
-  std::vector<std::uint64_t> ids_;
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> retired_;
-};
-
-/// Keeps the paths `path_of` gave out from the current frame valid for the scope's lifetime,
-/// while code runs that may call modules without entering a frame (a leaf's metadata
-/// function): their paths are made one level deeper.
-class PathHold {
- public:
-  explicit PathHold(TracingState& state) noexcept : state_(state) { ++state_.held_paths_; }
-  ~PathHold() { --state_.held_paths_; }
-  PathHold(const PathHold&) = delete;
-  PathHold& operator=(const PathHold&) = delete;
-
- private:
-  TracingState& state_;
-};
-
-/// Enters the module `module` at `path`, called at `call_site`, for the scope's lifetime (nodes
-/// recorded meanwhile get `path` as their scope).
-class FrameScope {
- public:
-  FrameScope(TracingState& state, const Module& module, std::string_view path, std::source_location call_site);
-  ~FrameScope();
-  FrameScope(const FrameScope&) = delete;
-  FrameScope& operator=(const FrameScope&) = delete;
-
- private:
-  TracingState& state_;
 };
 
 }  // namespace symtrace

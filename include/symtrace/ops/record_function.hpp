@@ -24,7 +24,7 @@
 ///   symtrace::remove_callback(handle);
 
 #include "symtrace/core/value.hpp"
-#include "symtrace/observe/has_callbacks.hpp"
+#include "symtrace/core/thread_context.hpp"
 
 #include <atomic>
 #include <cstdint>

@@ -10,7 +10,7 @@
 // thread's own callbacks are a plain thread_local list. g_observer_count counts both kinds
 // across all threads (Note [Observers off] in the header): when it is zero an event does no
 // more than read it.
-#include "symtrace/observe/record_function.hpp"
+#include "symtrace/ops/record_function.hpp"
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/ops/op.hpp"
