@@ -14,20 +14,20 @@ bool Interposer::locate(detail::TraceLocation& location) const {
   return outer_ != nullptr && outer_->locate(location);
 }
 
-InterposerScope::InterposerScope(Interposer& interposer) : interposer_(interposer) {
-  for (const Interposer* i = detail::t_interposer; i != nullptr; i = i->outer_) {
-    if (i == &interposer) {
-      throw std::logic_error("symtrace: an interposer (a Tracer, a trace by execution) was installed on a thread "
-                             "where it is installed already; use another object for a nested run");
-    }
+InterposerScope::InterposerScope(Interposer& interposer) : interposer_(interposer), previous_(detail::t_interposer) {
+  if (interposer_.installed_.exchange(true, std::memory_order_acq_rel)) {
+    throw std::logic_error("symtrace: an interposer (a Tracer, a trace by execution) was installed while it is "
+                           "installed already, on this thread or another; use another object for a nested or "
+                           "concurrent run");
   }
-  interposer_.outer_ = detail::t_interposer;
+  interposer_.outer_ = previous_;
   detail::t_interposer = &interposer_;
 }
 
 InterposerScope::~InterposerScope() {
-  detail::t_interposer = interposer_.outer_;
+  detail::t_interposer = previous_;
   interposer_.outer_ = nullptr;
+  interposer_.installed_.store(false, std::memory_order_release);
 }
 
 }  // namespace symtrace

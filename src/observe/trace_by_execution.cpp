@@ -16,6 +16,7 @@
 #include "symtrace/nn/shape_layers.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/nn/module_index.hpp"
+#include "symtrace/ops/dispatch.hpp"
 #include "symtrace/ops/record_function.hpp"
 #include "symtrace/ops/op.hpp"
 
@@ -287,6 +288,9 @@ class Installation final : public Interposer {
                       call.op.name());
   }
   Value call_module(Module& module, const ValueList& args, std::source_location where) override {
+    // A call on symbolic values belongs to an enclosing symbolic trace, as its ops do.
+    if (outer() != nullptr && std::any_of(args.begin(), args.end(), [](const Value& v) { return contains_symbolic(v); }))
+      return outer()->call_module(module, args, where);
     return module.run_forward(args, where);
   }
   void on_data_read(DataRead read, std::source_location where) override { recorder_.data_read(read, where); }

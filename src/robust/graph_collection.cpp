@@ -81,7 +81,7 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
   if (tracer_ == nullptr) tracer_ = std::make_unique<RobustTracer>();  // a moved-from collection
   // Before anything is cleared: the running trace reads it. Running covers the whole run,
   // the eager reruns of failed modules after a trace too (capture_failed_by_execution); the
-  // tracer's own state covers a trace the user started with tracer().
+  // tracer's is_tracing() covers a trace the user started with tracer(), on any thread.
   if (running_ || tracer_->is_tracing()) {
     throw_invalid_argument(where, "this GraphCollection is already running a recursive_trace; use another "
                                   "GraphCollection for a trace inside a trace");

@@ -13,6 +13,7 @@
 #include "symtrace/ops/op.hpp"
 #include "symtrace/trace/tracing_state.hpp"
 #include "symtrace/trace/detail/tracing_scopes.hpp"
+#include "current_state.hpp"
 
 #include <fmt/format.h>
 
@@ -73,28 +74,23 @@ namespace {
 }  // namespace
 
 TracingState& Tracer::state() const {
-  TracingState* state = TracingState::current();
+  TracingState* state = detail::t_tracing_state;
   // throw_not_tracing is in a frame of its own: state() is inlined on the per-level path.
   if (state == nullptr || &state->tracer() != this) [[unlikely]] throw_not_tracing();
   return *state;
 }
 
-bool Tracer::is_tracing() const noexcept {
-  for (const Interposer* i = current_interposer(); i != nullptr; i = i->outer())
-    if (i == this) return true;
-  return false;
-}
 
 Value Tracer::call_op(const OpCall& call) { return record_op(call); }
 
 bool Tracer::intercepts(const Tensor& tensor) const {
-  const TracingState* state = TracingState::current();
+  const TracingState* state = detail::t_tracing_state;
   return state != nullptr && &state->tracer() == this && tensor.is_concrete() &&
          state->tensor_path_of(tensor.impl_ptr().get()) != nullptr;
 }
 
 bool Tracer::locate(detail::TraceLocation& location) const {
-  const TracingState* state = TracingState::current();
+  const TracingState* state = detail::t_tracing_state;
   if (state == nullptr || &state->tracer() != this) return Interposer::locate(location);
   location.path = std::string(state->frame().path);
   location.type = state->frame().module->type_name();

@@ -7,6 +7,7 @@
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/trace/tracer.hpp"
 #include "symtrace/trace/detail/tracing_scopes.hpp"
+#include "current_state.hpp"
 #include "symtrace/nn/detail/join_path.hpp"
 
 #include <algorithm>
@@ -14,10 +15,11 @@
 
 namespace symtrace {
 
+constinit thread_local TracingState* detail::t_tracing_state = nullptr;
+
 namespace {
 
 std::atomic<std::uint64_t> next_trace_id{1};
-thread_local TracingState* current_state = nullptr;
 
 }  // namespace
 
@@ -183,7 +185,6 @@ const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor
   return &owner.path;
 }
 
-TracingState* TracingState::current() noexcept { return current_state; }
 
 std::source_location TracingState::user_site() const noexcept {
   for (std::size_t i = frames_.size(); i-- > 0;) {
@@ -230,11 +231,13 @@ detail::SubgraphRun::~SubgraphRun() {
   std::swap(state_.retired_, retired_);
 }
 
-detail::TraceScope::TraceScope(TracingState& state) : previous_(current_state), interposer_(state.tracer()) {
-  current_state = &state;
+detail::TraceScope::TraceScope(TracingState& state) : previous_(t_tracing_state), interposer_(state.tracer()) {
+  t_tracing_state = &state;
 }
 
-detail::TraceScope::~TraceScope() { current_state = previous_; }
+TracingState* TracingState::current() noexcept { return detail::t_tracing_state; }
+
+detail::TraceScope::~TraceScope() { t_tracing_state = previous_; }
 
 detail::FrameScope::FrameScope(TracingState& state, const Module& module, std::string_view path, std::source_location call_site)
     : state_(state) {

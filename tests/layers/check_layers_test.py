@@ -2,7 +2,9 @@
 """tools/check-layers on this tree (it must pass) and on small trees that break each rule (it
 must fail, naming the file, the line and the rule). Usage: check_layers_test.py CHECK_LAYERS ROOT"""
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -15,6 +17,7 @@ def run(check, root):
 
 def tree(files):
     root = tempfile.mkdtemp(prefix="check-layers-")
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     for rel, text in files.items():
         path = os.path.join(root, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -1,5 +1,5 @@
 // The Module base: registration and its errors, named queries, modes, the type-erased entry
-// point, typed calls through holders, the module call hook, and state dicts.
+// point, typed calls through holders, the thread's interposer, and state dicts.
 
 #include "support/checks.hpp"
 
@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <stdexcept>
+#include <thread>
 #include <tuple>
 
 using namespace symtrace;
@@ -47,7 +48,6 @@ struct NetImpl : TypedModule<NetImpl> {
 };
 SYMTRACE_MODULE(Net);
 
-// Records every call passing the hook, then runs the module.
 // Records every module call and lets it run.
 struct RecordingHook : Interposer {
   Value call_op(const OpCall&) override { throw std::logic_error("no symbolic op call expected"); }
@@ -151,7 +151,7 @@ TEST_CASE("an interposer scope restores the previous interposer when an exceptio
     CHECK(current_interposer() == &inner);
     CHECK(inner.outer() == &outer);
     // One object is installed once at a time: a nested run needs another object.
-    CHECK_THROWS_WITH_AS(InterposerScope{outer}, doctest::Contains("was installed on a thread where it is installed already"),
+    CHECK_THROWS_WITH_AS(InterposerScope{outer}, doctest::Contains("was installed while it is installed already"),
                          std::logic_error);
     CHECK(current_interposer() == &inner);
     throw std::runtime_error("boom");
@@ -159,6 +159,20 @@ TEST_CASE("an interposer scope restores the previous interposer when an exceptio
   }
   CHECK(current_interposer() == &outer);
   CHECK(inner.outer() == nullptr);
+  CHECK_FALSE(inner.is_installed());
+  // Nor may another thread install it meanwhile; its own interposer stays as it was.
+  std::string refused;
+  std::thread([&] {
+    try {
+      InterposerScope again(outer);
+    } catch (const std::logic_error& e) {
+      refused = e.what();
+    }
+    if (current_interposer() != nullptr) refused += " (and the thread's interposer changed)";
+  }).join();
+  CHECK(refused.find("installed already, on this thread or another") != std::string::npos);
+  CHECK(refused.find("changed") == std::string::npos);
+  CHECK(outer.is_installed());
 }
 
 TEST_CASE("registration errors name the name, the module and the caller's line") {
@@ -479,9 +493,9 @@ TEST_CASE("a module index lists named_modules' order and finds each module's fir
   }
 }
 
-TEST_CASE("a bad tuple element returned through a hook names the declared tuple type") {
+TEST_CASE("a bad tuple element returned through an interposer names the declared tuple type") {
   struct WrongTuple : Interposer {
-  Value call_op(const OpCall&) override { throw std::logic_error("no symbolic op call expected"); }
+    Value call_op(const OpCall&) override { throw std::logic_error("no symbolic op call expected"); }
     Value call_module(Module&, const ValueList&, std::source_location) override {
       return ValueList{Value(tensor({1.0f})), Value(3)};
     }

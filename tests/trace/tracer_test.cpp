@@ -203,7 +203,7 @@ TEST_CASE("a trace inside a trace works, and mixing their tensors raises TraceEr
                        TraceError);
 }
 
-TEST_CASE("after a failed trace the thread's tracing state and module hook are as before") {
+TEST_CASE("after a failed trace the thread's tracing state and interposer are as before") {
   ReadsData m;
   CHECK_THROWS_AS(symbolic_trace(m, {InputSpec(Shape{4})}), TraceError);
   CHECK(TracingState::current() == nullptr);

@@ -16,7 +16,7 @@ using namespace symtrace;
 
 namespace {
 
-// Counts the calls of each module type passing the module call hook, then runs the module.
+// Counts the calls of each module type passing the thread's interposer, then runs the module.
 struct CountingHook : Interposer {
   Value call_op(const OpCall&) override { throw std::logic_error("no symbolic op call expected"); }
   Value call_module(Module& m, const ValueList& args, std::source_location where) override {

@@ -10,7 +10,9 @@
 /// An interposer decides what the calls it is given become: a tracer records ops and module
 /// calls as nodes; a trace by execution runs them and notes where data is read. Interposers
 /// nest per thread: `InterposerScope` installs one for its lifetime and restores the previous
-/// one when it ends, also when an exception passes; the previous one is `outer()`.
+/// one when it ends, also when an exception passes; the previous one is `outer()`. An
+/// interposer object is installed once at a time, on one thread: a second installation (on
+/// this thread or another) throws std::logic_error.
 
 #include "symtrace/core/value.hpp"
 
@@ -60,6 +62,8 @@ class Interposer {
   [[nodiscard]] bool sees_concrete_calls() const noexcept { return sees_concrete_calls_; }
   /// The interposer that was installed when this one was, while this one is installed.
   [[nodiscard]] Interposer* outer() const noexcept { return outer_; }
+  /// Whether an InterposerScope has this interposer installed now (on any thread).
+  [[nodiscard]] bool is_installed() const noexcept { return installed_.load(std::memory_order_acquire); }
 
  protected:
   explicit Interposer(bool sees_concrete_calls = false) noexcept : sees_concrete_calls_(sees_concrete_calls) {}
@@ -67,7 +71,8 @@ class Interposer {
 
  private:
   friend class InterposerScope;
-  Interposer* outer_ = nullptr;
+  Interposer* outer_ = nullptr;  // written only by the one installation
+  std::atomic<bool> installed_{false};
   bool sees_concrete_calls_;
 };
 
@@ -89,8 +94,9 @@ constinit inline std::atomic<std::uint32_t> g_observer_count{0};
   return detail::g_observer_count.load(std::memory_order_relaxed) != 0;
 }
 
-/// Installs an interposer on this thread for the scope's lifetime. An interposer is installed
-/// at most once at a time; installing it again while it is installed throws std::logic_error.
+/// Installs an interposer on this thread for the scope's lifetime and restores the previous
+/// one when it ends. An interposer is installed at most once at a time: installing it while it
+/// is installed (on this thread or another) throws std::logic_error and changes nothing.
 class InterposerScope {
  public:
   explicit InterposerScope(Interposer& interposer);
@@ -100,6 +106,7 @@ class InterposerScope {
 
  private:
   Interposer& interposer_;
+  Interposer* previous_;
 };
 
 namespace detail {

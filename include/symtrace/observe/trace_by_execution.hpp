@@ -10,7 +10,7 @@
 /// recorded graph no longer computes what the module computes. Reads through `data_ptr()`
 /// (raw access, as kernels use it) are not seen: read data with `item()` or `to_vector()`.
 ///
-/// Built on the observer registry (record_function.hpp): a thread-local callback sees each
+/// Built on the observer registry (ops/record_function.hpp): a thread-local callback sees each
 /// eager op call (the outermost one; ops inside a composite op are its business) and each
 /// module call (for node scopes), and a value map from tensor to node links the calls. Module
 /// calls are inlined, as torch.jit.trace inlines them: the graph holds placeholders, `get_attr`

@@ -85,8 +85,9 @@ class Tracer : public Interposer {
   /// `trace_root` and the hooks below), so a trace through a `Tracer&` is the subclass's trace.
   Graph trace(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args = {},
               std::source_location where = std::source_location::current());
-  /// Whether this tracer is running a trace now (a forward it traces is on the stack).
-  [[nodiscard]] bool is_tracing() const noexcept;
+  /// Whether this tracer is running a trace now (a forward it traces is on the stack of some
+  /// thread): it is installed as that thread's interposer.
+  [[nodiscard]] bool is_tracing() const noexcept { return is_installed(); }
 
   // ---- Hooks (fx's names) ----------------------------------------------------------------
 
@@ -199,7 +200,8 @@ class Tracer : public Interposer {
                                                     std::source_location where);
   /// Symbolic results described by `meta` that name no node: what a side run computes.
   [[nodiscard]] Value meta_result(const OutputMeta& meta, std::source_location where) const;
-  /// The trace this tracer is running (InternalError when it is not tracing).
+  /// The trace this tracer is running, the innermost one of this thread (InternalError when it
+  /// is not tracing there, e.g. while another tracer's trace runs inside its own).
   [[nodiscard]] TracingState& state() const;
   /// A symbolic tensor naming `node`, with `meta` (also recorded on the node).
   [[nodiscard]] Tensor proxy(Node& node, const TensorMeta& meta) const;

@@ -2,8 +2,8 @@
 /// \file
 /// `TracingState`: one active symbolic trace (DESIGN decision 9). Each thread has a stack of
 /// active traces; a trace pushes one for its lifetime and pops it when it ends, also when an
-/// exception passes (the scopes in trace/detail/tracing_scopes.hpp), so after any exception a thread's tracing state is exactly as
-/// before. Every trace has a process-wide unique id: a symbolic tensor carries the id of
+/// exception passes (the scopes of trace/detail/tracing_scopes.hpp), so after any exception a
+/// thread's tracing state is exactly as before. Every trace has a process-wide unique id: a symbolic tensor carries the id of
 /// the trace that made it, and using it anywhere else (after its trace ended, inside
 /// another trace, on another thread) raises `TraceError` instead of touching a graph it
 /// does not belong to.
