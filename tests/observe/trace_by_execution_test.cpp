@@ -350,3 +350,40 @@ TEST_CASE("ops another thread runs meanwhile are not recorded, and several threa
   for (std::thread& t2 : workers) t2.join();
   CHECK(sizes == std::vector<std::size_t>{3, 4, 5, 6});
 }
+
+namespace {
+/// Traces its child by execution, on concrete inputs, in the middle of its own forward.
+class TracesChildByExecution : public TypedModule<TracesChildByExecution> {
+ public:
+  TracesChildByExecution() { fc = register_module("fc", nn::Linear(2, 3)); }
+  Tensor forward(const Tensor& x) {
+    inner = trace_by_execution(*fc, {probe});
+    return fc(x).relu();
+  }
+  nn::Linear fc{nullptr};
+  Tensor probe = tensor({1.0f, -2.0f}, {1, 2});
+  ExecutionTrace inner;
+};
+}  // namespace
+
+TEST_CASE("a trace by execution inside a symbolic trace is a run of its own: nothing of it reaches the enclosing graph") {
+  manual_seed(3);
+  TracesChildByExecution model;
+  const Graph g = symbolic_trace(model, {InputSpec(Shape{4, 2})});
+  // Only the forward's own calls: the child's run by execution, on the model's own weights,
+  // recorded nothing in the symbolic graph, though the symbolic trace sees those weights.
+  CHECK(to_string(g) == R"(graph():
+    %x : float32[4, 2] [num_users=1] = placeholder[target=x]
+    %fc : float32[4, 3] [num_users=1] = call_module[target=fc](args = (%x,), kwargs = {})
+    %relu : float32[4, 3] [num_users=1] = call_method[target=relu](args = (%fc,), kwargs = {})
+    return relu
+)");
+  CHECK(current_interposer() == nullptr);
+  // The run by execution is the child's, on concrete tensors: its graph runs equal to eager.
+  REQUIRE(model.inner.outputs.is_tensor());
+  CHECK(model.inner.outputs.to_tensor().is_concrete());
+  CHECK(model.inner.warnings.empty());
+  const Tensor eager = model.fc(model.probe);
+  CHECK(max_rel_error(model.inner.outputs.to_tensor(), eager) == 0.0);
+  CHECK(max_rel_error(Interpreter(*model.fc, model.inner.graph).run({model.probe}).to_tensor(), eager) == 0.0);
+}
