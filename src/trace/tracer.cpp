@@ -71,27 +71,31 @@ namespace {
 [[noreturn, gnu::noinline, gnu::cold]] void throw_not_tracing() {
   throw InternalError("internal error: a Tracer hook was called while it is not tracing");
 }
+
+/// This thread's innermost trace when `tracer` runs it, else nullptr.
+TracingState* trace_of(const Tracer& tracer) noexcept {
+  TracingState* state = detail::t_tracing_state;
+  return state != nullptr && &state->tracer() == &tracer ? state : nullptr;
+}
 }  // namespace
 
 TracingState& Tracer::state() const {
-  TracingState* state = detail::t_tracing_state;
+  TracingState* state = trace_of(*this);
   // throw_not_tracing is in a frame of its own: state() is inlined on the per-level path.
-  if (state == nullptr || &state->tracer() != this) [[unlikely]] throw_not_tracing();
+  if (state == nullptr) [[unlikely]] throw_not_tracing();
   return *state;
 }
-
 
 Value Tracer::call_op(const OpCall& call) { return record_op(call); }
 
 bool Tracer::intercepts(const Tensor& tensor) const {
-  const TracingState* state = detail::t_tracing_state;
-  return state != nullptr && &state->tracer() == this && tensor.is_concrete() &&
-         state->tensor_path_of(tensor.impl_ptr().get()) != nullptr;
+  const TracingState* state = trace_of(*this);
+  return state != nullptr && tensor.is_concrete() && state->tensor_path_of(tensor.impl_ptr().get()) != nullptr;
 }
 
 bool Tracer::locate(detail::TraceLocation& location) const {
-  const TracingState* state = detail::t_tracing_state;
-  if (state == nullptr || &state->tracer() != this) return Interposer::locate(location);
+  const TracingState* state = trace_of(*this);
+  if (state == nullptr) return Interposer::locate(location);
   location.path = std::string(state->frame().path);
   location.type = state->frame().module->type_name();
   location.user_site = state->user_site();
