@@ -43,17 +43,13 @@ void GraphImpl::commit(std::uint64_t serial) noexcept {
   auto it = find_checkpoint(checkpoints_, serial);
   if (it == checkpoints_.end()) return;
   checkpoints_.erase(it, checkpoints_.end());  // inner checkpoints are kept along with it
-  if (checkpoints_.empty()) {
-    UsePoolScope pool(use_pool_);  // records hold edge bundles of the pool
-    std::vector<undo::Record>().swap(log_);  // nobody can roll back any more
-  }
+  if (checkpoints_.empty()) std::vector<undo::Record>().swap(log_);  // nobody can roll back any more
 }
 
 void GraphImpl::rollback(std::uint64_t serial) noexcept {
   auto it = find_checkpoint(checkpoints_, serial);
   if (it == checkpoints_.end()) return;
   CheckpointRecord record = *it;
-  UsePoolScope pool(use_pool_);  // records hold edge bundles of the pool
   while (log_.size() > record.log_size) {
     undo(log_.back());
     log_.pop_back();
@@ -73,14 +69,12 @@ void GraphImpl::undo(undo::Record& record) noexcept {
           [&](undo::Created& r) {
             Node& node = slot(r.id);
             SYMTRACE_ASSERT(r.id.value + 1 == num_slots(), "rollback out of order");
-            remove_edges(node);
+            remove_uses(node);
             unlink(node);
             if (output == r.id) output = NodeId();
             --live_count;
             names_.release(r.name);
-            UsePoolScope pool(use_pool_);
-            clear_out_edges(r.id.value, storage_);
-            storage_.m_vertices.pop_back();
+            slots_.pop_back();  // with its uses, if any were left
           },
           [&](undo::Erased& r) {
             Node& node = slot(r.id);

@@ -4,7 +4,7 @@
 #include "symtrace/graph/printer.hpp"
 
 #include "symtrace/core/error.hpp"
-#include "symtrace/graph/bgl.hpp"  // before graphviz.hpp: it sets up the deque vertex storage
+#include "symtrace/graph/bgl.hpp"
 #include "symtrace/graph/dot_escape.hpp"
 #include "symtrace/graph/node.hpp"
 

@@ -15,8 +15,6 @@
 namespace symtrace::detail {
 namespace {
 
-thread_local boost::pool<>* t_use_pool = nullptr;
-
 constexpr std::size_t max_target_size = 0xffff;
 
 /// fx's `_snake_case`: an upper-case letter after a lower-case one starts a new word.
@@ -52,27 +50,6 @@ std::string_view default_name(OpKind op, std::string_view target, std::string& b
 }
 
 }  // namespace
-
-// ---- Use bundles come from the owning graph's pool -----------------------------------------
-
-UsePoolScope::UsePoolScope(boost::pool<>& pool) noexcept : previous_(t_use_pool) { t_use_pool = &pool; }
-UsePoolScope::~UsePoolScope() { t_use_pool = previous_; }
-
-void* Use::operator new(std::size_t size) {
-  if (t_use_pool == nullptr) return ::operator new(size);  // a copy made outside a graph
-  void* p = t_use_pool->malloc();
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-
-void Use::operator delete(void* pointer, std::size_t size) noexcept {
-  if (pointer == nullptr) return;
-  if (t_use_pool == nullptr) {
-    ::operator delete(pointer, size);
-  } else {
-    t_use_pool->free(pointer);
-  }
-}
 
 // ---- Interning tables ----------------------------------------------------------------------
 
@@ -212,20 +189,16 @@ GraphImpl::GraphImpl(Graph* owner_graph) : owner(owner_graph) {}
 
 GraphImpl::GraphImpl(const GraphImpl& other, Graph* owner_graph)
     : owner(owner_graph), constants(other.constants), guards(other.guards), subgraphs(other.subgraphs), names_(other.names_, arena_), scopes_(other.scopes_) {
-  UsePoolScope pool(use_pool_);
-  try {
-    copy_nodes(other);
-  } catch (...) {
-    storage_.clear();  // hand the edge bundles back to the pool while it is current
-    throw;
-  }
+  copy_nodes(other);
 }
 
 void GraphImpl::copy_nodes(const GraphImpl& other) {
   for (std::size_t i = 0; i < other.num_slots(); ++i) {
-    add_vertex(storage_);
-    const Node& from = other.slot(NodeId(static_cast<std::uint32_t>(i)));
-    Node& to = slot(NodeId(static_cast<std::uint32_t>(i)));
+    const VertexSlot& from_slot = other.slots_[i];
+    VertexSlot& to_slot = slots_.emplace_back();
+    to_slot.uses = from_slot.uses;  // the same order, so users() lists users in the same order
+    const Node& from = from_slot.node;
+    Node& to = to_slot.node;
     to.graph_ = this;
     std::string_view target = arena_.store(from.target());
     to.target_ = target.data() != nullptr ? target.data() : "";
@@ -245,25 +218,13 @@ void GraphImpl::copy_nodes(const GraphImpl& other) {
       if (from.cold_) to.cold_ = std::make_unique<NodeCold>(*from.cold_);
     }
   }
-  // Edges in the same order, so users() lists users in the same order.
-  for (std::size_t i = 0; i < other.num_slots(); ++i) {
-    for (const auto& edge : other.storage_.out_edge_list(i)) {
-      add_edge(i, edge.get_target(), Use{edge.get_property().position}, storage_);
-    }
-  }
   head = other.head;
   tail = other.tail;
   output = other.output;
   live_count = other.live_count;
 }
 
-GraphImpl::~GraphImpl() {
-  // Edge bundles go back to the pool while it is the current one (see Use::operator delete),
-  // those kept by undo records too.
-  UsePoolScope pool(use_pool_);
-  log_.clear();
-  storage_.clear();
-}
+GraphImpl::~GraphImpl() = default;
 
 Node* GraphImpl::live_node(NodeId id) noexcept {
   if (id.value >= num_slots()) return nullptr;
@@ -279,10 +240,9 @@ Node* GraphImpl::find_node(std::string_view name) noexcept { return live_node(na
 
 // ---- Edges and order -----------------------------------------------------------------------
 
-void GraphImpl::add_edges(const Node& node) {
-  UsePoolScope pool(use_pool_);
+void GraphImpl::add_uses(const Node& node) {
   std::uint32_t position = 0;
-  auto add = [&](NodeId input) { add_edge(input.value, node.id_.value, Use{position++}, storage_); };
+  auto add = [&](NodeId input) { slots_[input.value].uses.push_back(StoredUse{node.id_.value, position++}); };
   for (const Argument& a : node.args_) for_each_node(a, add);
   if (node.cold_) {
     for (const auto& [key, a] : node.cold_->kwargs) for_each_node(a, add);
@@ -298,70 +258,60 @@ std::vector<NodeId> GraphImpl::distinct_inputs(const Node& node) const {
 
 namespace {
 
-using OutEdgeList = std::decay_t<decltype(std::declval<GraphStorage&>().out_edge_list(0))>;
-using StoredEdge = OutEdgeList::value_type;
-
-/// The run of uses by `user` in `edges`, as [first, last) indices (first == size when none).
+/// The run of uses by `user` in `uses`, as [first, last) indices (first == size when none).
 /// The most recent user's run is at the end (creation appends it; rollback removes it), so
 /// look there first, then scan from the front.
-std::pair<std::size_t, std::size_t> find_run(const OutEdgeList& edges, std::size_t user) noexcept {
-  std::size_t last = edges.size();
-  if (last > 0 && edges[last - 1].get_target() == user) {
+std::pair<std::size_t, std::size_t> find_run(const UseList& uses, std::uint32_t user) noexcept {
+  std::size_t last = uses.size();
+  if (last > 0 && uses[last - 1].user == user) {
     std::size_t first = last - 1;
-    while (first > 0 && edges[first - 1].get_target() == user) --first;
+    while (first > 0 && uses[first - 1].user == user) --first;
     return {first, last};
   }
   std::size_t first = 0;
-  while (first < edges.size() && edges[first].get_target() != user) ++first;
+  while (first < uses.size() && uses[first].user != user) ++first;
   last = first;
-  while (last < edges.size() && edges[last].get_target() == user) ++last;
+  while (last < uses.size() && uses[last].user == user) ++last;
   return {first, last};
 }
 
 }  // namespace
 
 void GraphImpl::rewrite_run(NodeId input, NodeId user, const std::vector<std::uint32_t>& positions, bool log) {
-  UsePoolScope pool(use_pool_);
-  OutEdgeList& edges = storage_.out_edge_list(input.value);
+  UseList& edges = slots_[input.value].uses;
   auto [first, last] = find_run(edges, user.value);
-  // Everything that can throw happens before the list changes: the new uses, the capacity,
-  // the undo record.
-  std::vector<StoredEdge> uses;
-  uses.reserve(positions.size());
-  for (std::uint32_t pos : positions) uses.emplace_back(user.value, Use{pos});
-  edges.reserve(edges.size() - (last - first) + uses.size());
+  // Everything that can throw happens before the list changes: the capacity, the undo record.
+  edges.reserve(edges.size() - (last - first) + positions.size());
   if (log) {
     // The old uses move into the record, so that undoing allocates nothing (Note [Rollback
     // cannot fail]); the log has room for the record (the caller reserved it).
     undo::RunChanged record{input, user, static_cast<std::uint32_t>(first),
-                            static_cast<std::uint32_t>(uses.size()), {}};
-    record.old_uses.reserve(last - first);
-    for (std::size_t k = first; k < last; ++k) record.old_uses.push_back(std::move(edges[k]));
+                            static_cast<std::uint32_t>(positions.size()), {}};
+    record.old_uses.assign(edges.begin() + static_cast<std::ptrdiff_t>(first),
+                           edges.begin() + static_cast<std::ptrdiff_t>(last));
     log_.push_back(std::move(record));
   }
   auto at = edges.erase(edges.begin() + static_cast<std::ptrdiff_t>(first),
                         edges.begin() + static_cast<std::ptrdiff_t>(last));
-  edges.insert(at, std::make_move_iterator(uses.begin()), std::make_move_iterator(uses.end()));
+  for (std::uint32_t pos : positions) at = edges.insert(at, StoredUse{user.value, pos}) + 1;  // within capacity
 }
 
-void GraphImpl::remove_edges(const Node& node) noexcept {
+void GraphImpl::remove_uses(const Node& node) noexcept {
   // Allocates nothing (rollback runs it): each input's run of uses by `node` is erased where it
   // is; an input named twice finds its run already gone the second time.
-  UsePoolScope pool(use_pool_);
   for_each_node(node.args_, node.kwargs(), [&](NodeId input) {
-    OutEdgeList& edges = storage_.out_edge_list(input.value);
+    UseList& edges = slots_[input.value].uses;
     auto [first, last] = find_run(edges, node.id_.value);
     edges.erase(edges.begin() + static_cast<std::ptrdiff_t>(first), edges.begin() + static_cast<std::ptrdiff_t>(last));
   });
 }
 
 void GraphImpl::undo_run(undo::RunChanged& r) noexcept {
-  // The old uses come back as they were, bundles and all: no allocation. The list held them
-  // before, so its capacity has room for them again.
-  UsePoolScope pool(use_pool_);
-  OutEdgeList& edges = storage_.out_edge_list(r.input.value);
+  // The old uses come back as they were: no allocation. The list held them before, so its
+  // capacity has room for them again.
+  UseList& edges = slots_[r.input.value].uses;
   auto at = edges.erase(edges.begin() + r.offset, edges.begin() + r.offset + r.added);
-  edges.insert(at, std::make_move_iterator(r.old_uses.begin()), std::make_move_iterator(r.old_uses.end()));
+  edges.insert(at, r.old_uses.begin(), r.old_uses.end());
   r.old_uses.clear();
 }
 
@@ -399,21 +349,21 @@ void GraphImpl::unlink(Node& node) noexcept {
 
 std::vector<Node*> GraphImpl::users(const Node& node) {
   std::vector<Node*> result;
-  std::size_t last = static_cast<std::size_t>(-1);
-  for (const auto& e : storage_.out_edge_list(node.id_.value)) {
-    if (e.get_target() == last) continue;
-    last = e.get_target();
-    result.push_back(&slot(NodeId(static_cast<std::uint32_t>(last))));
+  std::uint32_t last = NodeId().value;
+  for (const StoredUse& use : uses(node.id_)) {
+    if (use.user == last) continue;
+    last = use.user;
+    result.push_back(&slot(NodeId(last)));
   }
   return result;
 }
 
 std::size_t GraphImpl::num_users(const Node& node) const noexcept {
   std::size_t count = 0;
-  std::size_t last = static_cast<std::size_t>(-1);
-  for (const auto& e : storage_.out_edge_list(node.id_.value)) {
-    if (e.get_target() != last) ++count;
-    last = e.get_target();
+  std::uint32_t last = NodeId().value;
+  for (const StoredUse& use : uses(node.id_)) {
+    if (use.user != last) ++count;
+    last = use.user;
   }
   return count;
 }
@@ -502,7 +452,7 @@ Node& GraphImpl::create_node(OpKind op, std::string_view target, Arguments args,
   try {
     if (logging()) reserve_log(1);
     std::string_view stored_target = arena_.store(target);
-    add_vertex(storage_);
+    slots_.emplace_back();
     added = true;
     Node& node = slot(id);
     node.graph_ = this;
@@ -526,17 +476,16 @@ Node& GraphImpl::create_node(OpKind op, std::string_view target, Arguments args,
       link_after(node, anchor->id_);
     }
     linked = true;
-    add_edges(node);
+    add_uses(node);
     taken = names_.take(request, id, arena_);  // the last step that may throw
     node.name_base_ = taken.base;
     node.name_code_ = taken.code;
   } catch (...) {
     if (added) {
       Node& node = slot(id);
-      remove_edges(node);
+      remove_uses(node);
       if (linked) unlink(node);
-      UsePoolScope pool(use_pool_);
-      storage_.m_vertices.pop_back();
+      slots_.pop_back();
     }
     throw;
   }

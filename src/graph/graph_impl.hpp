@@ -11,20 +11,19 @@
 
 #include "symtrace/graph/bgl.hpp"
 #include "symtrace/graph/graph.hpp"
+#include "chunked_vector.hpp"
 #include "name_table.hpp"
 #include "text_arena.hpp"
 #include "text_index.hpp"
 
-#include <boost/pool/pool.hpp>
+#include <boost/container/small_vector.hpp>
 #include <boost/variant2/variant.hpp>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -37,16 +36,19 @@ struct NodeCold {
   MetaEntries entries;
 };
 
-/// Makes `pool` the allocator of `Use` bundles on this thread while alive (nestable).
-class UsePoolScope {
- public:
-  explicit UsePoolScope(boost::pool<>& pool) noexcept;
-  ~UsePoolScope();
-  UsePoolScope(const UsePoolScope&) = delete;
-  UsePoolScope& operator=(const UsePoolScope&) = delete;
+/// The uses of a node, in the order they were added (Note [Uses of one user are adjacent]).
+/// Most nodes have one or two users: those are held inline.
+using UseList = boost::container::small_vector<StoredUse, 2>;
 
- private:
-  boost::pool<>* previous_;
+/// A node slot: the node and its uses. Slots live in a ChunkedVector: random access by node
+/// id, and addresses that never move, so `Node&` stays valid as the graph grows. A slot is
+/// never removed from the middle: an erased node stays as a dead slot without uses (ids are
+/// never reused), and rolling back pops slots from the end, in O(1). The `bgl::View` of
+/// bgl.hpp reads the uses as Boost.Graph's out-edges.
+struct VertexSlot {
+  VertexSlot() noexcept = default;
+  Node node;
+  UseList uses;
 };
 
 /// Interned tensor metadata: nodes point at one shared copy per distinct (dtype, shape).
@@ -118,9 +120,6 @@ class ScopeTable {
   std::uint32_t last_index_ = 0;
 };
 
-/// An entry of an out-edge list: the user, and the Use bundle it owns.
-using StoredUse = std::decay_t<decltype(std::declval<GraphStorage&>().out_edge_list(0))>::value_type;
-
 // Undo records, one per primitive change made while a checkpoint is open.
 namespace undo {
 struct Created {
@@ -141,8 +140,7 @@ struct RunChanged {  // the uses of `input` by `user` were replaced: `added` use
   NodeId user;
   std::uint32_t offset;
   std::uint32_t added;
-  // The run that was there before, its edge bundles (from the graph's pool) included: the
-  // record owns them until it is undone or dropped, always with the pool current.
+  // The run that was there before.
   std::vector<StoredUse> old_uses;
 };
 struct Moved {
@@ -176,9 +174,11 @@ class GraphImpl {
   static GraphImpl& of(const Graph& graph) { return graph.impl(); }
 
   // Lookup.
-  [[nodiscard]] Node& slot(NodeId id) noexcept { return storage_.m_vertices[id.value].m_property.node; }
-  [[nodiscard]] const Node& slot(NodeId id) const noexcept { return storage_.m_vertices[id.value].m_property.node; }
-  [[nodiscard]] std::size_t num_slots() const noexcept { return storage_.m_vertices.size(); }
+  [[nodiscard]] Node& slot(NodeId id) noexcept { return slots_[id.value].node; }
+  [[nodiscard]] const Node& slot(NodeId id) const noexcept { return slots_[id.value].node; }
+  [[nodiscard]] std::size_t num_slots() const noexcept { return slots_.size(); }
+  /// The uses of node `id`, in order. Precondition: id < num_slots().
+  [[nodiscard]] const UseList& uses(NodeId id) const noexcept { return slots_[id.value].uses; }
   [[nodiscard]] Node* live_node(NodeId id) noexcept;
   [[nodiscard]] const Node* live_node(NodeId id) const noexcept;
   [[nodiscard]] Node* find_node(std::string_view name) noexcept;
@@ -241,7 +241,6 @@ class GraphImpl {
   std::vector<Graph::Guard> guards;  // Graph::add_guard
   // Graph::add_subgraph; append-only (shared by copies: subgraphs are immutable), truncated by rollback
   std::vector<std::pair<std::string, std::shared_ptr<const Graph>>> subgraphs;
-  const GraphStorage& storage() const noexcept { return storage_; }
 
  private:
   friend struct symtrace::detail::GraphTestAccess;
@@ -255,9 +254,10 @@ class GraphImpl {
   void copy_nodes(const GraphImpl& other);
   void check_inputs(const Arguments& args, const KeywordArguments& kwargs, OpKind op, std::string_view target,
                     std::source_location where) const;
-  void add_edges(const Node& node);
+  /// Adds the uses of `node`'s inputs by `node`, in argument order.
+  void add_uses(const Node& node);
   /// Removes the uses of `node`'s inputs by `node`; allocates nothing.
-  void remove_edges(const Node& node) noexcept;
+  void remove_uses(const Node& node) noexcept;
   /// Replaces the run of uses of `input` by `user` (Note [Uses of one user are adjacent]) by
   /// uses at `positions`, in place (or at the end when there was none); logs it when asked.
   void rewrite_run(NodeId input, NodeId user, const std::vector<std::uint32_t>& positions, bool log);
@@ -283,9 +283,7 @@ class GraphImpl {
     NodeId point_anchor;
   };
 
-  // Order matters: the pool outlives the storage whose edge bundles it holds.
-  boost::pool<> use_pool_{sizeof(Use)};
-  GraphStorage storage_;
+  ChunkedVector<VertexSlot> slots_;
   TextArena arena_;
   NameTable names_;
   ScopeTable scopes_;

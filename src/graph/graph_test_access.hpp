@@ -4,21 +4,21 @@
 
 #include "graph_impl.hpp"
 
+#include <algorithm>
+
 namespace symtrace::detail {
 
 struct GraphTestAccess {
   static GraphImpl& impl(Graph& g) { return g.impl(); }
   /// Drops the uses of `input` by `user` from the users, leaving the arguments alone.
   static void remove_uses(Graph& g, const Node& input, const Node& user) {
-    GraphImpl& i = impl(g);
-    UsePoolScope pool(i.use_pool_);
-    boost::remove_edge(input.id().value, user.id().value, i.storage_);
+    UseList& uses = impl(g).slots_[input.id().value].uses;
+    uses.erase(std::remove_if(uses.begin(), uses.end(), [&](const StoredUse& use) { return use.user == user.id().value; }),
+               uses.end());
   }
   /// Adds a use of `input` by `user` at `position` to the users only.
   static void add_use(Graph& g, const Node& input, const Node& user, std::uint32_t position) {
-    GraphImpl& i = impl(g);
-    UsePoolScope pool(i.use_pool_);
-    boost::add_edge(input.id().value, user.id().value, Use{position}, i.storage_);
+    impl(g).slots_[input.id().value].uses.push_back(StoredUse{user.id().value, position});
   }
   /// Replaces the arguments without updating users.
   static void set_args_raw(Node& node, Arguments args) { node.args_ = std::move(args); }

@@ -60,7 +60,7 @@ void GraphImpl::lint() const {
     if ((node.flags_ & Node::live) != 0 && position[i] == unset) {
       fail("%{} is alive but not in the node order", name(node));
     }
-    if ((node.flags_ & Node::live) == 0 && !storage_.out_edge_list(i).empty()) {
+    if ((node.flags_ & Node::live) == 0 && !uses(NodeId(static_cast<std::uint32_t>(i))).empty()) {
       fail("erased node %{} still has uses recorded: erasing must drop its users", name(node));
     }
   }
@@ -141,9 +141,9 @@ void GraphImpl::lint() const {
   for (NodeId id : order) {
     std::unordered_set<std::size_t> finished;  // users whose run of uses has ended
     std::size_t run = static_cast<std::size_t>(-1);
-    for (const auto& edge : storage_.out_edge_list(id.value)) {
-      std::size_t user = edge.get_target();
-      std::uint32_t pos = edge.get_property().position;
+    for (const StoredUse& use : uses(id)) {
+      std::size_t user = use.user;
+      std::uint32_t pos = use.position;
       if (user >= slots || (slot(NodeId(static_cast<std::uint32_t>(user))).flags_ & Node::live) == 0) {
         fail("%{} lists {} as a user: users must be live nodes of this graph", name_at(id),
              user < slots ? "erased node %" + name_at(NodeId(static_cast<std::uint32_t>(user))) : fmt::format("node id {}", user));

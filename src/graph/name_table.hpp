@@ -7,7 +7,7 @@
 // TextIndex. Names of erased nodes stay taken, as in fx; names taken after a checkpoint are
 // released by rollback (Note [Rollback restores names]).
 
-#include "symtrace/graph/chunked_vector.hpp"
+#include "chunked_vector.hpp"
 #include "symtrace/graph/node_id.hpp"
 #include "text_arena.hpp"
 #include "text_index.hpp"

@@ -2,7 +2,7 @@
 // backward-shift removal in any order) and the chunked vertex vector (stable addresses,
 // growth and shrinking across chunk boundaries).
 #include "graph/name_table.hpp"
-#include "symtrace/graph/chunked_vector.hpp"
+#include "graph/chunked_vector.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -1,13 +1,13 @@
 #pragma once
 /// \file
 /// `Graph`: the IR every tracer writes and every consumer reads (torch.fx's Graph, in C++).
-/// Nodes live in a `boost::adjacency_list` (stable addresses; edges are uses, from an input to
-/// its user, with the use's argument position) and in an explicit order that passes edit with
-/// insertion points. Names are unique and made so in O(1) per node. A checkpoint can later roll
+/// Nodes live in slots indexed by node id (stable addresses; each slot lists the node's uses,
+/// an edge from the input to its user with the use's argument position) and in an explicit
+/// order that passes edit with insertion points. Names are unique and made so in O(1) per node. A checkpoint can later roll
 /// the graph back to exactly the state it was taken in.
 ///
-/// This header does not include Boost.Graph; `symtrace/graph/bgl.hpp` exposes a read-only BGL
-/// view for running Boost's algorithms on a graph.
+/// This header does not include Boost.Graph; `symtrace/graph/bgl.hpp` makes a graph a Boost
+/// graph (a read-only view) for running Boost's algorithms on it.
 ///
 ///     Graph g;
 ///     Node& x = g.placeholder("x");

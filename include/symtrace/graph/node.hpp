@@ -34,7 +34,6 @@ namespace detail {
 class GraphImpl;
 struct NodeCold;
 struct VertexSlot;
-struct IsLive;
 struct GraphTestAccess;
 }  // namespace detail
 
@@ -143,7 +142,6 @@ class Node {
   friend class Graph;
   friend class detail::GraphImpl;
   friend struct detail::VertexSlot;
-  friend struct detail::IsLive;
   friend struct detail::GraphTestAccess;
 
   Node() noexcept;

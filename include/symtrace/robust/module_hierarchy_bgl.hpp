@@ -14,7 +14,6 @@
 ///
 /// The graph is read-only: it belongs to the hierarchy.
 
-#include "symtrace/graph/bgl.hpp"  // first: it must precede Boost.Graph's headers
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/robust/module_hierarchy.hpp"
 

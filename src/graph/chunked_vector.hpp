@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// `detail::ChunkedVector`: the vertex storage behind `Graph` (see bgl.hpp). A sequence in
+/// `detail::ChunkedVector`: the node slots behind `Graph` (see graph_impl.hpp). A sequence in
 /// fixed chunks of a power-of-two number of elements: indexing is a shift and a mask, growth
 /// allocates one chunk per many elements and never moves an element, so references to
 /// elements stay valid until the element itself is removed. The first chunk's worth comes in
