@@ -4,6 +4,7 @@
 // symbolic trace per node, and the eager forward. tools/bench makes the file
 // (tests/torchscript/make_models.py) and names its folder in SYMTRACE_TORCHSCRIPT_MODELS.
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/zoo.hpp>
 #include <symtrace/torchscript/load.hpp>
 
 #include "trace_per_node.hpp"

@@ -13,6 +13,7 @@
 #include <symtrace/symtrace.hpp>
 #include <symtrace/zoo/deep_chain.hpp>
 #include <symtrace/zoo/mlp.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include "trace_per_node.hpp"
 

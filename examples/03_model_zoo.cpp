@@ -8,6 +8,7 @@
 // ResNet-50 on a 224x224 image.
 
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include "lesson.hpp"
 

@@ -10,6 +10,7 @@
 // inference rewrite: each batch norm after a convolution folded into the convolution's weights.
 
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include "lesson.hpp"
 

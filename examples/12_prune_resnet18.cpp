@@ -10,6 +10,7 @@
 // has exactly the parameter count of its new widths.
 
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include "lesson.hpp"
 

@@ -3,6 +3,7 @@
 // runs the graph, and traces a zoo model robustly: everything a linking tool needs.
 
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include <fmt/format.h>
 

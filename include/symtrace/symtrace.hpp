@@ -1,6 +1,7 @@
 #pragma once
 /// \file
-/// The umbrella header: everything a user of symtrace needs, without Boost.Graph.
+/// The umbrella header: everything a user of symtrace needs, without Boost.Graph (opt in with
+/// `symtrace/graph/bgl.hpp`) or the reference models (`symtrace/zoo/zoo.hpp`).
 
 #include "symtrace/core/dtype.hpp"
 #include "symtrace/core/error.hpp"
@@ -32,4 +33,3 @@
 #include "symtrace/interp/interpreter.hpp"
 #include "symtrace/interp/transformer.hpp"
 #include "symtrace/torchscript/load.hpp"
-#include "symtrace/zoo/zoo.hpp"

@@ -404,10 +404,10 @@ std::int64_t Module::num_parameters() const {
   return n;
 }
 
-void Module::prefetch_for_call() const noexcept {
-  if (!children_.empty()) __builtin_prefetch(children_.data());
-  if (!parameters_.empty()) __builtin_prefetch(parameters_.data());
-  if (parameters_.size() > 1) __builtin_prefetch(parameters_.data() + 1);
+void detail::prefetch_for_call(const Module& module) noexcept {
+  if (!module.children_.empty()) __builtin_prefetch(module.children_.data());
+  if (!module.parameters_.empty()) __builtin_prefetch(module.parameters_.data());
+  if (module.parameters_.size() > 1) __builtin_prefetch(module.parameters_.data() + 1);
 }
 
 Module* Module::find_child(std::string_view name) const noexcept {

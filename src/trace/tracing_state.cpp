@@ -84,7 +84,7 @@ const std::string* TracingState::path_of(const Module& module) {
       // A large model's modules each lie in memory of their own, and the trace reads each once:
       // start loading what comes next while this module is traced (the next sibling's object,
       // this module's lists), so that the misses overlap with work instead of stalling it.
-      module.prefetch_for_call();
+      detail::prefetch_for_call(module);
       if (i + 1 < n) {
         const char* next = reinterpret_cast<const char*>(children[i + 1].second.get());
         for (std::size_t line = 0; line < 3; ++line) __builtin_prefetch(next + 64 * line);

@@ -1,5 +1,6 @@
 // Channel-dependency groups for structured pruning, from the op registry's declared properties.
 #include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/zoo.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

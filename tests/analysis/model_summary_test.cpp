@@ -1,5 +1,6 @@
 // Parameters, MACs, FLOPs and activation memory per node and per module, and the summary table.
 #include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/zoo.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -1,5 +1,6 @@
 // Structured pruning along the channel groups.
 #include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/zoo.hpp"
 
 #include "support/checks.hpp"
 

@@ -6,6 +6,7 @@
 #include "progress.hpp"
 
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>

@@ -5,6 +5,7 @@
 #include "support/zoo_checks.hpp"
 
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include <limits>
 

@@ -4,6 +4,7 @@
 // the parameters and buffers used; Python's onnx loads and checks the written files; a node
 // without a mapping is an error naming it, and nothing is written.
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/zoo.hpp>
 #include <symtrace/export/onnx.hpp>
 
 #include <doctest/doctest.h>

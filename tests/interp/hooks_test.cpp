@@ -1,6 +1,7 @@
 // Interpreter hooks (torch.fx's): a subclass sees every node through run_node and the hook of
 // its op, with the values the node runs on.
 #include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/zoo.hpp"
 #include "support/checks.hpp"
 
 #include <doctest/doctest.h>

@@ -1,6 +1,7 @@
 // Interpreter: traced graphs run on concrete tensors give the eager result; errors name the
 // node being executed.
 #include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/zoo.hpp"
 #include "support/checks.hpp"
 
 #include <doctest/doctest.h>

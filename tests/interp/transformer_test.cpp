@@ -1,6 +1,7 @@
 // Transformer (torch.fx's): a graph run symbolically through the Interpreter's hooks becomes
 // a new graph that computes what the hooks did.
 #include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/zoo.hpp"
 #include "support/checks.hpp"
 #include "support/cond_modules.hpp"
 

@@ -3,6 +3,7 @@
 #include "support/checks.hpp"
 
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include <string>
 #include <thread>

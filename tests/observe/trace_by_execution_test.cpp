@@ -5,6 +5,7 @@
 
 #include <symtrace/symtrace.hpp>
 #include <symtrace/zoo/failures.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include <atomic>
 #include <stdexcept>

@@ -4,6 +4,7 @@
 #include "support/zoo_checks.hpp"
 
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 using namespace symtrace;
 

@@ -6,6 +6,7 @@
 #include "support/zoo_checks.hpp"
 
 #include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/zoo.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -1,6 +1,7 @@
 // The module hierarchy with statuses, and the coverage report as text and JSON.
 #include "symtrace/robust/module_hierarchy_bgl.hpp"
 #include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/zoo.hpp"
 
 #include <boost/graph/breadth_first_search.hpp>
 #include <doctest/doctest.h>

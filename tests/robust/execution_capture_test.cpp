@@ -6,6 +6,7 @@
 #include "symtrace/symtrace.hpp"
 #include "symtrace/zoo/failures.hpp"
 #include "symtrace/zoo/resnet.hpp"
+#include "symtrace/zoo/zoo.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -5,6 +5,7 @@
 #include "support/checks.hpp"
 
 #include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/zoo.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

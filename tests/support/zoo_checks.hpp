@@ -6,6 +6,7 @@
 #include "support/checks.hpp"
 
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include <doctest/doctest.h>
 

@@ -3,6 +3,7 @@
 // the anchors' architectures, in the same order. tests/data/fx/*.txt hold fx's graphs, one
 // `op<TAB>target` line per node, made by tools/fx-graph from ../shared/anchors/models.py.
 #include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/zoo.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -7,6 +7,7 @@
 #include "symtrace/zoo/mlp.hpp"
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/zoo/resnet.hpp"
+#include "symtrace/zoo/zoo.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -4,6 +4,7 @@
 #include "support/checks.hpp"
 
 #include <symtrace/zoo/failures.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include <cmath>
 #include <set>

@@ -5,6 +5,7 @@
 #include "support/zoo_checks.hpp"
 
 #include <symtrace/zoo/mlp.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include <chrono>
 #include <cmath>

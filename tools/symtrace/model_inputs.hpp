@@ -5,6 +5,7 @@
 #include "options.hpp"
 
 #include <symtrace/symtrace.hpp>
+#include <symtrace/zoo/zoo.hpp>
 
 #include <vector>
 

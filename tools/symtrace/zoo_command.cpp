@@ -1,6 +1,8 @@
 // `symtrace zoo`.
 #include "commands.hpp"
 
+#include <symtrace/zoo/zoo.hpp>
+
 #include <nlohmann/json.hpp>
 #include <fmt/format.h>
 

@@ -17,6 +17,7 @@
 
 #include "symtrace/core/tensor.hpp"
 #include "symtrace/core/value.hpp"
+#include "symtrace/nn/detail/prefetch.hpp"
 #include "symtrace/nn/state_dict.hpp"
 
 #include <atomic>
@@ -223,12 +224,6 @@ class Module : public std::enable_shared_from_this<Module> {
     return registrations_.load(std::memory_order_relaxed);
   }
 
-  /// Starts loading, without waiting, the lists a call of this module reads first (its
-  /// children and parameters); changes nothing. A hint for code that walks a model too large
-  /// for the cache, where each module and each list lies in memory of its own: a tracer gives
-  /// it for the module it enters (Note [Paths of called modules]).
-  void prefetch_for_call() const noexcept;
-
   /// This module's own parameter/buffer/child `name`, or null / an undefined tensor.
   [[nodiscard]] Module* find_child(std::string_view name) const noexcept;
   [[nodiscard]] Tensor find_parameter(std::string_view name) const noexcept;
@@ -273,6 +268,8 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual void on_train(bool /*on*/) {}
 
  private:
+  friend void detail::prefetch_for_call(const Module& module) noexcept;
+
   /// `call` with observers registered: a `module` event around the call.
   Value call_observed(const ValueList& args, Where where);
 
