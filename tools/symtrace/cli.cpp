@@ -48,12 +48,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   const std::string& command = options.command;
   try {
     Output output(options, out);
-    if (command == "zoo") return zoo_command(options, output);
-    if (command == "trace") return trace_command(options, output, err);
-    if (command == "report") return report_command(options, output, err);
-    if (command == "ops") return ops_command(options, output, err);
-    if (command == "analyze") return analyze_command(options, output, err);
-    return check_command(options, output, err);
+    return run_command(options, output, err);
   } catch (const UsageError& e) {
     return usage_error(e, err);
   } catch (const std::invalid_argument& e) {

@@ -10,6 +10,9 @@
 
 namespace symtrace::cli {
 
+/// Runs the command `options.command` (one of the table in options.cpp).
+int run_command(const Options& options, Output& output, std::ostream& err);
+
 /// `symtrace zoo`: the models, their parameter counts and descriptions.
 int zoo_command(const Options& options, Output& output);
 /// `symtrace trace MODEL`: the symbolic graph; exit 1 when the model cannot be traced whole.

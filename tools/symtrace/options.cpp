@@ -1,6 +1,13 @@
-// The command line of the symtrace program: parsing and help texts.
+// The command line of the symtrace program on CLI11: one table of commands (their options,
+// formats, switches and texts) from which the parser, the help texts and the dispatch are
+// made. CLI11 reads the command line; what it leaves (an option of another command, a second
+// MODEL) and the values it cannot judge (a format, a tolerance) get the program's one-line
+// errors, which say what to change.
 #include "options.hpp"
 
+#include "commands.hpp"
+
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,38 +15,109 @@
 #include <charconv>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <sstream>
 
 namespace symtrace::cli {
 namespace {
 
+/// A command's own switch.
+struct Switch {
+  std::string_view name;
+  std::string_view help;
+  bool Options::*field;
+};
+
+/// Everything the program knows of a command.
 struct CommandSpec {
   std::string_view name;
-  bool takes_model;
+  std::string_view summary;      ///< one line, in the program's help
+  std::string_view description;  ///< the paragraph of the command's help
   std::vector<std::string_view> formats;
-  bool takes_inputs;
+  bool takes_model;
+  std::string_view input_help;  ///< empty: the command takes no --input
   bool takes_tolerance;
-  std::vector<std::string_view> flags;  ///< the command's own switches
+  std::vector<Switch> switches;
+  std::string_view json;  ///< the JSON document's shape, closing the help
+  int (*run)(const Options&, Output&, std::ostream&);
 };
+
+int run_zoo(const Options& options, Output& output, std::ostream&) { return zoo_command(options, output); }
+
+constexpr std::string_view input_default = "the shape of the next input, sizes separated by x (1x3x224x224; ? for an "
+                                           "unknown size); default: the model's example inputs";
+constexpr std::string_view input_known = "the shape of the next input (1x3x64x64); default: the model's example inputs";
 
 const std::array<CommandSpec, 6>& commands() {
   static const std::array<CommandSpec, 6> specs{{
-      {"zoo", false, {"text", "json"}, false, false, {}},
-      {"trace", true, {"text", "tabular", "json", "dot", "svg", "onnx"}, true, false, {}},
-      {"report", true, {"text", "json", "dot", "svg"}, true, false, {"--by-execution"}},
-      {"check", true, {"text", "json"}, true, true, {"--against-torch"}},
-      {"ops", true, {"text", "json"}, true, false, {"--training"}},
-      {"analyze", true, {"text", "json"}, true, false, {}},
+      {"zoo", "the zoo's models, with parameter counts",
+       "Lists the zoo's models with their parameter counts and a one-line description.", {"text", "json"}, false, {},
+       false, {}, "JSON: [{\"name\", \"parameters\", \"description\"}].", run_zoo},
+      {"trace", "the symbolic graph of MODEL (text, tabular, json, dot, svg, onnx)",
+       "Traces MODEL symbolically and prints its graph: fx's text form (text), a table (tabular), JSON, Graphviz "
+       "DOT, or SVG drawn by graphviz's dot; or writes it as an ONNX model (onnx, opset 17, with the parameters as "
+       "initializers; needs -o). A model that cannot be traced whole is an error (exit 1): `symtrace report MODEL` "
+       "traces it robustly. A node ONNX cannot express is an error naming it (exit 2).",
+       {"text", "tabular", "json", "dot", "svg", "onnx"}, true, input_default, false, {},
+       "JSON: {\"model\", \"format\", \"version\", \"nodes\": [{\"name\", \"op\", \"target\", \"args\", "
+       "\"kwargs\", \"shape\", \"dtype\", \"source\", ...}], \"guards\", ...}: the graph document of the README.",
+       trace_command},
+      {"report", "recursive_trace of MODEL and its coverage report (text, json, dot, svg)",
+       "Traces MODEL robustly (recursive_trace) and prints its coverage report: the module tree with a status per "
+       "module (traced, leaf, failed, unvisited), each failure with its file:line and reason, the graph of each "
+       "module traced as a root, the unvisited modules and totals. dot and svg draw the module tree coloured by "
+       "status.",
+       {"text", "json", "dot", "svg"}, true, input_default, false,
+       {{"--by-execution",
+         "also run each failed module whose input shapes are known on random inputs and record it by execution (a "
+         "graph specialised on those inputs, with the places it read tensor data)",
+         &Options::by_execution}},
+       "JSON: {\"model\", \"graphs\": [{\"module\", \"type\", \"nodes\"}], \"failed\": [{\"module\", \"type\", "
+       "\"kind\", \"message\", \"source\", \"op\", \"by_execution\"}], \"unvisited\": [...], \"modules\": "
+       "[{\"module\", \"type\", \"status\"}], \"totals\": {...}}.",
+       report_command},
+      {"check", "trace MODEL, run the graph, compare with eager",
+       "Traces MODEL (robustly: failed modules run eagerly as leaves), runs the graph with the interpreter on random "
+       "inputs and compares with the eager forward. Prints the largest absolute and relative errors; exits 1 when the "
+       "relative error exceeds the tolerance. MODEL may be a TorchScript file (then --input is required).",
+       {"text", "json"}, true, input_known, true,
+       {{"--against-torch",
+         "also run the TorchScript file MODEL in LibTorch and compare symtrace's eager and graph results with "
+         "LibTorch's",
+         &Options::against_torch}},
+       "JSON: {\"model\", \"max_abs_error\", \"max_rel_error\", \"ok\"}.", check_command},
+      {"ops", "the ops MODEL calls when run (for a selective build)",
+       "Runs MODEL eagerly on random inputs and lists the ops it called (the closed set a selective build needs), "
+       "with the calls of each, the calls made inside other ops (nested) and the calls that took an op's training "
+       "path.",
+       {"text", "json"}, true, input_known, false,
+       {{"--training", "also run it in training mode and list what each mode needs", &Options::training}},
+       "JSON: {\"model\", \"inputs\", \"modes\": {\"inference\": [{\"op\", \"calls\", \"nested_calls\", "
+       "\"training_calls\"}], \"training\": [...]}, \"ops\": [...], \"training_only\": [...]}.",
+       ops_command},
+      {"analyze", "parameters and MACs per module, and the channel groups for pruning",
+       "Traces MODEL for analysis (robustly, with built-in layers traced through) and prints a summary table (every "
+       "module with its output shape, parameters and MACs; one multiply-add is one MAC; the cost of a failed module "
+       "is unknown, shown as ?, and totals that miss it as lower bounds), then the channel groups structured pruning "
+       "must cut together, whether each can be pruned (and why not), and the layers failed modules hide.",
+       {"text", "json"}, true, input_default, false, {},
+       "JSON: {\"model\", \"summary\": {\"parameters\", \"macs\", \"flops\", \"activation_bytes\", "
+       "\"complete\", \"unknown\", \"modules\": [...]}, \"pruning\": {\"groups\": [...], \"hidden\": [...]}}.",
+       analyze_command},
   }};
   return specs;
 }
 
-/// The command that has the switch `flag`.
-std::string_view owner_of(std::string_view flag) {
-  for (const CommandSpec& c : commands()) {
-    if (std::find(c.flags.begin(), c.flags.end(), flag) != c.flags.end()) return c.name;
-  }
-  return {};
-}
+constexpr std::string_view program_description =
+    "Robust symbolic tracing of module hierarchies: what torch.fx does for Python, for C++ models, and a model is "
+    "always captured as far as it can be.";
+constexpr std::string_view program_footer =
+    "MODEL is a zoo model's name, or a TorchScript file saved from PyTorch (torch.jit.script or torch.jit.trace, then "
+    ".save): `symtrace report resnet50.pt --input 1x3x224x224`. A file needs --input: it stores no example inputs.\n"
+    "\n"
+    "With no command, symtrace runs `symtrace report mixed_failures`: a model whose blocks fail in each of the common "
+    "ways, captured as far as it can be. `symtrace COMMAND --help` describes a command. Exit codes: 0 done, 1 the job "
+    "found a problem, 2 bad usage or input.";
 
 const CommandSpec* find_command(std::string_view name) {
   for (const CommandSpec& c : commands()) {
@@ -48,92 +126,213 @@ const CommandSpec* find_command(std::string_view name) {
   return nullptr;
 }
 
-/// The value of an option written `--name VALUE` or `--name=VALUE`; advances `i` past it.
-std::string option_value(const std::vector<std::string>& args, std::size_t& i, std::string_view name,
-                         const std::string& command) {
-  const std::string& arg = args[i];
-  if (arg.size() > name.size() && arg[name.size()] == '=') return arg.substr(name.size() + 1);
-  if (i + 1 >= args.size()) {
-    throw UsageError(command, fmt::format("{} needs a value", name));
+/// The command that has the switch `name`.
+std::string_view owner_of(std::string_view name) {
+  for (const CommandSpec& c : commands()) {
+    for (const Switch& s : c.switches) {
+      if (s.name == name) return c.name;
+    }
   }
-  return args[++i];
+  return {};
 }
 
-bool is_option(const std::string& arg, std::string_view name) {
-  return arg == name || (arg.size() > name.size() && arg.starts_with(name) && arg[name.size()] == '=');
+/// `text` broken into lines of at most `width` characters, each after `indent`.
+std::string wrap(std::string_view text, std::size_t width, std::string_view indent = {}) {
+  std::string out;
+  std::size_t line = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    if (text[start] == '\n') {
+      out += '\n';
+      line = 0;
+      ++start;
+      continue;
+    }
+    std::size_t end = text.find_first_of(" \n", start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view word = text.substr(start, end - start);
+    if (line > 0 && line + 1 + word.size() > width) {
+      out += '\n';
+      line = 0;
+    }
+    if (line == 0) {
+      out += indent;
+      line = indent.size();
+    } else {
+      out += ' ';
+      ++line;
+    }
+    out += word;
+    line += word.size();
+    start = end < text.size() && text[end] == ' ' ? end + 1 : end;
+  }
+  return out;
+}
+
+constexpr std::size_t help_width = 92;
+constexpr std::size_t option_column = 18;
+
+/// Help in the program's shape: the usage line (made from the command's options), its
+/// description, its options as CLI11 lists them, and what its JSON looks like.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  HelpFormatter() { column_width(option_column); }
+
+  std::string make_usage(const CLI::App* app, std::string) const override {
+    if (app->get_parent() == nullptr) return "usage: symtrace [COMMAND] [OPTIONS]\n";
+    std::vector<std::string> words{"usage:", "symtrace", app->get_name()};
+    for (const CLI::Option* option : app->get_options()) {
+      if (option == app->get_help_ptr()) continue;
+      if (option->get_positional()) {
+        words.push_back(option->get_name());
+        continue;
+      }
+      // The short name where there is one (-o, not --output), and "..." after a repeatable one.
+      std::string text = option->get_snames().empty() ? "--" + option->get_lnames().front() : "-" + option->get_snames().front();
+      if (!option->get_type_name().empty()) text += ' ' + option->get_type_name();
+      const bool repeats = option->get_expected_max() == CLI::detail::expected_max_vector_size;
+      words.push_back(fmt::format("[{}]{}", text, repeats ? "..." : ""));
+    }
+    // One line, or more with each further line under the command's arguments; never inside [].
+    std::string usage;
+    std::size_t line = 0;
+    const std::size_t indent = words[0].size() + words[1].size() + words[2].size() + 3;
+    for (const std::string& word : words) {
+      if (line > 0 && line + 1 + word.size() > help_width) {
+        usage += '\n' + std::string(indent - 1, ' ');
+        line = indent - 1;
+      }
+      if (line > 0) {
+        usage += ' ';
+        ++line;
+      }
+      usage += word;
+      line += word.size();
+    }
+    return usage + '\n';
+  }
+
+  std::string make_help(const CLI::App* app, std::string name, CLI::AppFormatMode mode) const override {
+    std::string out = make_usage(app, name) + '\n' + wrap(app->get_description(), help_width) + '\n';
+    if (app->get_parent() == nullptr) {
+      out += "\ncommands:\n";
+      for (const CommandSpec& c : commands()) {
+        const std::string head = fmt::format("{}{}", c.name, c.takes_model ? " MODEL" : "");
+        out += fmt::format("  {:<{}}{}\n", head, option_column, c.summary);
+      }
+    } else {
+      out += make_positionals(app) + make_groups(app, mode);
+    }
+    if (!app->get_footer().empty()) out += '\n' + wrap(app->get_footer(), help_width) + '\n';
+    return out;
+  }
+
+  std::string make_option_desc(const CLI::Option* option) const override {
+    return wrap(option->get_description(), help_width - option_column - 2);  // CLI11 indents each line
+  }
+};
+
+/// The command line's parser. Every option is bound to `options`; every command allows
+/// extras, which parse() turns into the program's errors.
+std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance) {
+  auto app = std::make_unique<CLI::App>(std::string(program_description), "symtrace");
+  app->formatter(std::make_shared<HelpFormatter>());
+  app->footer(std::string(program_footer));
+  app->allow_extras();
+  app->set_help_flag("-h,--help", "this help");
+  app->add_flag("--version", options.version, "the program's version");
+  for (const CommandSpec& c : commands()) {
+    CLI::App* sub = app->add_subcommand(std::string(c.name), std::string(c.description));
+    sub->allow_extras();
+    sub->footer(std::string(c.json));
+    sub->set_help_flag("-h,--help", "this help");
+    if (c.takes_model) sub->add_option("MODEL", options.model, "a zoo model's name or a TorchScript file")->type_name("");
+    if (!c.input_help.empty()) {
+      sub->add_option("--input", options.inputs, std::string(c.input_help))->type_name("SHAPE")->allow_extra_args(false);
+    }
+    if (c.takes_tolerance) {
+      sub->add_option("--tolerance", tolerance,
+                      "the largest relative error accepted (default 1e-05): max |graph - eager| over max |eager|")
+          ->type_name("R");
+    }
+    for (const Switch& s : c.switches) sub->add_flag(std::string(s.name), options.*s.field, std::string(s.help));
+    sub->add_option("--format", options.format, fmt::format("{} (the first is the default)", fmt::join(c.formats, ", ")))
+        ->type_name(fmt::format("{}", fmt::join(c.formats, "|")));
+    sub->add_option("-o,--output", options.output, "write to FILE instead of standard output")->type_name("FILE");
+  }
+  return app;
+}
+
+/// The program's error for what CLI11 left of the command line of `spec` (a command, or null
+/// for the program), whose MODEL is `model`.
+[[noreturn]] void reject_extra(const CommandSpec* spec, const std::vector<std::string>& extras, const std::string& model) {
+  const std::string& first = extras.front();
+  if (spec == nullptr) {
+    if (first.starts_with("-")) {
+      throw UsageError("", "options need a command first, e.g. symtrace report resnet50_fail4 --format json");
+    }
+    throw UsageError("", fmt::format("unknown command '{}'; the commands are zoo, trace, report, check, ops and analyze", first));
+  }
+  const std::string command(spec->name);
+  if (first.starts_with("-")) {
+    const std::string name = first.substr(0, first.find('='));
+    if (std::string_view owner = owner_of(name); !owner.empty()) {
+      throw UsageError(command, fmt::format("{} takes no {} ({} does)", command, name, owner));
+    }
+    if (name == "--input") throw UsageError(command, fmt::format("{} takes no --input", command));
+    if (name == "--tolerance") throw UsageError(command, fmt::format("{} takes no --tolerance (check does)", command));
+    throw UsageError(command, fmt::format("unknown option '{}'; see --help for the options", first));
+  }
+  if (!spec->takes_model) throw UsageError(command, fmt::format("{} takes no argument, got '{}'", command, first));
+  const auto given = 1 + std::count_if(extras.begin(), extras.end(), [](const std::string& a) { return !a.starts_with("-"); });
+  throw UsageError(command, fmt::format("{} takes one MODEL, got {} ('{}' and '{}')", command, given, model, first));
 }
 
 }  // namespace
 
 Options parse_options(const std::vector<std::string>& args) {
   Options o;
+  std::string tolerance;
+  std::unique_ptr<CLI::App> app = make_app(o, tolerance);
   const CommandSpec* spec = nullptr;
-  std::vector<std::string> positional;
-  bool format_given = false;
-  bool tolerance_given = false;
-  std::vector<std::string_view> flags;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const std::string& command = o.command;
-    if (arg == "-h" || arg == "--help") {
-      o.help = true;
-    } else if (arg == "--version") {
-      o.version = true;
-    } else if (is_option(arg, "--input")) {
-      o.inputs.push_back(option_value(args, i, "--input", command));
-    } else if (is_option(arg, "--format")) {
-      o.format = option_value(args, i, "--format", command);
-      format_given = true;
-    } else if (arg == "-o" || is_option(arg, "--output")) {
-      o.output = option_value(args, i, arg == "-o" ? "-o" : "--output", command);
-      if (o.output.empty()) throw UsageError(command, "-o needs a file name");
-    } else if (is_option(arg, "--tolerance")) {
-      std::string text = option_value(args, i, "--tolerance", command);
-      double value = 0;
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0)) {
-        throw UsageError(command, fmt::format("--tolerance '{}' is not a number >= 0; write e.g. --tolerance 1e-4", text));
-      }
-      o.tolerance = value;
-      tolerance_given = true;
-    } else if (arg == "--by-execution" || arg == "--training" || arg == "--against-torch") {
-      (arg == "--training" ? o.training : arg == "--against-torch" ? o.against_torch : o.by_execution) = true;
-      flags.push_back(arg == "--training"        ? std::string_view("--training")
-                      : arg == "--against-torch" ? std::string_view("--against-torch")
-                                                 : std::string_view("--by-execution"));
-    } else if (arg.size() > 1 && arg.front() == '-') {
-      throw UsageError(command, fmt::format("unknown option '{}'; see --help for the options", arg));
-    } else if (spec == nullptr && o.command.empty()) {
-      spec = find_command(arg);
-      if (spec == nullptr) {
-        throw UsageError("", fmt::format("unknown command '{}'; the commands are zoo, trace, report, check, ops and analyze", arg));
-      }
-      o.command = arg;
-    } else {
-      positional.push_back(arg);
-    }
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
+  try {
+    app->parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    o.help = true;
+  } catch (const CLI::ParseError& e) {
+    // What CLI11 refuses itself: an option without its value ("--input: 1 required SHAPE missing").
+    for (const CLI::App* sub : app->get_subcommands()) spec = find_command(sub->get_name());
+    const std::string command = spec != nullptr ? std::string(spec->name) : std::string();
+    const std::string what = e.what();
+    const std::string name = what.substr(0, what.find(':'));
+    throw UsageError(command, fmt::format("{} needs a value", name == "--output" ? "-o" : name));
   }
+  for (const CLI::App* sub : app->get_subcommands()) spec = find_command(sub->get_name());
+  if (spec != nullptr) o.command = std::string(spec->name);
   if (o.help || o.version) return o;
-  if (spec == nullptr) {
-    if (!o.inputs.empty() || format_given || !o.output.empty() || tolerance_given || !flags.empty()) {
-      throw UsageError("", "options need a command first, e.g. symtrace report resnet50_fail4 --format json");
-    }
-    return o;  // no command: the default job
-  }
+  if (!app->remaining().empty()) reject_extra(nullptr, app->remaining(), o.model);
+  if (spec == nullptr) return o;  // no command: the default job
   const std::string& command = o.command;
-  if (spec->takes_model) {
-    if (positional.empty()) throw UsageError(command, fmt::format("{} needs a MODEL; `symtrace zoo` lists them", command));
-    if (positional.size() > 1) {
-      throw UsageError(command, fmt::format("{} takes one MODEL, got {} ('{}' and '{}')", command, positional.size(),
-                                            positional[0], positional[1]));
-    }
-    o.model = positional[0];
-  } else if (!positional.empty()) {
-    throw UsageError(command, fmt::format("{} takes no argument, got '{}'", command, positional[0]));
+  const CLI::App* sub = app->get_subcommand(command);
+  if (!sub->remaining().empty()) reject_extra(spec, sub->remaining(), o.model);
+  if (spec->takes_model && o.model.empty()) {
+    throw UsageError(command, fmt::format("{} needs a MODEL; `symtrace zoo` lists them", command));
   }
+  if (sub->count("--format") == 0) o.format = std::string(spec->formats.front());
   if (std::find(spec->formats.begin(), spec->formats.end(), o.format) == spec->formats.end()) {
     throw UsageError(command, fmt::format("{} has no format '{}'; use one of {}", command, o.format,
                                           fmt::join(spec->formats, ", ")));
+  }
+  if (sub->count("--output") > 0 && o.output.empty()) throw UsageError(command, "-o needs a file name");
+  if (const CLI::Option* given = sub->get_option_no_throw("--tolerance"); given != nullptr && given->count() > 0) {
+    const std::string& text = tolerance;
+    double value = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || !(value >= 0)) {
+      throw UsageError(command, fmt::format("--tolerance '{}' is not a number >= 0; write e.g. --tolerance 1e-4", text));
+    }
+    o.tolerance = value;
   }
   if (o.format == "onnx") {
     if (o.output.empty()) {
@@ -144,18 +343,21 @@ Options parse_options(const std::vector<std::string>& args) {
                                 "and libprotobuf-dev (tools/install-deps) and reconfigure the build");
     }
   }
-  if (!spec->takes_inputs && !o.inputs.empty()) {
-    throw UsageError(command, fmt::format("{} takes no --input", command));
-  }
-  if (!spec->takes_tolerance && tolerance_given) {
-    throw UsageError(command, fmt::format("{} takes no --tolerance (check does)", command));
-  }
-  for (std::string_view flag : flags) {
-    if (std::find(spec->flags.begin(), spec->flags.end(), flag) == spec->flags.end()) {
-      throw UsageError(command, fmt::format("{} takes no {} ({} does)", command, flag, owner_of(flag)));
-    }
-  }
   return o;
+}
+
+std::string help_text(std::string_view command) {
+  Options o;
+  std::string tolerance;
+  std::unique_ptr<CLI::App> app = make_app(o, tolerance);
+  if (const CommandSpec* spec = find_command(command)) return app->get_subcommand(std::string(spec->name))->help();
+  return app->help();
+}
+
+int run_command(const Options& options, Output& output, std::ostream& err) {
+  const CommandSpec* spec = find_command(options.command);
+  if (spec == nullptr) throw UsageError("", fmt::format("unknown command '{}'", options.command));
+  return spec->run(options, output, err);
 }
 
 Shape parse_shape(std::string_view text, const std::string& command) {
@@ -184,125 +386,6 @@ Shape parse_shape(std::string_view text, const std::string& command) {
     start = end + 1;
   }
   return Shape(sizes);
-}
-
-std::string help_text(std::string_view command) {
-  if (command == "zoo") {
-    return "usage: symtrace zoo [--format text|json] [-o FILE]\n"
-           "\n"
-           "Lists the zoo's models with their parameter counts and a one-line description.\n"
-           "JSON: [{\"name\", \"parameters\", \"description\"}].\n";
-  }
-  if (command == "trace") {
-    return "usage: symtrace trace MODEL [--input SHAPE]... [--format text|tabular|json|dot|svg|onnx] [-o FILE]\n"
-           "\n"
-           "Traces MODEL symbolically and prints its graph: fx's text form (text), a table\n"
-           "(tabular), JSON, Graphviz DOT, or SVG drawn by graphviz's dot; or writes it as an\n"
-           "ONNX model (onnx, opset 17, with the parameters as initializers; needs -o). A model\n"
-           "that cannot be traced whole is an error (exit 1): `symtrace report MODEL` traces it\n"
-           "robustly. A node ONNX cannot express is an error naming it (exit 2).\n"
-           "\n"
-           "  --input SHAPE   the shape of the next input, sizes separated by x (1x3x224x224; ?\n"
-           "                  for an unknown size); default: the model's example inputs\n"
-           "  --format F      text (default), tabular, json, dot, svg or onnx\n"
-           "  -o FILE         write to FILE instead of standard output (needed by onnx)\n"
-           "\n"
-           "JSON: {\"model\", \"nodes\": [{\"name\", \"op\", \"target\", \"args\", \"kwargs\", \"shape\",\n"
-           "\"dtype\", \"source\"}], \"guards\": [{\"input\", \"value\"}]}.\n";
-  }
-  if (command == "report") {
-    return "usage: symtrace report MODEL [--input SHAPE]... [--by-execution] [--format text|json|dot|svg] [-o FILE]\n"
-           "\n"
-           "Traces MODEL robustly (recursive_trace) and prints its coverage report: the module tree\n"
-           "with a status per module (traced, leaf, failed, unvisited), each failure with its\n"
-           "file:line and reason, the graph of each module traced as a root, the unvisited modules\n"
-           "and totals. dot and svg draw the module tree coloured by status.\n"
-           "\n"
-           "  --input SHAPE   the shape of the next input (1x3x224x224; ? for an unknown size)\n"
-           "  --by-execution  also run each failed module whose input shapes are known on random\n"
-           "                  inputs and record it by execution (a graph specialised on those\n"
-           "                  inputs, with the places it read tensor data)\n"
-           "  --format F      text (default), json, dot or svg\n"
-           "  -o FILE         write to FILE instead of standard output\n"
-           "\n"
-           "JSON: {\"model\", \"graphs\": [{\"module\", \"type\", \"nodes\"}], \"failed\": [{\"module\", \"type\",\n"
-           "\"kind\", \"message\", \"source\", \"op\", \"by_execution\"}], \"unvisited\": [...], \"modules\":\n"
-           "[{\"module\", \"type\", \"status\"}], \"totals\": {...}}.\n";
-  }
-  if (command == "check") {
-    return "usage: symtrace check MODEL [--input SHAPE]... [--tolerance REL] [--against-torch] [--format text|json]\n"
-           "                      [-o FILE]\n"
-           "\n"
-           "Traces MODEL (robustly: failed modules run eagerly as leaves), runs the graph with the\n"
-           "interpreter on random inputs and compares with the eager forward. Prints the largest\n"
-           "absolute and relative errors; exits 1 when the relative error exceeds the tolerance.\n"
-           "MODEL may be a TorchScript file (then --input is required).\n"
-           "\n"
-           "  --against-torch also run the TorchScript file MODEL in LibTorch and compare symtrace's\n"
-           "                  eager and graph results with LibTorch's\n"
-           "  --input SHAPE   the shape of the next input (1x3x64x64); default: the model's example inputs\n"
-           "  --tolerance R   the largest relative error accepted (default 1e-05): max |graph - eager|\n"
-           "                  over max |eager|\n"
-           "  --format F      text (default) or json\n"
-           "  -o FILE         write to FILE instead of standard output\n"
-           "\n"
-           "JSON: {\"model\", \"max_abs_error\", \"max_rel_error\", \"ok\"}.\n";
-  }
-  if (command == "ops") {
-    return "usage: symtrace ops MODEL [--input SHAPE]... [--training] [--format text|json] [-o FILE]\n"
-           "\n"
-           "Runs MODEL eagerly on random inputs and lists the ops it called (the closed set a\n"
-           "selective build needs), with the calls of each, the calls made inside other ops\n"
-           "(nested) and the calls that took an op's training path.\n"
-           "\n"
-           "  --input SHAPE   the shape of the next input (1x3x64x64); default: the model's example inputs\n"
-           "  --training      also run it in training mode and list what each mode needs\n"
-           "  --format F      text (default) or json\n"
-           "  -o FILE         write to FILE instead of standard output\n"
-           "\n"
-           "JSON: {\"model\", \"inputs\", \"modes\": {\"inference\": [{\"op\", \"calls\", \"nested_calls\",\n"
-           "\"training_calls\"}], \"training\": [...]}, \"ops\": [...], \"training_only\": [...]}.\n";
-  }
-  if (command == "analyze") {
-    return "usage: symtrace analyze MODEL [--input SHAPE]... [--format text|json] [-o FILE]\n"
-           "\n"
-           "Traces MODEL for analysis (robustly, with built-in layers traced through) and prints a\n"
-           "summary table (every module with its output shape, parameters and MACs; one\n"
-           "multiply-add is one MAC; the cost of a failed module is unknown, shown as ?, and totals\n"
-           "that miss it as lower bounds), then the channel groups structured pruning must cut\n"
-           "together, whether each can be pruned (and why not), and the layers failed modules hide.\n"
-           "\n"
-           "  --input SHAPE   the shape of the next input (1x3x224x224); default: the model's example inputs\n"
-           "  --format F      text (default) or json\n"
-           "  -o FILE         write to FILE instead of standard output\n"
-           "\n"
-           "JSON: {\"model\", \"summary\": {\"parameters\", \"macs\", \"flops\", \"activation_bytes\",\n"
-           "\"complete\", \"unknown\", \"modules\": [{\"module\", \"type\", \"status\", \"output\",\n"
-           "\"parameters\", \"macs\", \"flops\", \"complete\"}]}, \"pruning\": {\"groups\": [{\"graph\",\n"
-           "\"channels\", \"prunable\", \"reason\", \"members\": [{\"tensor\", \"dim\", \"offset\",\n"
-           "\"role\"}]}], \"hidden\": [{\"module\", \"type\", \"layers\"}]}}.\n";
-  }
-  return "usage: symtrace [COMMAND] [OPTIONS]\n"
-         "\n"
-         "Robust symbolic tracing of module hierarchies: what torch.fx does for Python, for C++\n"
-         "models, and a model is always captured as far as it can be.\n"
-         "\n"
-         "commands:\n"
-         "  zoo               the zoo's models, with parameter counts\n"
-         "  trace MODEL       the symbolic graph of MODEL (text, tabular, json, dot, svg, onnx)\n"
-         "  report MODEL      recursive_trace of MODEL and its coverage report (text, json, dot, svg)\n"
-         "  check MODEL       trace MODEL, run the graph, compare with eager\n"
-         "  ops MODEL         the ops MODEL calls when run (for a selective build)\n"
-         "  analyze MODEL     parameters and MACs per module, and the channel groups for pruning\n"
-         "\n"
-         "MODEL is a zoo model's name, or a TorchScript file saved from PyTorch (torch.jit.script or\n"
-         "torch.jit.trace, then .save): `symtrace report resnet50.pt --input 1x3x224x224`. A file\n"
-         "needs --input: it stores no example inputs.\n"
-         "\n"
-         "With no command, symtrace runs `symtrace report mixed_failures`: a model whose blocks\n"
-         "fail in each of the common ways, captured as far as it can be.\n"
-         "`symtrace COMMAND --help` describes a command. Exit codes: 0 done, 1 the job found a\n"
-         "problem, 2 bad usage or input.\n";
 }
 
 }  // namespace symtrace::cli
