@@ -12,6 +12,7 @@
 // more than read it.
 #include "symtrace/ops/record_function.hpp"
 
+#include "symtrace/core/detail/save_and_restore.hpp"
 #include "symtrace/core/error.hpp"
 #include "symtrace/ops/op.hpp"
 
@@ -58,12 +59,9 @@ thread_local std::mt19937_64 t_sampler{0x5eed5eedULL};
 // the callback itself runs) are not observed, so a callback that computes with the event's
 // tensors does not observe itself without end.
 thread_local bool t_in_callback = false;
-struct InCallback {
-  bool previous = t_in_callback;
-  InCallback() noexcept { t_in_callback = true; }
-  ~InCallback() { t_in_callback = previous; }
-  InCallback(const InCallback&) = delete;
-  InCallback& operator=(const InCallback&) = delete;
+/// Marks this thread as running a callback for the scope's lifetime.
+struct InCallback : detail::SaveAndRestore<bool> {
+  InCallback() noexcept : SaveAndRestore(t_in_callback, true) {}
 };
 
 bool sampled(double probability) {

@@ -3,6 +3,7 @@
 // that module a leaf in every later trace).
 #include "symtrace/robust/graph_collection.hpp"
 
+#include "symtrace/core/detail/save_and_restore.hpp"
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/stack_guard.hpp"
 #include "symtrace/nn/module.hpp"
@@ -86,11 +87,7 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
     throw_invalid_argument(where, "this GraphCollection is already running a recursive_trace; use another "
                                   "GraphCollection for a trace inside a trace");
   }
-  struct Running {
-    bool& flag;
-    explicit Running(bool& f) : flag(f) { flag = true; }
-    ~Running() { flag = false; }
-  } running(running_);
+  const detail::SaveAndRestore running(running_, true);
   try {
     trace_all(model, inputs, concrete_args, where);
   } catch (...) {
