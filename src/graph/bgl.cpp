@@ -10,7 +10,7 @@ std::span<const StoredUse> stored_uses(const Graph& graph, std::size_t id) noexc
   return {uses.data(), uses.size()};
 }
 
-std::size_t num_slots(const Graph& graph) noexcept { return GraphImpl::of(graph).num_slots(); }
+std::size_t num_slots(const Graph& graph) { return GraphImpl::of(graph).num_slots(); }
 
 const Node* live_node(const Graph& graph, std::size_t id) noexcept {
   return GraphImpl::of(graph).live_node(NodeId(static_cast<std::uint32_t>(id)));

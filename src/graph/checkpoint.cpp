@@ -6,8 +6,8 @@
 //
 // Note [Rollback cannot fail]: rollback runs in destructors and after an exception, so it is
 // noexcept and allocates nothing: a record holds everything its undo puts back (a run of
-// uses keeps its edge bundles, not their positions), removing edges erases in place, and
-// the lists it refills held as much before, so their capacity suffices.
+// uses keeps a copy of the uses it replaced), removing uses erases in place, and the lists it
+// refills held as much before, so their capacity suffices.
 #include "graph_impl.hpp"
 
 #include "symtrace/core/error.hpp"

@@ -1,13 +1,13 @@
 #pragma once
 // GraphImpl: the state behind `Graph` and the single place that mutates it. Every mutation
-// keeps three things in step: the node order (prev/next ids), the Boost.Graph edges (one per
-// node reference in a user's arguments, from the input to the user, in argument order), and,
+// keeps three things in step: the node order (prev/next ids), the uses (one per node reference
+// in a user's arguments, in the input's slot: the user and the reference's position), and,
 // while a checkpoint is open, the undo log that rolls the mutation back.
 //
-// Note [Uses of one user are adjacent]: a node's edges to one user are added in one batch
-// (when that user's arguments are set) and removed in one batch, so in the input's out-edge
-// list they are adjacent. `Node::users()` and `num_users()` rely on it to drop duplicates
-// without a set; lint() checks it.
+// Note [Uses of one user are adjacent]: a node's uses by one user are added in one batch (when
+// that user's arguments are set) and removed in one batch, so in the input's list of uses
+// they are adjacent. `Node::users()` and `num_users()` rely on it to drop duplicates without a
+// set; lint() checks it.
 
 #include "symtrace/graph/bgl.hpp"
 #include "symtrace/graph/graph.hpp"

@@ -2,8 +2,9 @@
 #include "symtrace/graph.hpp"
 #include "symtrace/symtrace.hpp"
 
-// The umbrella header keeps Boost.Graph out of users' translation units (bgl.hpp opts in).
-#ifdef BOOST_GRAPH_ADJACENCY_LIST_HPP
+// The umbrella header keeps Boost.Graph out of users' translation units (bgl.hpp opts in; every
+// Boost.Graph header includes graph_traits.hpp).
+#ifdef BOOST_GRAPH_TRAITS_HPP
 #error "symtrace/symtrace.hpp must not include Boost.Graph"
 #endif
 

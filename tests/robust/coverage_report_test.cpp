@@ -1,9 +1,12 @@
 // The module hierarchy with statuses, and the coverage report as text and JSON.
+//
+// Boost.Graph's headers come first: the hierarchy's Boost graph works with any include order.
+#include <boost/graph/breadth_first_search.hpp>
+
 #include "symtrace/robust/module_hierarchy_bgl.hpp"
 #include "symtrace/symtrace.hpp"
 #include "symtrace/zoo/zoo.hpp"
 
-#include <boost/graph/breadth_first_search.hpp>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

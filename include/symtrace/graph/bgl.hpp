@@ -12,7 +12,11 @@
 /// Vertices are node ids; an edge goes from an input to its user, one per node reference in
 /// the user's arguments then keyword arguments, and its bundle (`view[e]`) is the `bgl::Use`
 /// (the reference's argument position). Erased nodes are not vertices; indices of the vertex
-/// index map are node ids, below `num_vertices(view)`, as Boost's algorithms require.
+/// index map are node ids, below `num_vertices(view)`, as Boost's algorithms require. So
+/// `num_vertices` is the bound on indices (the node slots, erased ones included), as it is for
+/// a `boost::filtered_graph`: after an erase it exceeds the number of vertices `vertices()`
+/// gives, and an algorithm that takes it for that number (page_rank's normalisation) counts
+/// the erased nodes too.
 ///
 ///     #include <symtrace/graph/bgl.hpp>
 ///     auto view = symtrace::bgl::view(graph);
@@ -25,7 +29,6 @@
 #include "symtrace/graph/graph.hpp"
 #include "symtrace/graph/node.hpp"
 
-#include <boost/graph/adjacency_iterator.hpp>
 #include <boost/graph/graph_traits.hpp>
 #include <boost/graph/properties.hpp>
 #include <boost/iterator/iterator_facade.hpp>
@@ -47,8 +50,9 @@ struct StoredUse {
 };
 /// The uses of node `id` (an empty span for an erased node). O(1).
 [[nodiscard]] std::span<const StoredUse> stored_uses(const Graph& graph, std::size_t id) noexcept;
-/// The number of node slots of `graph` (live or erased): node ids are below it.
-[[nodiscard]] std::size_t num_slots(const Graph& graph) noexcept;
+/// The number of node slots of `graph` (live or erased): node ids are below it. Allocates (the
+/// graph's state) only for a moved-from graph.
+[[nodiscard]] std::size_t num_slots(const Graph& graph);
 /// The node of slot `id`, or nullptr when it was erased.
 [[nodiscard]] const Node* live_node(const Graph& graph, std::size_t id) noexcept;
 }  // namespace detail
@@ -91,6 +95,24 @@ class OutEdgeIterator : public boost::iterator_facade<OutEdgeIterator, Edge, boo
   void advance(std::ptrdiff_t n) noexcept { at_ += n; }
   [[nodiscard]] std::ptrdiff_t distance_to(const OutEdgeIterator& other) const noexcept { return other.at_ - at_; }
   Vertex source_ = 0;
+  const symtrace::detail::StoredUse* at_ = nullptr;
+};
+
+/// The users of one vertex, one per use (the targets of its out-edges).
+class AdjacencyIterator
+    : public boost::iterator_facade<AdjacencyIterator, Vertex, boost::random_access_traversal_tag, Vertex> {
+ public:
+  AdjacencyIterator() = default;
+  explicit AdjacencyIterator(const symtrace::detail::StoredUse* at) noexcept : at_(at) {}
+
+ private:
+  friend class boost::iterator_core_access;
+  [[nodiscard]] Vertex dereference() const noexcept { return at_->user; }
+  [[nodiscard]] bool equal(const AdjacencyIterator& other) const noexcept { return at_ == other.at_; }
+  void increment() noexcept { ++at_; }
+  void decrement() noexcept { --at_; }
+  void advance(std::ptrdiff_t n) noexcept { at_ += n; }
+  [[nodiscard]] std::ptrdiff_t distance_to(const AdjacencyIterator& other) const noexcept { return other.at_ - at_; }
   const symtrace::detail::StoredUse* at_ = nullptr;
 };
 
@@ -166,7 +188,7 @@ class View {
                               boost::vertex_list_graph_tag,
                               boost::edge_list_graph_tag {};
   using out_edge_iterator = detail::OutEdgeIterator;
-  using adjacency_iterator = boost::adjacency_iterator_generator<View, Vertex, out_edge_iterator>::type;
+  using adjacency_iterator = detail::AdjacencyIterator;
   using vertex_iterator = detail::VertexIterator;
   using edge_iterator = detail::EdgeIterator;
   using degree_size_type = std::size_t;
@@ -177,7 +199,9 @@ class View {
   using graph_property_type = boost::no_property;
   [[nodiscard]] static Vertex null_vertex() noexcept { return static_cast<Vertex>(-1); }
 
-  explicit View(const Graph& graph) noexcept : graph_(&graph) {}
+  /// Throws std::bad_alloc only for a moved-from graph, whose state is made here (the view's
+  /// other functions then allocate nothing).
+  explicit View(const Graph& graph) : graph_(&graph) { (void)symtrace::detail::num_slots(graph); }
 
   /// The graph viewed.
   [[nodiscard]] const Graph& graph() const noexcept { return *graph_; }
@@ -191,7 +215,7 @@ class View {
 };
 
 /// A read-only Boost graph view of `graph`. O(1).
-[[nodiscard]] inline View view(const Graph& graph) noexcept { return View(graph); }
+[[nodiscard]] inline View view(const Graph& graph) { return View(graph); }
 
 /// The vertex index map of the view (identity on node ids).
 [[nodiscard]] inline boost::typed_identity_property_map<Vertex> index_map(const View&) noexcept { return {}; }
@@ -215,9 +239,10 @@ class View {
 [[nodiscard]] inline std::size_t out_degree(Vertex v, const View& g) noexcept {
   return symtrace::detail::stored_uses(g.graph(), v).size();
 }
-[[nodiscard]] inline std::pair<View::adjacency_iterator, View::adjacency_iterator> adjacent_vertices(Vertex v, const View& g) {
-  auto [first, last] = out_edges(v, g);
-  return {View::adjacency_iterator(first, &g), View::adjacency_iterator(last, &g)};
+[[nodiscard]] inline std::pair<detail::AdjacencyIterator, detail::AdjacencyIterator> adjacent_vertices(Vertex v,
+                                                                                                      const View& g) noexcept {
+  const std::span<const symtrace::detail::StoredUse> uses = symtrace::detail::stored_uses(g.graph(), v);
+  return {detail::AdjacencyIterator(uses.data()), detail::AdjacencyIterator(uses.data() + uses.size())};
 }
 
 /// The live vertices. O(1) (the iterators skip erased nodes).
