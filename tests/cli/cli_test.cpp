@@ -454,6 +454,16 @@ TEST_CASE("trace --format onnx of a graph ONNX cannot express names the node, ex
   CHECK_FALSE(std::filesystem::exists(path));
 }
 
+TEST_CASE("an option given twice takes its last value, and --version is read after a command too") {
+  const Run twice = run({"zoo", "--format", "text", "--format", "json"});
+  CHECK(twice.code == 0);
+  CHECK(twice.out == run({"zoo", "--format", "json"}).out);
+  CHECK(Json::parse(twice.out).is_array());
+  const Run version = run({"zoo", "--version"});
+  CHECK(version.code == 0);
+  CHECK(version.out == run({"--version"}).out);
+}
+
 TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
   struct Case {
     std::vector<std::string> args;
@@ -520,6 +530,13 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
        "symtrace: error: options need a command first, e.g. symtrace report resnet50_fail4 --format json", ""},
       {{"--format", "json"},
        "symtrace: error: options need a command first, e.g. symtrace report resnet50_fail4 --format json", ""},
+      // One command per line: a second command's name is an argument of the first.
+      {{"trace", "zoo"}, "symtrace trace: error: unknown zoo model 'zoo': did you mean 'rnn'? the models are resnet18, ", "trace"},
+      {{"trace", "resnet18", "report"}, "symtrace trace: error: trace takes one MODEL, got 2 ('resnet18' and 'report')",
+       "trace"},
+      {{"-o", "out.txt", "zoo"}, "symtrace zoo: error: options go after the command: symtrace zoo -o out.txt", "zoo"},
+      {{"ops", "resnet18", "--training=false"},
+       "symtrace ops: error: --training takes no value; write --training alone", "ops"},
   };
   for (const Case& c : cases) {
     CAPTURE(fmt::format("{}", fmt::join(c.args, " ")));

@@ -233,19 +233,23 @@ class HelpFormatter : public CLI::Formatter {
 };
 
 /// The command line's parser. Every option is bound to `options`; every command allows
-/// extras, which parse() turns into the program's errors.
+/// extras, which parse() turns into the program's errors. One command at most (a second
+/// command's name is an argument); an option given twice takes its last value, as before;
+/// a switch takes no value (`--training=false` is an error, not a way to turn it off).
 std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance) {
   auto app = std::make_unique<CLI::App>(std::string(program_description), "symtrace");
   app->formatter(std::make_shared<HelpFormatter>());
   app->footer(std::string(program_footer));
   app->allow_extras();
+  app->require_subcommand(0, 1);
   app->set_help_flag("-h,--help", "this help");
-  app->add_flag("--version", options.version, "the program's version");
+  app->add_flag("--version", options.version, "the program's version")->disable_flag_override();
   for (const CommandSpec& c : commands()) {
     CLI::App* sub = app->add_subcommand(std::string(c.name), std::string(c.description));
     sub->allow_extras();
     sub->footer(std::string(c.json));
     sub->set_help_flag("-h,--help", "this help");
+    sub->add_flag("--version", options.version, "the program's version")->disable_flag_override();
     if (c.takes_model) sub->add_option("MODEL", options.model, "a zoo model's name or a TorchScript file")->type_name("");
     if (!c.input_help.empty()) {
       sub->add_option("--input", options.inputs, std::string(c.input_help))->type_name("SHAPE")->allow_extra_args(false);
@@ -253,12 +257,18 @@ std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance) {
     if (c.takes_tolerance) {
       sub->add_option("--tolerance", tolerance,
                       "the largest relative error accepted (default 1e-05): max |graph - eager| over max |eager|")
-          ->type_name("R");
+          ->type_name("R")
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }
-    for (const Switch& s : c.switches) sub->add_flag(std::string(s.name), options.*s.field, std::string(s.help));
+    for (const Switch& s : c.switches) {
+      sub->add_flag(std::string(s.name), options.*s.field, std::string(s.help))->disable_flag_override();
+    }
     sub->add_option("--format", options.format, fmt::format("{} (the first is the default)", fmt::join(c.formats, ", ")))
-        ->type_name(fmt::format("{}", fmt::join(c.formats, "|")));
-    sub->add_option("-o,--output", options.output, "write to FILE instead of standard output")->type_name("FILE");
+        ->type_name(fmt::format("{}", fmt::join(c.formats, "|")))
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    sub->add_option("-o,--output", options.output, "write to FILE instead of standard output")
+        ->type_name("FILE")
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
   return app;
 }
@@ -301,17 +311,31 @@ Options parse_options(const std::vector<std::string>& args) {
   } catch (const CLI::CallForHelp&) {
     o.help = true;
   } catch (const CLI::ParseError& e) {
-    // What CLI11 refuses itself: an option without its value ("--input: 1 required SHAPE missing").
+    // What CLI11 refuses itself: an option without its value ("--input: 1 required SHAPE
+    // missing"), a switch given a value ("training was given a disallowed flag override").
     for (const CLI::App* sub : app->get_subcommands()) spec = find_command(sub->get_name());
     const std::string command = spec != nullptr ? std::string(spec->name) : std::string();
     const std::string what = e.what();
-    const std::string name = what.substr(0, what.find(':'));
-    throw UsageError(command, fmt::format("{} needs a value", name == "--output" ? "-o" : name));
+    if (const std::size_t at = what.find(" was given a disallowed flag override"); at != std::string::npos) {
+      const std::string name = "--" + what.substr(0, at);  // CLI11 names the switch without its dashes
+      throw UsageError(command, fmt::format("{} takes no value; write {} alone", name, name));
+    }
+    if (what.ends_with(" missing")) {
+      const std::string name = what.substr(0, what.find(':'));
+      throw UsageError(command, fmt::format("{} needs a value", name == "--output" ? "-o" : name));
+    }
+    throw UsageError(command, fmt::format("{}; see --help for the options", what));
   }
   for (const CLI::App* sub : app->get_subcommands()) spec = find_command(sub->get_name());
   if (spec != nullptr) o.command = std::string(spec->name);
   if (o.help || o.version) return o;
-  if (!app->remaining().empty()) reject_extra(nullptr, app->remaining(), o.model);
+  if (!app->remaining().empty()) {
+    if (spec != nullptr) {
+      throw UsageError(o.command, fmt::format("options go after the command: symtrace {}{} {}", o.command,
+                                              spec->takes_model ? " MODEL" : "", fmt::join(app->remaining(), " ")));
+    }
+    reject_extra(nullptr, app->remaining(), o.model);
+  }
   if (spec == nullptr) return o;  // no command: the default job
   const std::string& command = o.command;
   const CLI::App* sub = app->get_subcommand(command);
