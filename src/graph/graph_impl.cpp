@@ -238,7 +238,7 @@ const Node* GraphImpl::live_node(NodeId id) const noexcept {
 
 Node* GraphImpl::find_node(std::string_view name) noexcept { return live_node(names_.find(name)); }
 
-// ---- Edges and order -----------------------------------------------------------------------
+// ---- Uses and order ------------------------------------------------------------------------
 
 void GraphImpl::add_uses(const Node& node) {
   std::uint32_t position = 0;
@@ -283,7 +283,7 @@ void GraphImpl::rewrite_run(NodeId input, NodeId user, const std::vector<std::ui
   // Everything that can throw happens before the list changes: the capacity, the undo record.
   edges.reserve(edges.size() - (last - first) + positions.size());
   if (log) {
-    // The old uses move into the record, so that undoing allocates nothing (Note [Rollback
+    // The old uses are copied into the record, so that undoing allocates nothing (Note [Rollback
     // cannot fail]); the log has room for the record (the caller reserved it).
     undo::RunChanged record{input, user, static_cast<std::uint32_t>(first),
                             static_cast<std::uint32_t>(positions.size()), {}};

@@ -136,35 +136,42 @@ std::string_view owner_of(std::string_view name) {
   return {};
 }
 
-/// `text` broken into lines of at most `width` characters, each after `indent`.
-std::string wrap(std::string_view text, std::size_t width, std::string_view indent = {}) {
+/// `words` joined by spaces into lines of at most `width` characters (a longer word stands
+/// alone), each line after the first starting with `hanging` spaces.
+std::string wrap_words(const std::vector<std::string_view>& words, std::size_t width, std::size_t hanging) {
   std::string out;
   std::size_t line = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    if (text[start] == '\n') {
-      out += '\n';
-      line = 0;
-      ++start;
-      continue;
-    }
-    std::size_t end = text.find_first_of(" \n", start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view word = text.substr(start, end - start);
+  for (std::string_view word : words) {
     if (line > 0 && line + 1 + word.size() > width) {
       out += '\n';
-      line = 0;
-    }
-    if (line == 0) {
-      out += indent;
-      line = indent.size();
-    } else {
+      out.append(hanging, ' ');
+      line = hanging;
+    } else if (line > 0) {
       out += ' ';
       ++line;
     }
     out += word;
     line += word.size();
-    start = end < text.size() && text[end] == ' ' ? end + 1 : end;
+  }
+  return out;
+}
+
+/// `text` broken into lines of at most `width` characters; its own line breaks are kept.
+std::string wrap(std::string_view text, std::size_t width) {
+  std::string out;
+  for (std::size_t start = 0; start <= text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::vector<std::string_view> words;
+    for (std::size_t at = start; at < end;) {
+      std::size_t stop = text.find(' ', at);
+      if (stop == std::string_view::npos || stop > end) stop = end;
+      if (stop > at) words.push_back(text.substr(at, stop - at));
+      at = stop + 1;
+    }
+    if (start > 0) out += '\n';
+    out += wrap_words(words, width, 0);
+    start = end + 1;
   }
   return out;
 }
@@ -180,7 +187,7 @@ class HelpFormatter : public CLI::Formatter {
 
   std::string make_usage(const CLI::App* app, std::string) const override {
     if (app->get_parent() == nullptr) return "usage: symtrace [COMMAND] [OPTIONS]\n";
-    std::vector<std::string> words{"usage:", "symtrace", app->get_name()};
+    std::vector<std::string> words{"usage: symtrace " + app->get_name()};
     for (const CLI::Option* option : app->get_options()) {
       if (option == app->get_help_ptr()) continue;
       if (option->get_positional()) {
@@ -193,22 +200,8 @@ class HelpFormatter : public CLI::Formatter {
       const bool repeats = option->get_expected_max() == CLI::detail::expected_max_vector_size;
       words.push_back(fmt::format("[{}]{}", text, repeats ? "..." : ""));
     }
-    // One line, or more with each further line under the command's arguments; never inside [].
-    std::string usage;
-    std::size_t line = 0;
-    const std::size_t indent = words[0].size() + words[1].size() + words[2].size() + 3;
-    for (const std::string& word : words) {
-      if (line > 0 && line + 1 + word.size() > help_width) {
-        usage += '\n' + std::string(indent - 1, ' ');
-        line = indent - 1;
-      }
-      if (line > 0) {
-        usage += ' ';
-        ++line;
-      }
-      usage += word;
-      line += word.size();
-    }
+    // Each further line under the command's arguments; never a break inside [].
+    const std::string usage = wrap_words({words.begin(), words.end()}, help_width, words.front().size() + 1);
     return usage + '\n';
   }
 

@@ -9,19 +9,15 @@
 
 namespace symtrace::detail {
 
-/// Saves `target`'s value, optionally sets a new one, and restores the saved value on
-/// destruction. Not copyable or movable: it names one scope.
+/// Sets `target` to `value` and restores its old value on destruction. Not copyable or
+/// movable: it names one scope.
 template <class T>
 class [[nodiscard]] SaveAndRestore {
  public:
-  explicit SaveAndRestore(T& target) : target_(target), saved_(target) {}
   SaveAndRestore(T& target, T value) : target_(target), saved_(std::exchange(target, std::move(value))) {}
   ~SaveAndRestore() { target_ = std::move(saved_); }
   SaveAndRestore(const SaveAndRestore&) = delete;
   SaveAndRestore& operator=(const SaveAndRestore&) = delete;
-
-  /// The value the variable had when the scope began.
-  [[nodiscard]] const T& saved() const noexcept { return saved_; }
 
  private:
   T& target_;
