@@ -75,10 +75,9 @@ int main() {
   expect(t.divergences.size() == 1 && t.divergences[0].starts_with("check input 1:"),
          "check_inputs reports the negative input, only");
 
-  // 4. The robust tracer's fallback: the gate fails symbolically and is captured by execution.
-  auto tracer = std::make_unique<RobustTracer>();
-  tracer->capture_failed_by_execution();
-  GraphCollection c(std::move(tracer));
+  // 4. The collection's fallback: the gate fails symbolically and is captured by execution.
+  GraphCollection c;
+  c.capture_failed_by_execution();
   c.recursive_trace(*model, {InputSpec(Shape{2, 4})});
   const std::string report = coverage_report(c, "net");
   fmt::print("{}", report.substr(report.find("failures (")));

@@ -8,3 +8,4 @@
 #include "symtrace/robust/graph_collection.hpp"
 #include "symtrace/robust/module_hierarchy.hpp"
 #include "symtrace/robust/robust_tracer.hpp"
+#include "symtrace/robust/trace_records.hpp"

@@ -83,10 +83,12 @@ GraphCollection trace_for_analysis(Module& model, const std::vector<InputSpec>& 
   while (true) {
     AnalysisTracer::ExecutedCalls executed = dynamic_cast<const AnalysisTracer&>(c.tracer()).executed_calls();
     bool found = false;
-    for (const auto& [failed, failure] : c.tracer().failures()) {
+    const TraceRecords& records = c.records();
+    for (std::size_t i = 0; i < records.failures().size(); ++i) {
+      const Module* failed = records.failed_modules()[i];
       if (executed.contains(failed)) continue;
-      const std::vector<InputSpec>* specs = c.tracer().observed_inputs(*failed);
-      if (specs == nullptr || !detail::fully_known(*specs) || failure.module.empty()) continue;
+      const std::vector<InputSpec>* specs = records.observed_inputs(*failed);
+      if (specs == nullptr || !detail::fully_known(*specs) || records.failures()[i].module.empty()) continue;
       // The tracer records modules as const; the analysis runs them, as a capture does.
       Module& module = const_cast<Module&>(*failed);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
       const std::optional<TensorMeta> result = executed_result(module, *specs);

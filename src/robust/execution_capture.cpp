@@ -1,9 +1,9 @@
-// The robust tracer's fallback by execution: a module that failed symbolically is run eagerly
+// The collection's fallback by execution: a module that failed symbolically is run eagerly
 // on synthetic inputs of the shapes seen at its call and recorded by trace_by_execution, so a
-// report shows what was captured symbolically and what only by example. It runs after the
-// symbolic trace is complete (no trace is active on the thread), once per failure, and only
-// when asked (RobustTracer::capture_failed_by_execution).
-#include "symtrace/robust/robust_tracer.hpp"
+// report shows what was captured symbolically and what only by example. It runs after each
+// symbolic trace of the collection is complete (no trace is active on the thread), once per
+// failure, and only when asked (GraphCollection::capture_failed_by_execution).
+#include "execution_capture.hpp"
 
 #include "symtrace/robust/detail/synthetic_run.hpp"
 #include "symtrace/nn/module.hpp"
@@ -47,23 +47,36 @@ ExecutionCapture capture(Module& module, const std::vector<InputSpec>* specs) {
 
 }  // namespace
 
-void RobustTracer::capture_failures(Graph& graph, std::size_t first) {
-  for (std::size_t i = first; i < failure_order_.size(); ++i) {
-    auto& [failed, failure] = failure_order_[i];
+namespace detail {
+
+void capture_by_execution(TraceRecords& records, std::size_t first, Graph& graph, std::string_view path) {
+  for (std::size_t i = first; i < records.failures().size(); ++i) {
+    const ModuleFailure& failure = records.failures()[i];
     if (failure.by_execution) continue;
-    // The tracer was handed the module as Module& and records it as const; it runs it here.
-    Module& module = const_cast<Module&>(*failed);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
-    auto c = std::make_shared<const ExecutionCapture>(capture(module, observed_inputs(module)));
+    // The records name the module as const; the capture runs it, as the trace did.
+    Module& module = const_cast<Module&>(*records.failed_modules()[i]);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    auto c = std::make_shared<const ExecutionCapture>(capture(module, records.observed_inputs(module)));
     if (c->graph) {
+      // The failed module's call_module nodes name it under the traced module.
+      std::string_view target = failure.module;
+      if (!path.empty()) {
+        if (target == path) {
+          target = {};
+        } else if (target.starts_with(path) && target.substr(path.size()).starts_with('.')) {
+          target.remove_prefix(path.size() + 1);
+        }
+      }
       const std::string name = graph.add_subgraph("by_execution", *c->graph);
       for (Node& node : graph.nodes()) {
-        if (node.op() != OpKind::call_module || node.target() != failure.module) continue;
+        if (node.op() != OpKind::call_module || node.target() != target) continue;
         node.set_meta("by_execution", Argument(name));
         node.set_meta("specialised", Argument(true));
       }
     }
-    failure.by_execution = std::move(c);
+    records.set_by_execution(i, std::move(c));
   }
 }
+
+}  // namespace detail
 
 }  // namespace symtrace

@@ -3,6 +3,7 @@
 // that module a leaf in every later trace).
 #include "symtrace/robust/graph_collection.hpp"
 
+#include "execution_capture.hpp"
 #include "symtrace/core/detail/save_and_restore.hpp"
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/stack_guard.hpp"
@@ -35,7 +36,7 @@ struct RootInputs {
 /// bool) as it was at that call, a concrete argument the graph records as a guard. Never called:
 /// tensors of unknown shape (float32) and symbolic SymInts for its required inputs; an input
 /// that must be a C++ value then has none, and the trace says so.
-RootInputs root_inputs(const Module& module, const std::optional<RobustTracer::ObservedCall>& seen) {
+RootInputs root_inputs(const Module& module, const std::optional<ObservedCall>& seen) {
   RootInputs in;
   const ForwardSignature* signature = module.forward_signature();
   if (signature == nullptr) return in;
@@ -88,50 +89,60 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
                                   "GraphCollection for a trace inside a trace");
   }
   const detail::SaveAndRestore running(running_, true);
+  entries_.clear();
+  index_.clear();
+  hierarchy_ = ModuleHierarchy();
+  alive_.clear();
+  records_ = nullptr;
   try {
     trace_all(model, inputs, concrete_args, where);
   } catch (...) {
     // Nothing half-made stays: the collection is empty.
-    tracer_->clear_results();
+    tracer_->use_records(nullptr);
     entries_.clear();
     index_.clear();
-    failures_.clear();
-    failure_index_.clear();
+    records_ = nullptr;
     hierarchy_ = ModuleHierarchy();
     alive_.clear();
     throw;
   }
+  // The tracer's next traces are no longer the collection's; the model may change from now on.
+  tracer_->use_records(nullptr);
+  records_->forget_leaf_results();
+}
+
+const TraceRecords& GraphCollection::records() const noexcept {
+  static const TraceRecords none;
+  return records_ != nullptr ? *records_ : none;
 }
 
 void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
                                 std::source_location where) {
-  entries_.clear();
-  index_.clear();
-  failures_.clear();
-  failure_index_.clear();
-  tracer_->clear_results();
-  // The model's modules are indexed once: the hierarchy's records and the root trace's paths.
+  // The model's modules are indexed once: the hierarchy's records, the root trace's paths and
+  // the failures' paths.
   auto modules = std::make_shared<const ModuleIndex>(model);
   // Note [Records outlive the model's changes]: every module the records name is kept alive,
   // so a module replaced in the model (replace_module) or dropped after the trace is still
   // what its records, its graph's entry and the failure lookups by address name, never freed
   // memory or another module allocated at its address. The model itself is the caller's.
-  alive_.clear();
   alive_.reserve(modules->size());
   for (std::size_t i = 0; i < modules->size(); ++i) {
     if (std::shared_ptr<const Module> owned = modules->module(i).weak_from_this().lock()) alive_.push_back(std::move(owned));
   }
   hierarchy_ = ModuleHierarchy(modules);  // the modules' paths and order; statuses at the end
-  const RobustTracer::CollectionRun run(*tracer_, std::move(modules));  // leaf results: for this run only
+  records_ = std::make_shared<TraceRecords>(std::move(modules));
+  tracer_->use_records(records_);
+  const TraceRecords& records = *records_;
 
   std::deque<Module*> queue{&model};
   std::unordered_set<const Module*> queued{&model};
   while (!queue.empty()) {
     Module* module = queue.front();
     queue.pop_front();
+    std::size_t seen = records.failures().size();
     Graph graph = [&] {
       if (module == &model) return tracer_->trace(model, inputs, concrete_args, where);  // bad inputs: the caller's
-      const RootInputs in = root_inputs(*module, tracer_->observed_call(*module));
+      const RootInputs in = root_inputs(*module, records.observed_call(*module));
       try {
         return tracer_->trace(*module, in.specs, in.concrete, where);
       } catch (const StackDepthError&) {
@@ -145,23 +156,19 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
             where);
       }
     }();
+    seen = std::min(seen, records.failures().size());  // a forward may have cleared the records
+    std::string path = *path_of(*module);
+    if (capture_by_execution_) detail::capture_by_execution(*records_, seen, graph, path);
     index_.emplace(module, entries_.size());
-    entries_.push_back(Entry{*path_of(*module), module, std::move(graph)});
+    entries_.push_back(Entry{std::move(path), module, std::move(graph)});
 
     // Every child of every failed module in this module's subtree is queued once, the failed
     // modules taken in the subtree's module order (ModelOpt's `mod.modules()`). The failed
     // modules a trace finds are in the traced module's subtree (a call outside it cannot be
     // named and fails the caller), and those found before had their children queued then, so
     // the new failures are the ones to look at.
-    std::vector<const Module*> failed_now;
-    for (std::size_t i = failures_.size(); i < tracer_->failures().size(); ++i) {
-      const auto& [failed, record] = tracer_->failures()[i];
-      ModuleFailure f = record;
-      if (std::optional<std::string> path = path_of(*failed)) f.module = std::move(*path);  // paths in the model
-      failure_index_.emplace(failed, failures_.size());
-      failures_.push_back(std::move(f));
-      failed_now.push_back(failed);
-    }
+    std::vector<const Module*> failed_now(records.failed_modules().begin() + static_cast<std::ptrdiff_t>(seen),
+                                          records.failed_modules().end());
     std::stable_sort(failed_now.begin(), failed_now.end(), [&](const Module* a, const Module* b) {
       return hierarchy_.index_of(*a) < hierarchy_.index_of(*b);  // npos (foreign) last
     });
@@ -176,7 +183,7 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
     ModuleRecord& r = hierarchy_.record(i);
     if ((r.failure = failure(*r.module)) != nullptr) {
       r.status = ModuleStatus::failed;
-    } else if (tracer_->is_unvisited(*r.module)) {
+    } else if (records.is_unvisited(*r.module)) {
       r.status = ModuleStatus::unvisited;
     } else if (tracer_->is_leaf_module(*r.module, path)) {
       r.status = ModuleStatus::leaf;
@@ -214,11 +221,6 @@ const Graph& GraphCollection::at(const Module& module) const {
   const std::optional<std::string> path = path_of(module);
   throw std::out_of_range(fmt::format("GraphCollection::at: {} was not traced as a root{}", module.type_name(),
                                       path ? fmt::format(" (its path is '{}')", *path) : std::string(" (not in the model)")));
-}
-
-const ModuleFailure* GraphCollection::failure(const Module& module) const noexcept {
-  auto it = failure_index_.find(&module);
-  return it == failure_index_.end() ? nullptr : &failures_[it->second];
 }
 
 std::optional<std::string> GraphCollection::path_of(const Module& module) const {

@@ -101,39 +101,13 @@ ModuleFailure describe_exception(const std::exception* e, const Module& module, 
 
 }  // namespace
 
-std::string to_string(const ModuleFailure& failure) {
-  if (failure.where.line() == 0) return fmt::format("{}: {}", failure.kind, failure.message);
-  const std::string location = fmt::format("{}:{}", failure.where.file_name(), failure.where.line());
-  // A TraceError's or OpError's message starts with its location: printed once.
-  std::string_view message = failure.message;
-  if (message.starts_with(location) && message.substr(location.size()).starts_with(": ")) {
-    message.remove_prefix(location.size() + 2);
-  }
-  return fmt::format("{}: {}: {}", location, failure.kind, message);
-}
-
-RobustTracer::CollectionRun::CollectionRun(RobustTracer& tracer, std::shared_ptr<const ModuleIndex> model_index) noexcept
-    : tracer_(tracer) {
-  tracer_.model_index_ = std::move(model_index);
-  tracer_.remember_leaf_calls_ = true;
-}
-
-RobustTracer::CollectionRun::~CollectionRun() {
-  tracer_.remember_leaf_calls_ = false;
-  tracer_.leaf_calls_.clear();  // modules may change between runs
-  tracer_.model_index_ = nullptr;
+void RobustTracer::use_records(std::shared_ptr<TraceRecords> records) {
+  if (is_tracing()) throw std::logic_error("RobustTracer::use_records: the tracer is tracing; give it records between traces");
+  records_ = records != nullptr ? std::move(records) : own_records_;
 }
 
 Graph RobustTracer::trace_graph(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
                                 std::source_location where) {
-  const std::size_t first_failure = failure_order_.size();
-  Graph graph = trace_robustly(root, inputs, concrete_args, where);
-  if (capture_by_execution_) capture_failures(graph, first_failure);
-  return graph;
-}
-
-Graph RobustTracer::trace_robustly(Module& root, const std::vector<InputSpec>& inputs,
-                                   const ConcreteArgs& concrete_args, std::source_location where) {
   if (root.forward_signature() == nullptr) {
     return failed_root_graph(root,
                              ModuleFailure{"", root.type_name(), "std::invalid_argument",
@@ -141,7 +115,7 @@ Graph RobustTracer::trace_robustly(Module& root, const std::vector<InputSpec>& i
                                            where, {}, {}},
                              where);
   }
-  if (remember_leaf_calls_ && concrete_args.empty() && !is_failed(root) && is_leaf_module(root, "")) {
+  if (records_->model() != nullptr && concrete_args.empty() && !is_failed(root) && is_leaf_module(root, "")) {
     if (std::optional<Graph> graph = remembered_leaf_graph(root, inputs, where)) return std::move(*graph);
   }
   try {
@@ -172,11 +146,11 @@ Graph RobustTracer::trace_robustly(Module& root, const std::vector<InputSpec>& i
 // leaves (the children of failed modules: Conv2d, BatchNorm2d, ...). When their inputs have an
 // unknown rank (they came after a failure) their result is unknown too; a built-in layer tells
 // its result from its inputs (Note [Layer output metadata]); and when the parent called them
-// with these very inputs before it failed, their result is remembered (see leaf_result_meta).
-// The graph is then known without running anything: a placeholder per input, the call_module
-// node of the root, and the output. It is built directly, node for node what Tracer::trace
-// makes for a leaf root (same names, metadata, locations; tested against it), without a
-// tracing state or a module index.
+// with these very inputs before it failed, their result is remembered (TraceRecords::
+// leaf_result). The graph is then known without running anything: a placeholder per input, the
+// call_module node of the root, and the output, recorded through the hooks by
+// Tracer::record_leaf_graph, node for node what a trace of the leaf root makes (same names,
+// metadata, locations; tested against it), without the checks and checkpoints of a run.
 std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std::vector<InputSpec>& inputs,
                                                          std::source_location where) {
   const ForwardSignature* signature = root.forward_signature();
@@ -188,25 +162,19 @@ std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std
   bool unknown_rank = false;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ParamType type = signature->parameters[i].type;
-    if (type != ParamType::tensor && type != ParamType::any) return std::nullopt;
+    if (inputs[i].is_int || (type != ParamType::tensor && type != ParamType::any)) return std::nullopt;
     unknown_rank = unknown_rank || !inputs[i].shape.is_rank_known();
     metas.push_back(TensorMeta{inputs[i].dtype, inputs[i].shape});
   }
-  std::optional<OutputMeta> unknown;
+  std::optional<OutputMeta> known;
   const OutputMeta* result = nullptr;
   if (unknown_rank) {
     // Note [Unknown in, unknown out], as leaf_result_meta finds it for this call.
-    unknown = unknown_result(root, inputs.empty() ? DType::float32 : inputs[0].dtype);
-    result = unknown ? &*unknown : nullptr;
-  } else if (auto calls = leaf_calls_.find(&root); calls != leaf_calls_.end()) {
-    for (const LeafCall& call : calls->second) {
-      if (call.inputs == metas) {
-        result = &call.result;
-        break;
-      }
-    }
+    known = unknown_result(root, inputs.empty() ? DType::float32 : inputs[0].dtype);
+    result = known ? &*known : nullptr;
+  } else {
+    result = records_->leaf_result(root, metas);
   }
-  std::optional<OutputMeta> layer;
   if (result == nullptr && !unknown_rank && leaf_meta_fn(root) == nullptr) {
     // A built-in layer tells its result without a run (nothing was remembered for it: see
     // leaf_result_meta). Its inputs are stand-ins of a trace id never given out.
@@ -214,40 +182,15 @@ std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std
     values.reserve(metas.size());
     for (const TensorMeta& m : metas) values.emplace_back(Tensor::symbolic(m, SymbolicRef{~std::uint64_t{0}, 0}));
     if (std::optional<TensorMeta> meta = layer_result_meta(root, values)) {
-      OutputMeta& out = layer.emplace();
-      out.outputs.push_back(std::move(*meta));
-      result = &out;
+      known = OutputMeta::single(std::move(*meta));
+      result = &*known;
     }
   }
   if (result == nullptr || result->is_number || result->outputs.empty() || !result->nesting.empty()) return std::nullopt;
-
-  const std::vector<std::string> names = root.input_names();
-  Graph graph;
-  Arguments args;
-  args.reserve(inputs.size());
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    Node& placeholder = graph.create_node(OpKind::placeholder, names[i], {}, {}, {}, where);
-    placeholder.set_tensor_meta(std::move(metas[i]));
-    args.emplace_back(placeholder);
-  }
-  Node& call = graph.create_node(OpKind::call_module, "", std::move(args), {}, {}, where);
-  if (result->is_list) {
-    ArgumentList items;
-    items.reserve(result->outputs.size());
-    for (std::size_t i = 0; i < result->outputs.size(); ++i) {
-      Node& item = graph.create_node(OpKind::call_function, "getitem", {call, static_cast<std::int64_t>(i)}, {}, {}, where);
-      item.set_tensor_meta(result->outputs[i]);
-      items.emplace_back(item);
-    }
-    graph.output(Argument(std::move(items)), where);
-  } else {
-    call.set_tensor_meta(result->outputs[0]);
-    graph.output(Argument(call), where);
-  }
-  Calls& calls = calls_[&root];
+  Graph graph = record_leaf_graph(root, &inputs, result, where);
+  TraceRecords::Calls& calls = records_->calls(root);
   if (!calls.observed) {
-    calls.inputs = inputs;
-    calls.values.clear();
+    calls.first = ObservedCall{inputs, {}};
     calls.observed = true;
   }
   calls.visited = true;  // record_call_module without a failure
@@ -305,8 +248,8 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
   // The entry is used before the call only: the forward may run anything, clear_results() too.
   // In a lambda of its own, as the bookkeeping takes room (Note [Small frames per level]).
   const bool failed_before = [&]() __attribute__((noinline)) {
-    Calls& calls = calls_[&module];
-    if (!calls.observed) observe_call(calls, args);
+    TraceRecords::Calls& calls = records_->calls(module);
+    if (!calls.observed) TraceRecords::observe(calls, args);
     if (path == nullptr || !is_failed(module)) return false;
     calls.visited = true;
     return true;
@@ -329,7 +272,7 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
       // committed call is the caller's failure (its checkpoint takes this call's nodes back),
       // not this module's.
       [&]() __attribute__((noinline)) {
-        Calls& entry = calls_[&module];  // looked up again: the forward may have called clear_results()
+        TraceRecords::Calls& entry = records_->calls(module);  // again: the forward may have called clear_results()
         entry.visited = true;
         entry.traced_in = trace_generation_;
       }();
@@ -346,32 +289,10 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     checkpoint.rollback();  // the forward threw: Note [Failure rollback]
     st.retire(st.graph().id_bound());  // Note [Rolled-back tensors]
   }
-  const bool traced_before = calls_[&module].traced_in == trace_generation_;
+  const bool traced_before = records_->calls(module).traced_in == trace_generation_;
   record_call_module(module, failure.get());
   if (traced_before) throw RestartTrace{};  // Note [A failure on a later call]
   return record_failed_leaf(module, *path, args, where);
-}
-
-void RobustTracer::observe_call(Calls& calls, const ValueList& args) {
-  // Tensors as their specs; other arguments as they are when nothing symbolic is in them (a
-  // proxy SymInt has no value to give a later trace).
-  std::vector<InputSpec> specs;
-  std::vector<std::pair<std::size_t, Value>> values;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const Value& a = args[i];
-    if (const Tensor* t = boost::variant2::get_if<Tensor>(&a.value)) {
-      if (!t->defined()) return;
-      specs.emplace_back(*t);
-    } else if (contains_symbolic(a) || (a.is_list() && std::any_of(a.to_list().begin(), a.to_list().end(),
-                                                                      [](const Value& v) { return v.is_tensor(); }))) {
-      return;
-    } else {
-      values.emplace_back(i, a);
-    }
-  }
-  calls.inputs = std::move(specs);
-  calls.values = std::move(values);
-  calls.observed = true;
 }
 
 OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
@@ -406,53 +327,25 @@ Value RobustTracer::record_failed_leaf(Module& module, const std::string& path, 
 }
 
 Graph RobustTracer::failed_root_graph(Module& root, ModuleFailure failure, std::source_location where) {
-  Graph graph;
-  Arguments args;
-  for (const std::string& name : root.input_names()) args.emplace_back(graph.placeholder(name, where));
-  Node& node = graph.create_node(OpKind::call_module, "", std::move(args), {}, {}, where);
-  node.set_meta(meta_keys::failure, to_string(failure));
-  graph.output(Argument(node), where);
+  Graph graph = record_leaf_graph(root, nullptr, nullptr, where);
+  for (Node& node : graph.nodes()) {
+    if (node.op() == OpKind::call_module) node.set_meta(meta_keys::failure, to_string(failure));
+  }
   record_call_module(root, &failure);
   return graph;
 }
 
 void RobustTracer::record_call_module(const Module& module, const ModuleFailure* failure) {
-  calls_[&module].visited = true;
-  if (failure == nullptr || failed_.contains(&module)) return;
-  // The record first: an index in failed_ always names one (either step may throw).
-  failure_order_.emplace_back(&module, *failure);
-  try {
-    failed_.emplace(&module, failure_order_.size() - 1);
-  } catch (...) {
-    failure_order_.pop_back();
-    throw;
+  if (failure == nullptr) {
+    records_->record_visit(module);
+  } else {
+    records_->record_failure(module, *failure);
   }
 }
 
-const ModuleFailure* RobustTracer::failure(const Module& module) const noexcept {
-  auto it = failed_.find(&module);
-  return it == failed_.end() ? nullptr : &failure_order_[it->second].second;
-}
-
-std::optional<std::string> RobustTracer::failure_msg(const Module& module) const {
-  const ModuleFailure* f = failure(module);
-  if (f == nullptr) return std::nullopt;
-  return fmt::format("{}: {}", f->kind, f->message);
-}
-
-const std::vector<InputSpec>* RobustTracer::observed_inputs(const Module& module) const noexcept {
-  auto it = calls_.find(&module);
-  return it == calls_.end() || !it->second.observed || !it->second.values.empty() ? nullptr : &it->second.inputs;
-}
-
-std::optional<RobustTracer::ObservedCall> RobustTracer::observed_call(const Module& module) const {
-  auto it = calls_.find(&module);
-  if (it == calls_.end() || !it->second.observed) return std::nullopt;
-  return ObservedCall{it->second.inputs, it->second.values};
-}
-
 std::shared_ptr<const ModuleIndex> RobustTracer::module_index(const Module& root) const {
-  return model_index_ != nullptr && &model_index_->root() == &root ? model_index_ : nullptr;
+  const std::shared_ptr<const ModuleIndex>& model = records_->model();
+  return model != nullptr && &model->root() == &root ? model : nullptr;
 }
 
 // Note [A failing LeafMetaFn]: the metadata function registered for a leaf's type may throw
@@ -484,7 +377,7 @@ OutputMeta RobustTracer::leaf_result_meta(Module& module, const std::string& pat
       return leaf_meta_failed(module, path, args, nullptr, where);
     }
   }
-  if (!remember_leaf_calls_) return Tracer::leaf_result_meta(module, path, args, where);
+  if (records_->model() == nullptr) return Tracer::leaf_result_meta(module, path, args, where);
   // A built-in layer that tells its result from its inputs needs nothing remembered:
   // remembered_leaf_graph asks it again.
   if (!any_unknown_rank(args) && leaf_meta_fn(module) == nullptr) {
@@ -501,24 +394,11 @@ OutputMeta RobustTracer::leaf_result_meta(Module& module, const std::string& pat
     inputs.push_back(a.to_tensor().meta());
   }
   if (path.empty()) {  // the root of this trace: a child of a failed module, called before
-    if (auto calls = leaf_calls_.find(&module); calls != leaf_calls_.end()) {
-      for (const LeafCall& call : calls->second) {
-        if (call.inputs == inputs) return call.result;
-      }
-    }
+    if (const OutputMeta* remembered = records_->leaf_result(module, inputs)) return *remembered;
   }
   OutputMeta result = Tracer::leaf_result_meta(module, path, args, where);
-  // Looked up after the run: the leaf's forward may run anything, clear_results() too.
-  std::vector<LeafCall>& calls = leaf_calls_[&module];
-  if (calls.size() < 4) calls.push_back(LeafCall{std::move(inputs), result});
+  records_->remember_leaf_result(module, std::move(inputs), result);
   return result;
-}
-
-void RobustTracer::clear_results() noexcept {
-  failed_.clear();
-  failure_order_.clear();
-  calls_.clear();
-  leaf_calls_.clear();
 }
 
 }  // namespace symtrace

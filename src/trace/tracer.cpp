@@ -213,6 +213,35 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
   return graph;
 }
 
+Graph Tracer::record_leaf_graph(Module& root, const std::vector<InputSpec>* inputs, const OutputMeta* result,
+                                std::source_location where) {
+  const std::vector<std::string> names = root.input_names();
+  if (inputs != nullptr && inputs->size() > names.size()) {
+    throw_invalid_argument(where, "{}.forward takes {} inputs ({}), got {} input specs", root.type_name(), names.size(),
+                           fmt::join(names, ", "), inputs->size());
+  }
+  Graph graph;
+  {
+    TracingState state(*this, graph, root, nullptr, where);
+    detail::TraceScope scope(state);
+    const std::size_t count = inputs != nullptr ? inputs->size() : names.size();
+    Arguments args;
+    args.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      Node& placeholder = create_node(OpKind::placeholder, names[i], {}, {}, where);
+      if (inputs != nullptr) placeholder.set_tensor_meta(TensorMeta{(*inputs)[i].dtype, (*inputs)[i].shape});
+      args.emplace_back(placeholder);
+    }
+    Node& call = create_node(OpKind::call_module, "", std::move(args), {}, where);
+    if (result == nullptr) {
+      graph.output(Argument(call), where);
+    } else {
+      graph.output(create_arg(wrap_result(call, *result, where), where), where);
+    }
+  }
+  return graph;
+}
+
 bool Tracer::any_unknown_rank(const ValueList& args) noexcept { return has_unknown_rank(args); }
 
 std::shared_ptr<const ModuleIndex> Tracer::module_index(const Module&) const { return nullptr; }

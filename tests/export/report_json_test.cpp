@@ -81,9 +81,8 @@ TEST_CASE("failures captured by execution round trip with their graphs, inputs a
   for (const std::string name : {"mixed_failures", "resnet50_fail1"}) {
     CAPTURE(name);
     const auto model = zoo::create(name);
-    auto tracer = std::make_unique<RobustTracer>();
-    tracer->capture_failed_by_execution();
-    GraphCollection c(std::move(tracer));
+    GraphCollection c;
+    c.capture_failed_by_execution();
     c.recursive_trace(*model, example_specs(name));
     const CollectionReport back = round_trip(c, name);
     std::size_t captured = 0;

@@ -51,9 +51,9 @@ class Holder : public TypedModule<Holder> {
 };
 
 GraphCollection capturing_collection() {
-  auto tracer = std::make_unique<RobustTracer>();
-  tracer->capture_failed_by_execution();
-  return GraphCollection(std::move(tracer));
+  GraphCollection c;
+  c.capture_failed_by_execution();
+  return c;
 }
 
 }  // namespace
@@ -145,12 +145,11 @@ TEST_CASE("modules that cannot be captured by execution say why, and a capture l
         std::string::npos);
 
   // Traced as a root with a known shape, the opaque module's run throws: said so.
-  RobustTracer tracer;
-  tracer.capture_failed_by_execution();
-  (void)tracer.trace(*model.opaque, {InputSpec(Shape{2, 3})});
-  REQUIRE(tracer.failure(*model.opaque) != nullptr);
-  REQUIRE(tracer.failure(*model.opaque)->by_execution != nullptr);
-  CHECK(tracer.failure(*model.opaque)->by_execution->error == "running it failed: std::runtime_error: library refused");
+  GraphCollection alone = capturing_collection();
+  alone.recursive_trace(*model.opaque, {InputSpec(Shape{2, 3})});
+  REQUIRE(alone.failure(*model.opaque) != nullptr);
+  REQUIRE(alone.failure(*model.opaque)->by_execution != nullptr);
+  CHECK(alone.failure(*model.opaque)->by_execution->error == "running it failed: std::runtime_error: library refused");
 
   // Running the gate on synthetic inputs in training mode left its statistics as they were.
   const StateDict after = model.state_dict();

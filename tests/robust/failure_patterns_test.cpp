@@ -130,13 +130,14 @@ std::vector<std::string> split_path(const std::string& path) {
 
 /// The failures after the injected one: none when layers are leaves; traced through, the layers
 /// whose forward then read the rank of a failed module's output, which nothing tells.
-void check_consequences(const std::vector<std::pair<const Module*, ModuleFailure>>& failures, const FaultMode& mode) {
+void check_consequences(const TraceRecords& records, const FaultMode& mode) {
+  const std::vector<ModuleFailure>& failures = records.failures();
   if (!mode.through_layers) CHECK(failures.size() == 1);
   for (std::size_t i = 1; i < failures.size(); ++i) {
-    CAPTURE(failures[i].second.message);
-    CHECK(failures[i].first->is_builtin_layer());
-    CHECK(failures[i].second.kind == "TraceError");
-    CHECK(failures[i].second.message.find("whose shape is unknown") != std::string::npos);
+    CAPTURE(failures[i].message);
+    CHECK(records.failed_modules()[i]->is_builtin_layer());
+    CHECK(failures[i].kind == "TraceError");
+    CHECK(failures[i].message.find("whose shape is unknown") != std::string::npos);
   }
 }
 
@@ -178,16 +179,17 @@ TEST_CASE("a root whose own forward fails gives a graph with one call_module for
 
 TEST_CASE("through a Tracer&, a RobustTracer is still robust: a failing root gives the failed-root graph") {
   RootReads model;
-  RobustTracer robust;
-  robust.capture_failed_by_execution();
+  auto records = std::make_shared<TraceRecords>();
+  RobustTracer robust(records);
   Tracer& tracer = robust;  // Tracer::trace is the one entry; RobustTracer extends its steps
   const Graph g = tracer.trace(model, {InputSpec(Shape{2, 4})});
   CHECK(to_string(g) == failed_root_graph_text);
   REQUIRE(robust.is_failed(model));
   CHECK(robust.failure_msg(model)->starts_with("TraceError: "));
-  // The capture by execution, a step of the robust trace, ran too: the root ran eagerly.
-  REQUIRE(robust.failure(model)->by_execution != nullptr);
-  CHECK(robust.failure(model)->by_execution->graph != nullptr);
+  // What the trace found is in the records the tracer was given.
+  REQUIRE(records->failures().size() == 1);
+  CHECK(records->failed_modules()[0] == &model);
+  CHECK(&records->failures()[0] == robust.failure(model));
   CHECK(g.find_node("root")->meta(meta_keys::failure) != nullptr);
   CHECK_FALSE(tracer.is_tracing());  // and the thread's interposer is gone with the trace
   CHECK(current_interposer() == nullptr);
@@ -288,9 +290,10 @@ TEST_CASE("fault injection: whichever op throws, the graph lints, runs equal to 
       FaultyTracer tracer(k, mode.through_layers);
       const Graph g = tracer.trace(*model, {spec});
       REQUIRE_FALSE(tracer.failures().empty());
-      CHECK(tracer.failures().front().second.message.starts_with("injected fault"));
-      check_consequences(tracer.failures(), mode);
-      const auto& [failed, failure] = tracer.failures().front();
+      CHECK(tracer.failures().front().message.starts_with("injected fault"));
+      check_consequences(tracer.records(), mode);
+      const Module* failed = tracer.records().failed_modules().front();
+      const ModuleFailure& failure = tracer.failures().front();
       if (failed->is_builtin_layer()) {
         // A failed layer keeps its shape (its own shape function): its users are traced as usual.
         const Node* leaf = g.find_node(fmt::format("{}", fmt::join(split_path(failure.module), "_")));
@@ -334,7 +337,7 @@ TEST_CASE("fault injection in recursive_trace: for every k, the collection lints
       const ModuleFailure& f = c.failures().front();
       CHECK(f.kind == "std::runtime_error");
       CHECK(f.message.starts_with("injected fault in "));
-      check_consequences(c.tracer().failures(), mode);
+      check_consequences(c.records(), mode);
       const ModuleHierarchy& h = c.hierarchy();
       CHECK(h.count(ModuleStatus::failed) == c.failures().size());
       std::set<std::size_t> children_of_failed;
@@ -349,7 +352,7 @@ TEST_CASE("fault injection in recursive_trace: for every k, the collection lints
         CHECK_NOTHROW(e.graph.lint());
         if (e.path.empty()) continue;
         // A child's graph is the one a fresh trace gives it on the inputs seen at its call.
-        const std::vector<InputSpec>* seen = c.tracer().observed_inputs(*e.module);
+        const std::vector<InputSpec>* seen = c.records().observed_inputs(*e.module);
         REQUIRE(seen != nullptr);
         CHECK(to_string(e.graph) == to_string(FaultyTracer(0, mode.through_layers).trace(*e.module, *seen)));
       }
@@ -388,9 +391,9 @@ TEST_CASE("a tensor made in a rolled-back forward is refused later, never read a
   RobustTracer tracer;
   const Graph g = tracer.trace(model, {InputSpec(Shape{2})});
   REQUIRE(tracer.failures().size() == 2);
-  CHECK(tracer.failures()[0].second.module == "leaky");
-  CHECK(tracer.failures()[1].second.module == "");
-  CHECK(tracer.failures()[1].second.message.find("a symbolic tensor of another trace was used") != std::string::npos);
+  CHECK(tracer.failures()[0].module == "leaky");
+  CHECK(tracer.failures()[1].module == "");
+  CHECK(tracer.failures()[1].message.find("a symbolic tensor of another trace was used") != std::string::npos);
   CHECK_NOTHROW(g.lint());
   CHECK(g.size() == 3);  // the root as one leaf
 }

@@ -76,7 +76,7 @@ TEST_CASE("a module failing on its first, second or last call is a leaf at every
     const Graph g = robust.trace(model, {InputSpec(Shape{2, 4})});
     CHECK_NOTHROW(g.lint());
     REQUIRE(robust.failures().size() == 1);
-    const ModuleFailure& failure = robust.failures()[0].second;
+    const ModuleFailure& failure = robust.failures()[0];
     CHECK(failure.module == "counted");
     CHECK(failure.where.line() == static_cast<std::uint_least32_t>(Counted::data_branch_line));
 

@@ -12,9 +12,8 @@ int report_command(const Options& options, Output& output, std::ostream& /*err*/
   const zoo::ModelInfo info = find_model(options);
   const std::vector<InputSpec> specs = input_specs(info, options);
   const std::shared_ptr<Module> model = info.create();
-  auto tracer = std::make_unique<RobustTracer>();
-  tracer->capture_failed_by_execution(options.by_execution);
-  GraphCollection collection(std::move(tracer));
+  GraphCollection collection;
+  collection.capture_failed_by_execution(options.by_execution);
   collection.recursive_trace(*model, specs);
   // The model's own forward refusing its input is bad input, not a finding.
   for (const ModuleFailure& f : collection.failures()) {

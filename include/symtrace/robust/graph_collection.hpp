@@ -45,8 +45,9 @@ class GraphCollection {
   using const_iterator = std::vector<Entry>::const_iterator;
 
   GraphCollection();
-  /// A collection whose traces use `tracer` (a subclass, or one with registered leaves);
-  /// `recursive_trace` clears its results first. Throws std::invalid_argument for nullptr.
+  /// A collection whose traces use `tracer` (a subclass, or one with registered leaves); during
+  /// `recursive_trace` the tracer writes into the collection's records, and into records of its
+  /// own again afterwards. Throws std::invalid_argument for nullptr.
   explicit GraphCollection(std::unique_ptr<RobustTracer> tracer,
                            std::source_location where = std::source_location::current());
   ~GraphCollection();
@@ -74,26 +75,37 @@ class GraphCollection {
   /// The graph of `module`; throws std::out_of_range when it was not traced as a root.
   [[nodiscard]] const Graph& at(const Module& module) const;
 
-  [[nodiscard]] bool is_failed(const Module& module) const noexcept { return failure(module) != nullptr; }
+  [[nodiscard]] bool is_failed(const Module& module) const noexcept { return records().is_failed(module); }
   /// ModelOpt's failure message ("<kind>: <message>"), or nullopt.
-  [[nodiscard]] std::optional<std::string> failure_msg(const Module& module) const {
-    return tracer_ ? tracer_->failure_msg(module) : std::nullopt;
-  }
+  [[nodiscard]] std::optional<std::string> failure_msg(const Module& module) const { return records().failure_msg(module); }
   /// Whether `module` was never called in any of the traces (ModelOpt's question: a
   /// ModuleList, never called itself, is unvisited even when its children were called).
-  [[nodiscard]] bool is_unvisited(const Module& module) const noexcept { return !tracer_ || tracer_->is_unvisited(module); }
+  [[nodiscard]] bool is_unvisited(const Module& module) const noexcept { return records().is_unvisited(module); }
   /// The failure of `module`, with its path in the model, or nullptr.
-  [[nodiscard]] const ModuleFailure* failure(const Module& module) const noexcept;
+  [[nodiscard]] const ModuleFailure* failure(const Module& module) const noexcept { return records().failure(module); }
   /// Every failure in the order it happened, with paths in the model.
-  [[nodiscard]] const std::vector<ModuleFailure>& failures() const noexcept { return failures_; }
+  [[nodiscard]] const std::vector<ModuleFailure>& failures() const noexcept { return records().failures(); }
+  /// What the traces found: failures, visits and first calls of the model's modules (the
+  /// collection owns them; its tracer writes into them while the collection runs it).
+  [[nodiscard]] const TraceRecords& records() const noexcept;
   /// The path of `module` in the model ("" for the model), or nullopt for a foreign module.
   [[nodiscard]] std::optional<std::string> path_of(const Module& module) const;
-  /// The tracer that made the graphs (one for the whole collection). Not on a moved-from
+  /// The tracer that makes the graphs (one for the whole collection). Not on a moved-from
   /// collection (until its next recursive_trace).
   [[nodiscard]] const RobustTracer& tracer() const noexcept { return *tracer_; }
   /// The tracer, to register leaves before `recursive_trace`:
   /// `c.tracer().register_leaf<GatedBlock>(); c.recursive_trace(model, {x});`.
   [[nodiscard]] RobustTracer& tracer() noexcept { return *tracer_; }
+
+  /// Also captures each module that fails, after the trace that found it: its forward runs
+  /// eagerly on synthetic inputs (random float32, zero integers and bools) of the shapes seen at
+  /// its call, when they are all known; `failure(m)->by_execution` holds the specialised graph
+  /// and its warnings, and in the graph of the traced module, it is a subgraph (`by_execution_0`,
+  /// ...) that the failed module's `call_module` nodes name in their metadata (`by_execution`,
+  /// with `specialised` true). The module's buffers are restored after its run (BatchNorm
+  /// statistics in training). Off by default.
+  void capture_failed_by_execution(bool on = true) noexcept { capture_by_execution_ = on; }
+  [[nodiscard]] bool captures_failed_by_execution() const noexcept { return capture_by_execution_; }
   /// Every module of the model with its status (module_hierarchy.hpp); empty before a trace.
   [[nodiscard]] const ModuleHierarchy& hierarchy() const noexcept { return hierarchy_; }
 
@@ -103,10 +115,10 @@ class GraphCollection {
 
   std::vector<Entry> entries_;
   std::unordered_map<const Module*, std::size_t> index_;
-  std::vector<ModuleFailure> failures_;
-  std::unordered_map<const Module*, std::size_t> failure_index_;
+  std::shared_ptr<TraceRecords> records_;  // null in a moved-from collection
   std::unique_ptr<RobustTracer> tracer_;
   bool running_ = false;  // recursive_trace is on the stack
+  bool capture_by_execution_ = false;
   ModuleHierarchy hierarchy_;
   std::vector<std::shared_ptr<const Module>> alive_;  // Note [Records outlive the model's changes]
 };

@@ -162,13 +162,21 @@ class Tracer : public Interposer {
  protected:
   /// One trace, run by `trace` once it has checked that this tracer is not tracing already.
   /// By default `record_graph`; a subclass wraps it (RobustTracer: a trace started again, the
-  /// graph of a failed root, captures by execution) and calls `record_graph` for the recording.
+  /// graph of a failed root) and calls `record_graph` for the recording.
   virtual Graph trace_graph(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
                             std::source_location where);
   /// The recording: checks `inputs` and `concrete_args` against the root's forward, makes the
   /// placeholders, runs `trace_root` on them and records the output; throws as `trace` says.
   Graph record_graph(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
                      std::source_location where);
+  /// The graph of `root` as one leaf call, with nothing run: a placeholder per input (the
+  /// dtype and shape of `inputs[i]`, tensors only; one without metadata per declared input
+  /// when `inputs` is null), the root's `call_module` node (its result described by `result`,
+  /// no metadata when null), and the output. Every node is made through the hooks, the nodes
+  /// a trace of a leaf root makes. A subclass that knows a leaf root's result, or that the root
+  /// cannot run, builds its graph with it.
+  Graph record_leaf_graph(Module& root, const std::vector<InputSpec>* inputs, const OutputMeta* result,
+                          std::source_location where);
   /// Runs the root's forward on the trace's inputs (placeholders made, output not yet). The
   /// robust tracer overrides it to catch a failing root.
   virtual Value trace_root(Module& root, const ValueList& args, std::source_location where);

@@ -1,0 +1,110 @@
+// TraceRecords: the bookkeeping of robust traces, kept apart from the tracing itself.
+#include "symtrace/robust/trace_records.hpp"
+
+#include "symtrace/nn/module_index.hpp"
+#include "symtrace/ops/dispatch.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
+namespace symtrace {
+
+std::string to_string(const ModuleFailure& failure) {
+  if (failure.where.line() == 0) return fmt::format("{}: {}", failure.kind, failure.message);
+  const std::string location = fmt::format("{}:{}", failure.where.file_name(), failure.where.line());
+  // A TraceError's or OpError's message starts with its location: printed once.
+  std::string_view message = failure.message;
+  if (message.starts_with(location) && message.substr(location.size()).starts_with(": ")) {
+    message.remove_prefix(location.size() + 2);
+  }
+  return fmt::format("{}: {}: {}", location, failure.kind, message);
+}
+
+void TraceRecords::record_failure(const Module& module, ModuleFailure failure) {
+  calls_[&module].visited = true;
+  if (failed_.contains(&module)) return;
+  if (model_ != nullptr) {
+    if (std::optional<std::string> path = model_->path_of(module)) failure.module = std::move(*path);
+  }
+  // The records first: an index in failed_ always names one (any step may throw).
+  failures_.push_back(std::move(failure));
+  try {
+    failed_modules_.push_back(&module);
+    failed_.emplace(&module, failures_.size() - 1);
+  } catch (...) {
+    failures_.pop_back();
+    if (failed_modules_.size() > failures_.size()) failed_modules_.pop_back();
+    throw;
+  }
+}
+
+const ModuleFailure* TraceRecords::failure(const Module& module) const noexcept {
+  auto it = failed_.find(&module);
+  return it == failed_.end() ? nullptr : &failures_[it->second];
+}
+
+std::optional<std::string> TraceRecords::failure_msg(const Module& module) const {
+  const ModuleFailure* f = failure(module);
+  if (f == nullptr) return std::nullopt;
+  return fmt::format("{}: {}", f->kind, f->message);
+}
+
+void TraceRecords::observe(Calls& calls, const ValueList& args) {
+  if (calls.observed) return;
+  std::vector<InputSpec> specs;
+  std::vector<std::pair<std::size_t, Value>> values;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Value& a = args[i];
+    if (const Tensor* t = boost::variant2::get_if<Tensor>(&a.value)) {
+      if (!t->defined()) return;
+      specs.emplace_back(*t);
+    } else if (contains_symbolic(a) || (a.is_list() && std::any_of(a.to_list().begin(), a.to_list().end(),
+                                                                      [](const Value& v) { return v.is_tensor(); }))) {
+      return;
+    } else {
+      values.emplace_back(i, a);
+    }
+  }
+  calls.first.tensors = std::move(specs);
+  calls.first.values = std::move(values);
+  calls.observed = true;
+}
+
+std::optional<ObservedCall> TraceRecords::observed_call(const Module& module) const {
+  auto it = calls_.find(&module);
+  if (it == calls_.end() || !it->second.observed) return std::nullopt;
+  return it->second.first;
+}
+
+const std::vector<InputSpec>* TraceRecords::observed_inputs(const Module& module) const noexcept {
+  auto it = calls_.find(&module);
+  if (it == calls_.end() || !it->second.observed || !it->second.first.values.empty()) return nullptr;
+  return &it->second.first.tensors;
+}
+
+const OutputMeta* TraceRecords::leaf_result(const Module& module, const std::vector<TensorMeta>& inputs) const noexcept {
+  auto it = leaf_results_.find(&module);
+  if (it == leaf_results_.end()) return nullptr;
+  for (const LeafCall& call : it->second) {
+    if (call.inputs == inputs) return &call.result;
+  }
+  return nullptr;
+}
+
+void TraceRecords::remember_leaf_result(const Module& module, std::vector<TensorMeta> inputs, const OutputMeta& result) {
+  if (model_ == nullptr) return;
+  std::vector<LeafCall>& calls = leaf_results_[&module];
+  if (calls.size() < 4) calls.push_back(LeafCall{std::move(inputs), result});
+}
+
+void TraceRecords::clear() noexcept {
+  failures_.clear();
+  failed_modules_.clear();
+  failed_.clear();
+  calls_.clear();
+  leaf_results_.clear();
+}
+
+}  // namespace symtrace
