@@ -1,0 +1,160 @@
+// TraceRecords: what robust traces found, owned by the collection and lent to its tracer;
+// failures recorded once with their paths; every graph recorded through the tracer's hooks.
+#include "support/checks.hpp"
+
+#include "symtrace/symtrace.hpp"
+#include "symtrace/zoo/zoo.hpp"
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+using namespace symtrace;
+
+namespace {
+
+/// Reads its input's data (a symbolic trace fails here); holds a ModuleList and a Linear, which
+/// the collection then traces as roots: the list cannot be called as a whole, the Linear is a leaf.
+class Gate : public TypedModule<Gate> {
+ public:
+  Gate() {
+    blocks = register_module("blocks", std::make_shared<nn::ModuleListImpl>());
+    blocks->push_back(nn::Linear(4, 4));
+    fc = register_module("fc", nn::Linear(4, 4));
+  }
+  Tensor forward(const Tensor& x) {
+    const Tensor h = fc(x);
+    return h.sum().item<float>() > 0 ? (*blocks)[0].call({h}).to_tensor() : h;
+  }
+  std::shared_ptr<nn::ModuleListImpl> blocks;
+  nn::Linear fc{nullptr};
+};
+
+class Net : public TypedModule<Net> {
+ public:
+  Net() {
+    stem = register_module("stem", nn::Linear(4, 4));
+    gate = register_module("gate", std::make_shared<Gate>());
+  }
+  Tensor forward(const Tensor& x) { return gate->call({stem(x)}).to_tensor(); }
+  nn::Linear stem{nullptr};
+  std::shared_ptr<Gate> gate;
+};
+
+/// Marks every node it records, to show which nodes came through the create_node hook.
+class MarkingTracer : public RobustTracer {
+ public:
+  Node& create_node(OpKind op, std::string_view target, Arguments args, KeywordArguments kwargs,
+                    std::source_location where) override {
+    Node& node = RobustTracer::create_node(op, target, std::move(args), std::move(kwargs), where);
+    node.set_meta("marked", Argument(true));
+    return node;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a collection's records hold each failure once, with its path in the model; its tracer has its own afterwards") {
+  Net net;
+  GraphCollection c;
+  c.recursive_trace(net, {InputSpec(Shape{2, 4})});
+  const TraceRecords& records = c.records();
+  REQUIRE(records.failures().size() == 2);
+  CHECK(records.failures()[0].module == "gate");
+  CHECK(records.failed_modules()[0] == net.gate.get());
+  // The list, traced as a root, failed there as "" and is recorded at its path in the model.
+  CHECK(records.failures()[1].module == "gate.blocks");
+  CHECK(records.failed_modules()[1] == net.gate->blocks.get());
+  CHECK(&c.failures() == &records.failures());  // the collection's failures are the records', not a copy
+  CHECK(c.failure(*net.gate) == &records.failures()[0]);
+  REQUIRE(records.observed_inputs(*net.gate->fc) != nullptr);
+  CHECK(to_string(records.observed_inputs(*net.gate->fc)->at(0).shape) == "[2, 4]");
+  CHECK_FALSE(records.is_unvisited(*net.stem));
+  CHECK_FALSE(records.is_unvisited((*net.gate->blocks)[0]));  // the failed list's child, traced as a root
+  CHECK(records.model() != nullptr);
+  // The run over, the tracer writes into its own records again: the collection's stay as they are.
+  CHECK(c.tracer().failures().empty());
+  (void)c.tracer().trace(*net.gate, {InputSpec(Shape{2, 4})});
+  REQUIRE(c.tracer().failures().size() == 1);
+  CHECK(c.tracer().failures()[0].module == "");  // under the traced root
+  CHECK(c.failures().size() == 2);
+}
+
+TEST_CASE("a tracer writes into the records it is given: a model's records name failures by their path in the model") {
+  Net net;
+  SUBCASE("records of any roots: paths under the traced root") {
+    auto records = std::make_shared<TraceRecords>();
+    RobustTracer tracer(records);
+    (void)tracer.trace(*net.gate, {InputSpec(Shape{2, 4})});
+    REQUIRE(records->failures().size() == 1);
+    CHECK(records->failures()[0].module == "");
+    CHECK(tracer.failure(*net.gate) == &records->failures()[0]);
+  }
+  SUBCASE("a model's records: paths in the model, whatever the traced root") {
+    auto records = std::make_shared<TraceRecords>(std::make_shared<const ModuleIndex>(net));
+    RobustTracer tracer;
+    tracer.use_records(records);
+    (void)tracer.trace(*net.gate, {InputSpec(Shape{2, 4})});
+    REQUIRE(records->failures().size() == 1);
+    CHECK(records->failures()[0].module == "gate");
+    tracer.use_records(nullptr);  // back to its own, which saw nothing
+    CHECK(tracer.failures().empty());
+    CHECK(records->failures().size() == 1);
+  }
+}
+
+namespace {
+
+/// Tries to give the tracer that traces it other records from its forward.
+class SwapsRecords : public TypedModule<SwapsRecords> {
+ public:
+  explicit SwapsRecords(RobustTracer& t) : tracer(&t) { fc = register_module("fc", nn::Linear(4, 4)); }
+  Tensor forward(const Tensor& x) {
+    tracer->use_records(std::make_shared<TraceRecords>());
+    return fc(x);
+  }
+  RobustTracer* tracer;
+  nn::Linear fc{nullptr};
+};
+
+}  // namespace
+
+TEST_CASE("records cannot be swapped while the tracer traces: the module that tries fails, the records stay") {
+  RobustTracer tracer;
+  SwapsRecords model(tracer);
+  const Graph g = tracer.trace(model, {InputSpec(Shape{2, 4})});
+  REQUIRE(tracer.failures().size() == 1);
+  CHECK(tracer.failures()[0].kind == "std::logic_error");
+  CHECK(tracer.failures()[0].message == "RobustTracer::use_records: the tracer is tracing; give it records between traces");
+  g.lint();
+}
+
+TEST_CASE("every graph of a collection is recorded through the tracer's create_node, failed and leaf roots too") {
+  for (const char* name : {"net", "resnet50_fail1"}) {
+    CAPTURE(name);
+    Net net;
+    const std::shared_ptr<Module> zoo_model = std::string(name) == "net" ? nullptr : zoo::create(name);
+    Module& model = zoo_model ? *zoo_model : static_cast<Module&>(net);
+    const InputSpec spec = zoo_model ? InputSpec(Shape{1, 3, 64, 64}) : InputSpec(Shape{2, 4});
+    GraphCollection marked(std::make_unique<MarkingTracer>());
+    marked.recursive_trace(model, {spec});
+    const GraphCollection plain = recursive_trace(model, {spec});
+    REQUIRE(marked.size() == plain.size());
+    CHECK(marked.size() == (zoo_model ? 9u : 4u));  // the model, then the children of failed modules
+    std::size_t leaf_roots = 0;
+    for (std::size_t i = 0; i < marked.size(); ++i) {
+      const GraphCollection::Entry& e = *(marked.begin() + static_cast<std::ptrdiff_t>(i));
+      CAPTURE(e.path);
+      for (const Node& node : e.graph.nodes()) {
+        CAPTURE(node.name());
+        if (node.op() != OpKind::output) CHECK(node.meta("marked") != nullptr);
+      }
+      // The same graph as the plain tracer's, but for the marks.
+      CHECK(e.graph.size() == (plain.begin() + static_cast<std::ptrdiff_t>(i))->graph.size());
+      if (e.graph.size() <= 4 && !e.path.empty()) ++leaf_roots;
+    }
+    CHECK(leaf_roots == marked.size() - 1);  // every child traced as a root is one call_module
+  }
+}
