@@ -7,6 +7,7 @@
 #include "symtrace/export/report_json.hpp"
 
 #include "json_document.hpp"
+#include "symtrace/robust/detail/failure_json.hpp"
 
 #include <fmt/format.h>
 
@@ -27,23 +28,9 @@ using detail::Json;
 constexpr std::string_view format_name = "symtrace.report";
 constexpr std::size_t max_module_depth = 65536;
 
-Json null_if_empty(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
 
-Json write_by_execution(const std::optional<CollectionReport::ByExecution>& x) {
-  if (!x) return nullptr;
-  Json inputs = Json::array();
-  for (const InputSpec& s : x->inputs) {
-    inputs.push_back(Json{{"dtype", std::string(name(s.dtype))}, {"shape", detail::write_shape_document(s.shape)}});
-  }
-  Json warnings = Json::array();
-  for (const CollectionReport::Warning& w : x->warnings) {
-    warnings.push_back(Json{{"kind", w.kind}, {"source", w.source}, {"module", w.module}, {"count", w.count}, {"message", w.message}});
-  }
-  return Json{{"graph", x->graph ? detail::write_graph_document(*x->graph) : Json(nullptr)},
-              {"inputs", std::move(inputs)},
-              {"warnings", std::move(warnings)},
-              {"error", null_if_empty(x->error)}};
-}
+/// The report document's failure records: a captured graph and a shape as their documents.
+const detail::FailureJsonStyle failure_style{"graph", detail::write_graph_document, detail::write_shape_document};
 
 Json write_report(const CollectionReport& r) {
   Json modules = Json::array();
@@ -54,15 +41,7 @@ Json write_report(const CollectionReport& r) {
                            {"children", std::move(children)}});
   }
   Json failed = Json::array();
-  for (const CollectionReport::Failure& f : r.failures) {
-    failed.push_back(Json{{"module", f.module},
-                          {"type", f.type},
-                          {"kind", f.kind},
-                          {"message", f.message},
-                          {"source", null_if_empty(f.source)},
-                          {"op", null_if_empty(f.op)},
-                          {"by_execution", write_by_execution(f.by_execution)}});
-  }
+  for (const CollectionReport::Failure& f : r.failures) failed.push_back(detail::failure_json(f, failure_style));
   Json graphs = Json::array();
   for (const CollectionReport::GraphEntry& g : r.graphs) {
     graphs.push_back(Json{{"module", g.module}, {"type", g.type}, {"graph", detail::write_graph_document(g.graph)}});

@@ -1,8 +1,10 @@
-// make_report: a GraphCollection's results copied into plain data, locations as text.
+// make_report: a GraphCollection's results copied into plain data, locations as text; and the
+// one writer of its failure records as JSON (detail/failure_json.hpp).
 #include "symtrace/robust/collection_report.hpp"
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/nn/module.hpp"
+#include "symtrace/robust/detail/failure_json.hpp"
 #include "symtrace/robust/graph_collection.hpp"
 
 #include "report_render.hpp"
@@ -45,6 +47,31 @@ std::size_t CollectionReport::total_nodes() const noexcept {
 }
 
 namespace detail {
+
+nlohmann::ordered_json failure_json(const CollectionReport::Failure& f, const FailureJsonStyle& style) {
+  using Json = nlohmann::ordered_json;
+  auto null_if_empty = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
+  Json by_execution = nullptr;
+  if (const std::optional<CollectionReport::ByExecution>& x = f.by_execution) {
+    Json inputs = Json::array();
+    for (const InputSpec& s : x->inputs) inputs.push_back(Json{{"dtype", std::string(name(s.dtype))}, {"shape", style.shape(s.shape)}});
+    Json warnings = Json::array();
+    for (const CollectionReport::Warning& w : x->warnings) {
+      warnings.push_back(Json{{"kind", w.kind}, {"source", w.source}, {"module", w.module}, {"count", w.count}, {"message", w.message}});
+    }
+    by_execution = Json{{style.graph_key, x->graph ? style.graph(*x->graph) : Json(nullptr)},
+                        {"inputs", std::move(inputs)},
+                        {"warnings", std::move(warnings)},
+                        {"error", null_if_empty(x->error)}};
+  }
+  return Json{{"module", f.module},
+              {"type", f.type},
+              {"kind", f.kind},
+              {"message", f.message},
+              {"source", null_if_empty(f.source)},
+              {"op", null_if_empty(f.op)},
+              {"by_execution", std::move(by_execution)}};
+}
 
 std::vector<CollectionReport::Failure> describe_failures(const GraphCollection& collection) {
   std::vector<CollectionReport::Failure> out;

@@ -5,6 +5,7 @@
 #include "symtrace/graph/graph.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/robust/collection_report.hpp"
+#include "symtrace/robust/detail/failure_json.hpp"
 #include "symtrace/robust/graph_collection.hpp"
 
 #include "report_render.hpp"
@@ -34,20 +35,9 @@ std::string inputs_text(const std::vector<InputSpec>& inputs) {
   return out.empty() ? std::string("no inputs") : out;
 }
 
-/// A capture by execution as JSON: null when none was attempted.
-json by_execution_json(const std::optional<CollectionReport::ByExecution>& x) {
-  if (!x) return nullptr;
-  json inputs = json::array();
-  for (const InputSpec& s : x->inputs) inputs.push_back({{"dtype", fmt::format("{}", s.dtype)}, {"shape", fmt::format("{}", s.shape)}});
-  json warnings = json::array();
-  for (const CollectionReport::Warning& w : x->warnings) {
-    warnings.push_back({{"kind", w.kind}, {"source", w.source}, {"module", w.module}, {"count", w.count}, {"message", w.message}});
-  }
-  return {{"nodes", x->graph ? json(x->graph->size()) : json(nullptr)},
-          {"inputs", std::move(inputs)},
-          {"warnings", std::move(warnings)},
-          {"error", x->error.empty() ? json(nullptr) : json(x->error)}};
-}
+/// The coverage report's failure records: a captured graph as its node count, a shape as text.
+constexpr detail::FailureJsonStyle failure_style{
+    "nodes", [](const Graph& g) { return json(g.size()); }, [](const Shape& s) { return json(fmt::format("{}", s)); }};
 
 /// A report's failures, by their index in the report, or npos.
 constexpr std::size_t npos = static_cast<std::size_t>(-1);
@@ -166,15 +156,7 @@ class Renderer {
     }
     doc["graphs"] = std::move(graphs);
     json failed = json::array();
-    for (const CollectionReport::Failure& f : failures_) {
-      failed.push_back({{"module", f.module},
-                        {"type", f.type},
-                        {"kind", f.kind},
-                        {"message", f.message},
-                        {"source", f.source.empty() ? json(nullptr) : json(f.source)},
-                        {"op", f.op.empty() ? json(nullptr) : json(f.op)},
-                        {"by_execution", by_execution_json(f.by_execution)}});
-    }
+    for (const CollectionReport::Failure& f : failures_) failed.push_back(detail::failure_json(f, failure_style));
     doc["failed"] = std::move(failed);
     json unvisited = json::array();
     json modules = json::array();
