@@ -5,7 +5,7 @@
 // the ops it called, so it captures anything, but only the path those inputs took. symtrace
 // says where that happened (a warning with the file:line and module of each data read) and,
 // given other inputs to check with, whether the recorded graph still computes what the model
-// computes. Last, the robust tracer uses it as a fallback for the modules it could not trace.
+// computes. Last, a GraphCollection uses it as a fallback for the modules it could not trace.
 
 #include <symtrace/symtrace.hpp>
 

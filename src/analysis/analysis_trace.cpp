@@ -88,7 +88,8 @@ GraphCollection trace_for_analysis(Module& model, const std::vector<InputSpec>& 
       const Module* failed = records.failed_modules()[i];
       if (executed.contains(failed)) continue;
       const std::vector<InputSpec>* specs = records.observed_inputs(*failed);
-      if (specs == nullptr || !detail::fully_known(*specs) || records.failures()[i].module.empty()) continue;
+      // A module that failed as the root of its trace is a leaf of no graph: its result tells nothing.
+      if (specs == nullptr || !detail::fully_known(*specs) || records.failed_as_root(i)) continue;
       // The tracer records modules as const; the analysis runs them, as a capture does.
       Module& module = const_cast<Module&>(*failed);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
       const std::optional<TensorMeta> result = executed_result(module, *specs);

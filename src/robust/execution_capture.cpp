@@ -49,26 +49,36 @@ ExecutionCapture capture(Module& module, const std::vector<InputSpec>* specs) {
 
 namespace detail {
 
-void capture_by_execution(TraceRecords& records, std::size_t first, Graph& graph, std::string_view path) {
+namespace {
+
+/// The module a `call_module` target names under `root` ("" is `root`), or nullptr.
+const Module* module_at(const Module& root, std::string_view path) noexcept {
+  const Module* m = &root;
+  while (!path.empty() && m != nullptr) {
+    const std::size_t dot = path.find('.');
+    m = m->find_child(path.substr(0, dot));
+    path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+  }
+  return m;
+}
+
+}  // namespace
+
+void capture_by_execution(TraceRecords& records, std::size_t first, Graph& graph, const Module& traced) {
   for (std::size_t i = first; i < records.failures().size(); ++i) {
-    const ModuleFailure& failure = records.failures()[i];
-    if (failure.by_execution) continue;
+    if (records.failures()[i].by_execution) continue;
+    const Module* failed = records.failed_modules()[i];
     // The records name the module as const; the capture runs it, as the trace did.
-    Module& module = const_cast<Module&>(*records.failed_modules()[i]);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    Module& module = const_cast<Module&>(*failed);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
     auto c = std::make_shared<const ExecutionCapture>(capture(module, records.observed_inputs(module)));
+    // The run may have changed the records (a forward may clear them): the failure is found again.
+    if (i >= records.failures().size() || records.failed_modules()[i] != failed) return;
     if (c->graph) {
-      // The failed module's call_module nodes name it under the traced module.
-      std::string_view target = failure.module;
-      if (!path.empty()) {
-        if (target == path) {
-          target = {};
-        } else if (target.starts_with(path) && target.substr(path.size()).starts_with('.')) {
-          target.remove_prefix(path.size() + 1);
-        }
-      }
+      // The failed module's call_module nodes name it by a path under the traced module: the
+      // module's path in the model may be another (a module registered twice).
       const std::string name = graph.add_subgraph("by_execution", *c->graph);
       for (Node& node : graph.nodes()) {
-        if (node.op() != OpKind::call_module || node.target() != target) continue;
+        if (node.op() != OpKind::call_module || module_at(traced, node.target()) != failed) continue;
         node.set_meta("by_execution", Argument(name));
         node.set_meta("specialised", Argument(true));
       }

@@ -93,21 +93,23 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
   index_.clear();
   hierarchy_ = ModuleHierarchy();
   alive_.clear();
-  records_ = nullptr;
+  if (records_ == nullptr) records_ = std::make_shared<TraceRecords>();  // a moved-from collection
+  *records_ = TraceRecords();
+  std::shared_ptr<TraceRecords> previous;  // the tracer's records before the run: given back after it
   try {
-    trace_all(model, inputs, concrete_args, where);
+    trace_all(model, inputs, concrete_args, where, previous);
   } catch (...) {
     // Nothing half-made stays: the collection is empty.
-    tracer_->use_records(nullptr);
     entries_.clear();
     index_.clear();
-    records_ = nullptr;
+    *records_ = TraceRecords();
     hierarchy_ = ModuleHierarchy();
     alive_.clear();
+    if (previous != nullptr) (void)tracer_->use_records(std::move(previous));
     throw;
   }
   // The tracer's next traces are no longer the collection's; the model may change from now on.
-  tracer_->use_records(nullptr);
+  (void)tracer_->use_records(std::move(previous));
   records_->forget_leaf_results();
 }
 
@@ -117,7 +119,7 @@ const TraceRecords& GraphCollection::records() const noexcept {
 }
 
 void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
-                                std::source_location where) {
+                                std::source_location where, std::shared_ptr<TraceRecords>& previous) {
   // The model's modules are indexed once: the hierarchy's records, the root trace's paths and
   // the failures' paths.
   auto modules = std::make_shared<const ModuleIndex>(model);
@@ -130,8 +132,8 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
     if (std::shared_ptr<const Module> owned = modules->module(i).weak_from_this().lock()) alive_.push_back(std::move(owned));
   }
   hierarchy_ = ModuleHierarchy(modules);  // the modules' paths and order; statuses at the end
-  records_ = std::make_shared<TraceRecords>(std::move(modules));
-  tracer_->use_records(records_);
+  *records_ = TraceRecords(std::move(modules));
+  previous = tracer_->use_records(records_);
   const TraceRecords& records = *records_;
 
   std::deque<Module*> queue{&model};
@@ -156,23 +158,24 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
             where);
       }
     }();
+    if (capture_by_execution_) detail::capture_by_execution(*records_, seen, graph, *module);
     seen = std::min(seen, records.failures().size());  // a forward may have cleared the records
-    std::string path = *path_of(*module);
-    if (capture_by_execution_) detail::capture_by_execution(*records_, seen, graph, path);
     index_.emplace(module, entries_.size());
-    entries_.push_back(Entry{std::move(path), module, std::move(graph)});
+    entries_.push_back(Entry{*path_of(*module), module, std::move(graph)});
 
     // Every child of every failed module in this module's subtree is queued once, the failed
     // modules taken in the subtree's module order (ModelOpt's `mod.modules()`). The failed
     // modules a trace finds are in the traced module's subtree (a call outside it cannot be
     // named and fails the caller), and those found before had their children queued then, so
-    // the new failures are the ones to look at.
+    // the new failures are the ones to look at. A failed module that is not in the model (the
+    // forward called a module it does not hold) has no path: its children are not queued.
     std::vector<const Module*> failed_now(records.failed_modules().begin() + static_cast<std::ptrdiff_t>(seen),
                                           records.failed_modules().end());
     std::stable_sort(failed_now.begin(), failed_now.end(), [&](const Module* a, const Module* b) {
       return hierarchy_.index_of(*a) < hierarchy_.index_of(*b);  // npos (foreign) last
     });
     for (const Module* failed : failed_now) {
+      if (hierarchy_.index_of(*failed) == ModuleHierarchy::npos) break;  // npos sorts last
       for (const auto& [name, child] : failed->named_children()) {
         if (queued.insert(child.get()).second) queue.push_back(child.get());
       }

@@ -32,6 +32,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <memory>
 #include <new>
@@ -52,6 +53,10 @@ namespace symtrace {
 // module, so a trace restarts at most once per module; a model where no module fails after
 // an earlier traced-through call is traced in one pass.
 struct RobustTracer::RestartTrace {};
+
+namespace {
+std::atomic<std::uint64_t> next_trace_generation{1};  // 0 is TraceRecords::Calls::traced_in's "never"
+}  // namespace
 
 namespace {
 
@@ -101,9 +106,11 @@ ModuleFailure describe_exception(const std::exception* e, const Module& module, 
 
 }  // namespace
 
-void RobustTracer::use_records(std::shared_ptr<TraceRecords> records) {
+std::shared_ptr<TraceRecords> RobustTracer::use_records(std::shared_ptr<TraceRecords> records) {
   if (is_tracing()) throw std::logic_error("RobustTracer::use_records: the tracer is tracing; give it records between traces");
+  std::shared_ptr<TraceRecords> before = std::move(records_);
   records_ = records != nullptr ? std::move(records) : own_records_;
+  return before;
 }
 
 Graph RobustTracer::trace_graph(Module& root, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
@@ -120,7 +127,8 @@ Graph RobustTracer::trace_graph(Module& root, const std::vector<InputSpec>& inpu
   }
   try {
     for (;;) {
-      ++trace_generation_;
+      // Unique across tracers: records shared by two tracers never see one's mark as the other's.
+      trace_generation_ = next_trace_generation.fetch_add(1, std::memory_order_relaxed);
       try {
         return record_graph(root, inputs, concrete_args, where);
       } catch (const RestartTrace&) {

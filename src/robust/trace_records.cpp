@@ -23,21 +23,22 @@ std::string to_string(const ModuleFailure& failure) {
 }
 
 void TraceRecords::record_failure(const Module& module, ModuleFailure failure) {
-  calls_[&module].visited = true;
-  if (failed_.contains(&module)) return;
-  if (model_ != nullptr) {
-    if (std::optional<std::string> path = model_->path_of(module)) failure.module = std::move(*path);
-  }
-  // The records first: an index in failed_ always names one (any step may throw).
-  failures_.push_back(std::move(failure));
-  try {
+  // An entry made empty says nothing (unvisited, unobserved): making it changes no answer.
+  Calls& calls = calls_[&module];
+  if (!failed_.contains(&module)) {
+    const bool as_root = failure.module.empty();
+    if (model_ != nullptr) {
+      if (std::optional<std::string> path = model_->path_of(module)) failure.module = std::move(*path);
+    }
+    failures_.reserve(failures_.size() + 1);
+    failed_modules_.reserve(failures_.size() + 1);
+    as_root_.reserve(failures_.size() + 1);
+    failed_.emplace(&module, failures_.size());  // the last step that may throw
+    failures_.push_back(std::move(failure));     // no allocation from here on
     failed_modules_.push_back(&module);
-    failed_.emplace(&module, failures_.size() - 1);
-  } catch (...) {
-    failures_.pop_back();
-    if (failed_modules_.size() > failures_.size()) failed_modules_.pop_back();
-    throw;
+    as_root_.push_back(as_root);
   }
+  calls.visited = true;
 }
 
 const ModuleFailure* TraceRecords::failure(const Module& module) const noexcept {
@@ -102,6 +103,7 @@ void TraceRecords::remember_leaf_result(const Module& module, std::vector<Tensor
 void TraceRecords::clear() noexcept {
   failures_.clear();
   failed_modules_.clear();
+  as_root_.clear();
   failed_.clear();
   calls_.clear();
   leaf_results_.clear();

@@ -157,3 +157,64 @@ TEST_CASE("every graph of a collection is recorded through the tracer's create_n
     CHECK(leaf_roots == marked.size() - 1);  // every child traced as a root is one call_module
   }
 }
+
+namespace {
+
+/// Branches on its input's data: a symbolic trace fails, a run by execution does not.
+class DataGate : public TypedModule<DataGate> {
+ public:
+  Tensor forward(const Tensor& x) { return x.sum().item<float>() > 0 ? relu(x) : x; }
+};
+
+/// Holds a gate it may share; calls it when told to.
+class Wrapper : public TypedModule<Wrapper> {
+ public:
+  Wrapper(std::shared_ptr<DataGate> g, bool calls) : calls_gate(calls) { gate = register_module("gate", std::move(g)); }
+  Tensor forward(const Tensor& x) { return calls_gate ? gate->call({x}).to_tensor() : relu(x); }
+  bool calls_gate;
+  std::shared_ptr<DataGate> gate;
+};
+
+/// One gate registered twice, as a.gate and b.gate; only b calls it.
+class SharedGate : public TypedModule<SharedGate> {
+ public:
+  SharedGate() {
+    auto g = std::make_shared<DataGate>();
+    a = register_module("a", std::make_shared<Wrapper>(g, false));
+    b = register_module("b", std::make_shared<Wrapper>(g, true));
+  }
+  Tensor forward(const Tensor& x) { return b->call({a->call({x})}).to_tensor(); }
+  std::shared_ptr<Wrapper> a, b;
+};
+
+}  // namespace
+
+TEST_CASE("a module registered twice is named by its first path, as fx names it, and its capture by execution marks its call") {
+  SharedGate model;
+  GraphCollection c;
+  c.capture_failed_by_execution();
+  c.recursive_trace(model, {InputSpec(Shape{2, 4})});
+  REQUIRE(c.failures().size() == 1);
+  CHECK(c.failures()[0].module == "a.gate");  // the module's path in the model: its first
+  REQUIRE(c.failures()[0].by_execution != nullptr);
+  REQUIRE(c.failures()[0].by_execution->graph != nullptr);
+  const Node* call = c.find("")->find_node("a_gate");  // called through b, named by its first path
+  REQUIRE(call != nullptr);
+  CHECK(call->target() == "a.gate");
+  REQUIRE(call->meta("by_execution") != nullptr);
+  CHECK(*call->meta("by_execution")->get_if<std::string>() == "by_execution_0");
+}
+
+TEST_CASE("a tracer given to a collection writes into the records it had again after the run") {
+  Net net;
+  auto mine = std::make_shared<TraceRecords>();
+  GraphCollection c(std::make_unique<RobustTracer>(mine));
+  c.recursive_trace(net, {InputSpec(Shape{2, 4})});
+  CHECK(&c.tracer().records() == mine.get());
+  CHECK(mine->failures().empty());  // the run's failures are the collection's
+  CHECK(c.failures().size() == 2);
+  const std::vector<ModuleFailure>* before = &c.failures();
+  c.recursive_trace(net, {InputSpec(Shape{2, 4})});
+  CHECK(&c.failures() == before);  // the records object lives as long as the collection
+  CHECK(c.failures().size() == 2);
+}

@@ -45,9 +45,10 @@ class GraphCollection {
   using const_iterator = std::vector<Entry>::const_iterator;
 
   GraphCollection();
-  /// A collection whose traces use `tracer` (a subclass, or one with registered leaves); during
-  /// `recursive_trace` the tracer writes into the collection's records, and into records of its
-  /// own again afterwards. Throws std::invalid_argument for nullptr.
+  /// A collection whose traces use `tracer` (a subclass, or one with registered leaves). During
+  /// `recursive_trace` the tracer writes into the collection's records (`records()`); afterwards
+  /// it writes into the ones it had before again, so `c.tracer().failures()` are not the run's:
+  /// ask the collection. Throws std::invalid_argument for nullptr.
   explicit GraphCollection(std::unique_ptr<RobustTracer> tracer,
                            std::source_location where = std::source_location::current());
   ~GraphCollection();
@@ -110,12 +111,13 @@ class GraphCollection {
   [[nodiscard]] const ModuleHierarchy& hierarchy() const noexcept { return hierarchy_; }
 
  private:
+  /// The run; `previous` receives the records the tracer had before it lent it the collection's.
   void trace_all(Module& model, const std::vector<InputSpec>& inputs, const ConcreteArgs& concrete_args,
-                 std::source_location where);
+                 std::source_location where, std::shared_ptr<TraceRecords>& previous);
 
   std::vector<Entry> entries_;
   std::unordered_map<const Module*, std::size_t> index_;
-  std::shared_ptr<TraceRecords> records_;  // null in a moved-from collection
+  std::shared_ptr<TraceRecords> records_;  // null in a new or moved-from collection until its recursive_trace
   std::unique_ptr<RobustTracer> tracer_;
   bool running_ = false;  // recursive_trace is on the stack
   bool capture_by_execution_ = false;

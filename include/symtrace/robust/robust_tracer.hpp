@@ -65,45 +65,48 @@ class RobustTracer : public Tracer {
   /// The records the tracer writes into.
   [[nodiscard]] const TraceRecords& records() const noexcept { return *records_; }
   /// From now on, writes into `records` (back into its own records when null), for instance a
-  /// GraphCollection's during its run. Not while tracing (std::logic_error); never throws
-  /// otherwise.
-  void use_records(std::shared_ptr<TraceRecords> records);
+  /// GraphCollection's during its run; returns the records it wrote into until now. Not while
+  /// tracing (std::logic_error); never throws otherwise.
+  std::shared_ptr<TraceRecords> use_records(std::shared_ptr<TraceRecords> records);
 
   /// Built-in layers, registered types and failed modules are leaves.
   [[nodiscard]] bool is_leaf_module(const Module& module, std::string_view qualified_name) const override;
   /// Traces into `module` under a checkpoint; a failure rolls back and records a leaf.
   Value call_module(Module& module, const ValueList& args, std::source_location where) override;
 
-  // ---- ModelOpt's queries, answered by the records -----------------------------------------
+  // ---- ModelOpt's queries, answered by the records the tracer writes into now ------------
+  // (its own, or lent ones: during a GraphCollection's run, the collection's)
 
-  /// Whether `module` failed in a trace of this tracer.
+  /// Whether `module` failed in a trace recorded there.
   [[nodiscard]] bool is_failed(const Module& module) const noexcept { return records_->is_failed(module); }
   /// The failure record of `module`, or nullptr.
   [[nodiscard]] const ModuleFailure* failure(const Module& module) const noexcept { return records_->failure(module); }
   /// ModelOpt's message: "<kind>: <message>", or nullopt when `module` did not fail.
   [[nodiscard]] std::optional<std::string> failure_msg(const Module& module) const { return records_->failure_msg(module); }
-  /// Whether `module` was never called in a trace of this tracer.
+  /// Whether `module` was never called in a trace recorded there.
   [[nodiscard]] bool is_unvisited(const Module& module) const noexcept { return records_->is_unvisited(module); }
   /// Marks `module` visited, and failed with `failure` when given (ModelOpt's hook).
   void record_call_module(const Module& module, const ModuleFailure* failure = nullptr);
   /// The failures in the order they happened.
   [[nodiscard]] const std::vector<ModuleFailure>& failures() const noexcept { return records_->failures(); }
-  /// The input specs of `module`'s first call seen by a trace of this tracer (its tensor
+  /// The input specs of `module`'s first call recorded there (its tensor
   /// arguments' dtypes and shapes), or nullptr when it was not called with tensors only.
   [[nodiscard]] const std::vector<InputSpec>* observed_inputs(const Module& module) const noexcept {
     return records_->observed_inputs(module);
   }
-  /// `module`'s first call seen by a trace of this tracer, or nullopt when it was not called,
+  /// `module`'s first call recorded there, or nullopt when it was not called,
   /// or called with something symbolic besides its tensors (a proxy SymInt).
   [[nodiscard]] std::optional<ObservedCall> observed_call(const Module& module) const {
     return records_->observed_call(module);
   }
-  /// Forgets the failures, visits and observed inputs of earlier traces (leaf registrations stay).
+  /// Forgets what the records hold: failures, visits, first calls and remembered leaf results
+  /// (leaf registrations stay).
   void clear_results() noexcept { records_->clear(); }
 
   /// The graph of a root that is failed without being traced (it has no forward, or inputs a
   /// trace cannot give it): a placeholder per declared input, one `call_module` node for the
-  /// root, and the output, recorded through the hooks. Records `failure` for the root.
+  /// root, and the output, recorded through the hooks. Records `failure` for the root. Not
+  /// while this tracer is tracing (std::logic_error).
   Graph failed_root_graph(Module& root, ModuleFailure failure, std::source_location where);
 
  protected:
@@ -145,7 +148,7 @@ class RobustTracer : public Tracer {
   std::shared_ptr<TraceRecords> records_;      // the ones it writes into: its own or lent ones
   /// Thrown to start a trace again: Note [A failure on a later call] in robust_tracer.cpp.
   struct RestartTrace;
-  std::uint64_t trace_generation_ = 0;  // one per attempt of Tracer::trace (a restart is a new one)
+  std::uint64_t trace_generation_ = 0;  // one per attempt of a trace (a restart is a new one), unique in the process
 };
 
 }  // namespace symtrace

@@ -45,7 +45,7 @@ struct ExecutionCapture {
 
 /// Why a module could not be traced: a structured failure record.
 struct ModuleFailure {
-  std::string module;   ///< its path: in the model for a model's records, else under the traced root ("" for the root)
+  std::string module;   ///< its path: in the model for a model's records (TraceRecords), else under the traced root ("" for the root)
   std::string type;     ///< the module's type name
   std::string kind;     ///< the exception's type: "TraceError", "OpError", "std::runtime_error", ...
   std::string message;  ///< what() of the exception
@@ -73,7 +73,9 @@ class TraceRecords {
   TraceRecords() = default;
   /// Records of the traces of `model`'s modules (the index of its hierarchy, made once): a
   /// failure's path is its module's path in the model, traces of the model's root borrow the
-  /// index, and the results of leaf calls are remembered (see `leaf_result`).
+  /// index, and the results of leaf calls are remembered (see `leaf_result`) until
+  /// `forget_leaf_results` or `clear`: whoever changes the model's leaves after a trace calls it
+  /// (a GraphCollection does at the end of its run).
   explicit TraceRecords(std::shared_ptr<const ModuleIndex> model) noexcept : model_(std::move(model)) {}
 
   /// The model's index, or nullptr for records of any roots.
@@ -81,8 +83,10 @@ class TraceRecords {
 
   // ---- Failures ----------------------------------------------------------------------------
 
-  /// Records that `module` failed, unless it failed before (the first failure stands); in a
-  /// model's records `failure.module` becomes the module's path in the model. Strong guarantee.
+  /// Records that `module` failed, unless it failed before (the first failure stands), and
+  /// that it was visited. `failure.module` is its path under the traced root ("" for the root);
+  /// in a model's records it becomes the module's path in the model (a module not in the model
+  /// keeps it). Strong guarantee.
   void record_failure(const Module& module, ModuleFailure failure);
   [[nodiscard]] bool is_failed(const Module& module) const noexcept { return failed_.contains(&module); }
   /// The failure of `module`, or nullptr.
@@ -93,6 +97,9 @@ class TraceRecords {
   [[nodiscard]] const std::vector<ModuleFailure>& failures() const noexcept { return failures_; }
   /// The module of each failure, in the same order.
   [[nodiscard]] const std::vector<const Module*>& failed_modules() const noexcept { return failed_modules_; }
+  /// Whether the `i`-th failure was its module's failure as the root of the trace that found it
+  /// (a module that failed as a whole, with no caller in that trace). Precondition: i < failures().size().
+  [[nodiscard]] bool failed_as_root(std::size_t i) const noexcept { return as_root_[i]; }
   /// Sets the capture by execution of the `i`-th failure. Precondition: i < failures().size().
   void set_by_execution(std::size_t i, std::shared_ptr<const ExecutionCapture> capture) noexcept {
     failures_[i].by_execution = std::move(capture);
@@ -152,6 +159,7 @@ class TraceRecords {
   std::shared_ptr<const ModuleIndex> model_;
   std::vector<ModuleFailure> failures_;
   std::vector<const Module*> failed_modules_;
+  std::vector<bool> as_root_;
   std::unordered_map<const Module*, std::size_t> failed_;  // index into failures_
   std::unordered_map<const Module*, Calls> calls_;
   std::unordered_map<const Module*, std::vector<LeafCall>> leaf_results_;

@@ -1,6 +1,6 @@
 #pragma once
 // Internal (symtrace::detail, not part of the API): running a module eagerly on synthetic inputs of
-// the shapes seen at its call: the robust tracer's capture by execution and the analysis tracer's
+// the shapes seen at its call: the collection's capture by execution and the analysis tracer's
 // output shapes of failed modules.
 
 #include "symtrace/core/factories.hpp"
