@@ -250,6 +250,24 @@ TEST_CASE("linear refuses integer inputs and weights that are not matrices") {
   CHECK_THROWS_WITH_AS(bad_input(), doctest::Contains("argument 'input' must have at least 1 dim, got shape []"), OpError);
 }
 
+TEST_CASE("matmul adds its products in the order of k: bit for bit the sum of a loop, across blocks and remainders") {
+  Generator gen(11);
+  for (const std::int64_t k : {1, 3, 4, 7, 256, 259, 517}) {
+    CAPTURE(k);
+    const std::int64_t m = 3, n = 9;
+    const Tensor a = randn({m, k}, gen);
+    const Tensor b = randn({k, n}, gen);
+    const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>(), cv = matmul(a, b).to_vector<float>();
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (std::int64_t j = 0; j < n; ++j) {
+        float sum = 0;
+        for (std::int64_t p = 0; p < k; ++p) sum += av[static_cast<std::size_t>(i * k + p)] * bv[static_cast<std::size_t>(p * n + j)];
+        CHECK(cv[static_cast<std::size_t>(i * n + j)] == sum);
+      }
+    }
+  }
+}
+
 TEST_CASE("matmul propagates NaN and infinity through zero entries, as IEEE arithmetic does") {
   const Tensor a = tensor({0.f, 1.f}, {1, 2});
   const Tensor b = tensor({NAN, 2.f, 3.f, INFINITY}, {2, 2});
