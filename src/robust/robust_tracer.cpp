@@ -55,10 +55,8 @@ namespace symtrace {
 struct RobustTracer::RestartTrace {};
 
 namespace {
-std::atomic<std::uint64_t> next_trace_generation{1};  // 0 is TraceRecords::Calls::traced_in's "never"
-}  // namespace
 
-namespace {
+std::atomic<std::uint64_t> next_trace_generation{1};  // 0 is TraceRecords::Calls::traced_in's "never"
 
 /// The exception `e` (nullptr: one not derived from std::exception) as a failure of `module`
 /// at `path` called at `call_site`. Reads `e` in place: rethrowing to find its type would
