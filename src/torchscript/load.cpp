@@ -12,6 +12,7 @@
 #include "symtrace/ops/dispatch.hpp"
 
 #include "torchscript/compile.hpp"
+#include "torchscript/torchvision_ops.hpp"
 
 #include <ATen/Functions.h>
 #include <torch/csrc/jit/serialization/import.h>
@@ -34,9 +35,12 @@ using detail::Compiler;
 using detail::ScriptModule;
 using detail::Unit;
 
+// The first line of `text` that is not blank (LibTorch's messages may start with a newline).
 std::string first_line(std::string_view text) {
-  auto end = text.find('\n');
-  return std::string(text.substr(0, end));
+  const auto start = text.find_first_not_of(" \n");
+  if (start == std::string_view::npos) return std::string();
+  text.remove_prefix(start);
+  return std::string(text.substr(0, text.find('\n')));
 }
 
 // A hyper-parameter of a torch.nn layer: its class constant when scripted, else argument
@@ -502,11 +506,15 @@ jit::Module read(const std::filesystem::path& path) {
   if (!exists) throw std::invalid_argument(fmt::format("{}: no such file", path.string()));
   if (!std::filesystem::is_regular_file(path, ec))
     throw std::invalid_argument(fmt::format("{}: not a regular file", path.string()));
+  detail::load_torchvision_ops();  // detection models name torchvision's ops
   try {
     return jit::load(path.string(), c10::Device(c10::kCPU));
   } catch (const c10::Error& e) {
-    throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {}", path.string(),
-                                            first_line(e.what_without_backtrace())));
+    const std::string why = first_line(e.what_without_backtrace());
+    if (why.find("torchvision::") != std::string::npos && !detail::load_torchvision_ops())
+      throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {} ({})", path.string(),
+                                              why, detail::torchvision_ops_why_not()));
+    throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {}", path.string(), why));
   } catch (const std::exception& e) {
     throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {}", path.string(),
                                             first_line(e.what())));
