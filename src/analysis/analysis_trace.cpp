@@ -19,6 +19,8 @@ void collect_tensors(const Value& value, std::vector<TensorMeta>& out) {
     out.push_back(value.to_tensor().meta());
   } else if (value.is_list()) {
     for (const Value& v : value.to_list()) collect_tensors(v, out);
+  } else if (value.is_dict()) {
+    for (const Value& v : value.to_dict().values) collect_tensors(v, out);
   }
 }
 

@@ -78,6 +78,49 @@ const ValueList& Value::to_list() const {
   wrong_kind(*this, "list");
 }
 
+const ValueDict& Value::to_dict() const {
+  if (const auto* d = boost::variant2::get_if<ValueDict>(&value)) return *d;
+  wrong_kind(*this, "dict");
+}
+
+namespace {
+bool same_key(const Value& a, const Value& b) noexcept {
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case Value::Kind::none: return true;
+    case Value::Kind::boolean: return boost::variant2::get<bool>(a.value) == boost::variant2::get<bool>(b.value);
+    case Value::Kind::integer:
+      return boost::variant2::get<std::int64_t>(a.value) == boost::variant2::get<std::int64_t>(b.value);
+    case Value::Kind::floating: return boost::variant2::get<double>(a.value) == boost::variant2::get<double>(b.value);
+    case Value::Kind::string:
+      return boost::variant2::get<std::string>(a.value) == boost::variant2::get<std::string>(b.value);
+    case Value::Kind::dtype: return boost::variant2::get<DType>(a.value) == boost::variant2::get<DType>(b.value);
+    case Value::Kind::tensor:  // Python hashes tensors by identity
+      return boost::variant2::get<Tensor>(a.value).impl_ptr() == boost::variant2::get<Tensor>(b.value).impl_ptr();
+    default: return false;  // lists, dicts and sizes are no keys
+  }
+}
+}  // namespace
+
+const Value* ValueDict::find(const Value& key) const noexcept {
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if (same_key(keys[i], key)) return &values[i];
+  return nullptr;
+}
+
+void ValueDict::insert_or_assign(Value key, Value value) {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (same_key(keys[i], key)) {
+      values[i] = std::move(value);
+      return;
+    }
+  }
+  keys.reserve(keys.size() + 1);
+  values.reserve(values.size() + 1);
+  keys.push_back(std::move(key));
+  values.push_back(std::move(value));
+}
+
 IntList Value::to_int_list() const {
   IntList out;
   for (const Value& v : to_list()) out.push_back(v.to_int());
@@ -107,6 +150,7 @@ std::string_view Value::type_name() const noexcept {
     case Kind::tensor: return "Tensor";
     case Kind::list: return "list";
     case Kind::symint: return "SymInt";
+    case Kind::dict: return "dict";
   }
   return "?";
 }
@@ -129,6 +173,11 @@ std::string to_string(const Value& value) {
       std::string out = "[";
       for (std::size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + to_string(l[i]);
       return out + "]";
+    }
+    std::string operator()(const ValueDict& d) const {
+      std::string out = "{";
+      for (std::size_t i = 0; i < d.size(); ++i) out += (i ? ", " : "") + to_string(d.keys[i]) + ": " + to_string(d.values[i]);
+      return out + "}";
     }
   };
   return boost::variant2::visit(Printer{}, value.value);

@@ -28,7 +28,8 @@ std::optional<Argument> as_argument(const Value& value) {
     case Value::Kind::string: return Argument(value.to_string_ref());
     case Value::Kind::dtype: return Argument(value.to_dtype());
     case Value::Kind::tensor:
-    case Value::Kind::symint: return std::nullopt;
+    case Value::Kind::symint:
+    case Value::Kind::dict: return std::nullopt;
     case Value::Kind::list: {
       ArgumentList items;
       for (const Value& v : value.to_list()) {
@@ -135,9 +136,20 @@ Value Interpreter::get_attr(std::string_view target, ValueList, KeywordValues) {
 }
 
 Value Interpreter::call_function(std::string_view target, ValueList args, KeywordValues kwargs) {
+  if (target == "getitem" && args.size() == 2 && args[0].is_dict()) {
+    const Value* v = args[0].to_dict().find(args[1]);
+    if (v == nullptr) throw std::out_of_range(fmt::format("getitem: the dict has no key {}", args[1]));
+    return *v;
+  }
+  if (target == "dict") {  // dict(key=value, ...): a dict with str keys, in order
+    if (!args.empty()) throw std::invalid_argument("dict takes keyword arguments only");
+    ValueDict d;
+    for (auto& [key, value] : kwargs) d.insert_or_assign(std::string(key), std::move(value));
+    return d;
+  }
   if (target == "getitem") {
     if (args.size() != 2 || !args[0].is_list() || !args[1].is_int()) {
-      throw std::invalid_argument("getitem takes a list and an index");
+      throw std::invalid_argument("getitem takes a list and an index, or a dict and a key");
     }
     const ValueList& list = args[0].to_list();
     const std::int64_t i = args[1].to_int();
@@ -162,7 +174,7 @@ Value Interpreter::call_function(std::string_view target, ValueList args, Keywor
 Value Interpreter::call_method(std::string_view target, ValueList args, KeywordValues kwargs) {
   // A list's getitem and cond are no Tensor methods; a graph that names them so (an imported
   // one) means the functions.
-  if (target == "getitem" || target == cond_target) return call_function(target, std::move(args), std::move(kwargs));
+  if (target == "getitem" || target == "dict" || target == cond_target) return call_function(target, std::move(args), std::move(kwargs));
   const std::source_location where = node_location();
   const OpDef& op = OpRegistry::instance().get(target, where);
   const ValueList bound = bind_arguments(op, std::move(args), std::move(kwargs), where);

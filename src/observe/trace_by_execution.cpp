@@ -170,8 +170,9 @@ class Recorder {
     return scope_path_;
   }
 
-  Node& create(OpKind op, std::string_view target, Arguments args, std::source_location where) {
-    Node& node = graph_.create_node(op, target, std::move(args), {}, {}, where);
+  Node& create(OpKind op, std::string_view target, Arguments args, std::source_location where,
+               KeywordArguments kwargs = {}) {
+    Node& node = graph_.create_node(op, target, std::move(args), std::move(kwargs), {}, where);
     if (const std::string_view s = scope(); !s.empty()) node.set_scope(s);
     return node;
   }
@@ -207,6 +208,18 @@ class Recorder {
               items.reserve(list.size());
               for (const Value& v : list) items.push_back(argument(v, where));
               return Argument(std::move(items));
+            },
+            [&](const ValueDict& dict) -> Argument {
+              KeywordArguments items;
+              items.reserve(dict.size());
+              for (std::size_t i = 0; i < dict.size(); ++i) {
+                if (!dict.keys[i].is_string())
+                  throw_trace_error(where, "a dict whose keys are {} values cannot be recorded in a graph: only "
+                                           "dicts with str keys can (they become `dict` nodes)",
+                                    dict.keys[i].type_name());
+                items.emplace_back(dict.keys[i].to_string_ref(), argument(dict.values[i], where));
+              }
+              return Argument(create(OpKind::call_function, "dict", {}, where, std::move(items)));
             },
         },
         value.value);
@@ -305,6 +318,8 @@ bool contains_tensor(const Value& v) {
   if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value)) return t->defined();
   if (const ValueList* l = boost::variant2::get_if<ValueList>(&v.value))
     return std::any_of(l->begin(), l->end(), contains_tensor);
+  if (const ValueDict* d = boost::variant2::get_if<ValueDict>(&v.value))
+    return std::any_of(d->values.begin(), d->values.end(), contains_tensor);
   return false;
 }
 
@@ -369,7 +384,20 @@ std::string compare(const Value& actual, const Value& expected, double tolerance
     }
     return {};
   }
-  if (a == nullptr && e == nullptr && al == nullptr && el == nullptr && to_string(actual) == to_string(expected)) return {};
+  const ValueDict* ad = boost::variant2::get_if<ValueDict>(&actual.value);
+  const ValueDict* ed = boost::variant2::get_if<ValueDict>(&expected.value);
+  if (ad != nullptr && ed != nullptr && ad->size() == ed->size()) {
+    for (std::size_t i = 0; i < ad->size(); ++i) {
+      const Value* mine = ad->find(ed->keys[i]);
+      if (mine == nullptr) return fmt::format("output{} has no key {}", at, to_string(ed->keys[i]));
+      std::string d = compare(*mine, ed->values[i], tolerance, fmt::format("{}[{}]", at, to_string(ed->keys[i])));
+      if (!d.empty()) return d;
+    }
+    return {};
+  }
+  if (a == nullptr && e == nullptr && al == nullptr && el == nullptr && ad == nullptr && ed == nullptr &&
+      to_string(actual) == to_string(expected))
+    return {};
   return fmt::format("output{} is {} where the forward returns {}", at, to_string(actual), to_string(expected));
 }
 

@@ -123,6 +123,9 @@ bool contains_symbolic(const Value& value) noexcept {
   if (const ValueList* l = boost::variant2::get_if<ValueList>(&value.value))
     for (const Value& v : *l)
       if (contains_symbolic(v)) return true;
+  if (const ValueDict* d = boost::variant2::get_if<ValueDict>(&value.value))
+    for (const Value& v : d->values)
+      if (contains_symbolic(v)) return true;
   return false;
 }
 

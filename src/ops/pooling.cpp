@@ -294,6 +294,102 @@ Value upsample_kernel(const OpCall& call, const OutputMeta& meta) {
   return out;
 }
 
+// ---- upsample_bilinear2d -----------------------------------------------------------------
+// upsample_bilinear2d(self, output_size, align_corners, scale_factors): the output size as
+// upsample_nearest2d's; each output pixel mixes the four input pixels around its source
+// point. Source points and weights follow PyTorch's CPU kernel (area_pixel_compute_scale,
+// area_pixel_compute_source_index and compute_indices_weights_linear, in float).
+
+OutputMeta upsample_bilinear_meta(const OpCall& call) {
+  const std::size_t hd = check_spatial_input(call, false);
+  const Shape& in = call.tensor(0).shape();
+  const bool has_size = !call.arg(1).is_none();
+  const bool has_scale = !call.arg(3).is_none();
+  if (has_size == has_scale)
+    call.fail("needs exactly one of output_size and scale_factors, got {} (input of shape {})",
+              has_size ? "both" : "neither", in);
+  if (has_size) {
+    const Pair size = pair_arg(call, 1);
+    if (size[0] <= 0 || size[1] <= 0)
+      call.fail("output_size must be positive, got [{}] (input of shape {})", fmt::join(call.int_list(1), ", "), in);
+    return OutputMeta::single(call.tensor(0).dtype(), with_spatial(in, size[0], size[1]));
+  }
+  const std::vector<double> v = call.arg(3).to_double_list();
+  if (v.size() != 1 && v.size() != 2)
+    call.fail("argument 'scale_factors' must hold one value (for both spatial dims) or two (height, width), got [{}]",
+              fmt::join(v, ", "));
+  std::array<Dim, 2> out{};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const double scale = i == 0 ? v[0] : v.back();
+    if (!(scale > 0 && std::isfinite(scale))) call.fail("scale_factors must be positive and finite, got [{}]", fmt::join(v, ", "));
+    if (!in[hd + i].is_known()) continue;
+    out[i] = Dim(static_cast<std::int64_t>(std::floor(static_cast<double>(in[hd + i].raw()) * scale)));
+    if (out[i].raw() < 1)
+      call.fail("scale_factors [{}] make an empty output from input of shape {}; use larger factors", fmt::join(v, ", "), in);
+  }
+  return OutputMeta::single(call.tensor(0).dtype(), with_spatial(in, out[0], out[1]));
+}
+
+struct LinearTaps {
+  std::vector<std::int64_t> lo, hi;
+  std::vector<float> w_lo, w_hi;
+};
+
+LinearTaps linear_taps(std::int64_t in, std::int64_t out, bool align_corners, std::optional<double> scale_factor) {
+  float scale = 0;
+  if (align_corners) scale = out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
+  else scale = scale_factor && *scale_factor > 0 ? static_cast<float>(1.0 / *scale_factor)
+                                                 : static_cast<float>(in) / static_cast<float>(out);
+  LinearTaps t;
+  const auto n = static_cast<std::size_t>(out);
+  t.lo.resize(n);
+  t.hi.resize(n);
+  t.w_lo.resize(n);
+  t.w_hi.resize(n);
+  for (std::int64_t i = 0; i < out; ++i) {
+    float src = align_corners ? scale * static_cast<float>(i) : scale * (static_cast<float>(i) + 0.5f) - 0.5f;
+    if (src < 0) src = 0;
+    const auto lo = static_cast<std::int64_t>(src);
+    const std::int64_t offset = lo < in - 1 ? 1 : 0;
+    const float lambda = std::min(std::max(src - static_cast<float>(lo), 0.0f), 1.0f);
+    const auto k = static_cast<std::size_t>(i);
+    t.lo[k] = lo;
+    t.hi[k] = lo + offset;
+    t.w_lo[k] = 1.0f - lambda;
+    t.w_hi[k] = lambda;
+  }
+  return t;
+}
+
+Value upsample_bilinear_kernel(const OpCall& call, const OutputMeta& meta) {
+  const Tensor x = detail::contiguous_copy(call.tensor(0));
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  const Planes s = planes_of(x, out);
+  const bool align_corners = call.arg(2).to_bool();
+  std::optional<double> sh, sw;
+  if (!call.arg(3).is_none()) {
+    const std::vector<double> v = call.arg(3).to_double_list();
+    sh = v[0];
+    sw = v.back();
+  }
+  const LinearTaps rows = linear_taps(s.h, s.oh, align_corners, sh);
+  const LinearTaps cols = linear_taps(s.w, s.ow, align_corners, sw);
+  const float* px = x.data_ptr<float>();
+  float* py = out.data_ptr<float>();
+  for (std::int64_t plane = 0; plane < s.count; ++plane, px += s.h * s.w) {
+    for (std::size_t r = 0; r < rows.lo.size(); ++r) {
+      const float* top = px + rows.lo[r] * s.w;
+      const float* bottom = px + rows.hi[r] * s.w;
+      for (std::size_t c = 0; c < cols.lo.size(); ++c) {
+        const float t = top[cols.lo[c]] * cols.w_lo[c] + top[cols.hi[c]] * cols.w_hi[c];
+        const float b = bottom[cols.lo[c]] * cols.w_lo[c] + bottom[cols.hi[c]] * cols.w_hi[c];
+        *py++ = t * rows.w_lo[r] + b * rows.w_hi[r];
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void detail::register_pooling_ops(OpRegistry& r) {
@@ -307,6 +403,9 @@ void detail::register_pooling_ops(OpRegistry& r) {
         adaptive_avg_pool_kernel, OpFlags::channel_passthrough);
   r.add("upsample_nearest2d(Tensor self, int[]? output_size=None, float[]? scale_factors=None) -> Tensor",
         upsample_meta, upsample_kernel, OpFlags::channel_passthrough);
+  r.add("upsample_bilinear2d(Tensor self, int[]? output_size=None, bool align_corners=False, "
+        "float[]? scale_factors=None) -> Tensor",
+        upsample_bilinear_meta, upsample_bilinear_kernel, OpFlags::channel_passthrough);
 }
 
 // ---- Typed API ---------------------------------------------------------------------------
@@ -331,6 +430,11 @@ Tensor adaptive_avg_pool2d(const Tensor& x, const IntList& output_size, Where w)
 Tensor upsample_nearest2d(const Tensor& x, std::optional<IntList> output_size,
                           std::optional<std::vector<double>> scale_factors, Where w) {
   return invoke(SYMTRACE_OP("upsample_nearest2d"), w, fn, x, output_size, scale_factors);
+}
+
+Tensor upsample_bilinear2d(const Tensor& x, std::optional<IntList> output_size, bool align_corners,
+                           std::optional<std::vector<double>> scale_factors, Where w) {
+  return invoke(SYMTRACE_OP("upsample_bilinear2d"), w, fn, x, output_size, align_corners, scale_factors);
 }
 
 }  // namespace symtrace

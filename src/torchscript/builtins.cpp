@@ -69,6 +69,13 @@ void getitem(const Instr& i, Value* frame) {
     out(i, frame) = call_op("select", {container, 0, in(i, frame, 1)}, i.where);
     return;
   }
+  if (container.is_dict()) {
+    const Value* v = container.to_dict().find(in(i, frame, 1));
+    if (v == nullptr) throw_invalid_argument(i.where, "KeyError: the dict has no key {}", in(i, frame, 1));
+    Value copy = *v;
+    out(i, frame) = std::move(copy);
+    return;
+  }
   const ValueList& l = container.to_list();
   Value v = l[list_index(i, l.size(), in(i, frame, 1))];
   out(i, frame) = std::move(v);
@@ -78,6 +85,7 @@ void len(const Instr& i, Value* frame) {
   const Value& v = in(i, frame, 0);
   if (v.is_tensor()) out(i, frame) = Value(v.to_tensor().size(0, i.where));
   else if (v.is_string()) out(i, frame) = static_cast<std::int64_t>(v.to_string_ref().size());
+  else if (v.is_dict()) out(i, frame) = static_cast<std::int64_t>(v.to_dict().size());
   else out(i, frame) = static_cast<std::int64_t>(v.to_list().size());
 }
 
@@ -87,8 +95,20 @@ void append(const Instr& i, Value* frame) {
   if (!i.outputs.empty()) out(i, frame) = in(i, frame, 0);
 }
 
+ValueDict& mutable_dict(const Instr& i, Value* frame, std::size_t k) {
+  Value& v = frame[i.inputs[k]];
+  if (!v.is_dict()) throw_invalid_argument(i.where, "{} expects a dict, not {}", i.name, v.type_name());
+  return boost::variant2::get<ValueDict>(v.value);
+}
+
 void set_item(const Instr& i, Value* frame) {
   Value item = in(i, frame, 2);
+  if (in(i, frame, 0).is_dict()) {
+    Value key = in(i, frame, 1);
+    mutable_dict(i, frame, 0).insert_or_assign(std::move(key), std::move(item));
+    if (!i.outputs.empty()) out(i, frame) = in(i, frame, 0);
+    return;
+  }
   ValueList& l = mutable_list(i, frame, 0);
   l[list_index(i, l.size(), in(i, frame, 1))] = std::move(item);
   if (!i.outputs.empty()) out(i, frame) = in(i, frame, 0);
@@ -122,7 +142,41 @@ void list_slice(const Instr& i, Value* frame) {
 
 void tuple_index(const Instr& i, Value* frame) { getitem(i, frame); }
 
+// dict() and dict(other): a new dict (a copy); prim::DictConstruct(k0, v0, k1, v1, ...).
+void dict_new(const Instr& i, Value* frame) {
+  out(i, frame) = i.inputs.empty() ? ValueDict() : in(i, frame, 0).to_dict();
+}
+void dict_construct(const Instr& i, Value* frame) {
+  ValueDict d;
+  for (std::size_t k = 0; k + 1 < i.inputs.size(); k += 2) d.insert_or_assign(in(i, frame, k), in(i, frame, k + 1));
+  out(i, frame) = std::move(d);
+}
+void dict_keys(const Instr& i, Value* frame) { out(i, frame) = in(i, frame, 0).to_dict().keys; }
+void dict_values(const Instr& i, Value* frame) { out(i, frame) = in(i, frame, 0).to_dict().values; }
+void dict_items(const Instr& i, Value* frame) {  // a list of (key, value) tuples
+  const ValueDict& d = in(i, frame, 0).to_dict();
+  ValueList items;
+  items.reserve(d.size());
+  for (std::size_t k = 0; k < d.size(); ++k) items.emplace_back(ValueList{d.keys[k], d.values[k]});
+  out(i, frame) = std::move(items);
+}
+void dict_update(const Instr& i, Value* frame) {
+  const ValueDict other = in(i, frame, 1).to_dict();  // a copy: `d.update(d)` reads what it writes
+  ValueDict& d = mutable_dict(i, frame, 0);
+  for (std::size_t k = 0; k < other.size(); ++k) d.insert_or_assign(other.keys[k], other.values[k]);
+}
+// dict.get(key, default=None)
+void dict_get(const Instr& i, Value* frame) {
+  const Value* v = in(i, frame, 0).to_dict().find(in(i, frame, 1));
+  Value r = v != nullptr ? *v : i.inputs.size() > 2 ? in(i, frame, 2) : Value();
+  out(i, frame) = std::move(r);
+}
+
 void contains(const Instr& i, Value* frame) {
+  if (in(i, frame, 0).is_dict()) {
+    out(i, frame) = in(i, frame, 0).to_dict().find(in(i, frame, 1)) != nullptr;
+    return;
+  }
   const std::string needle = to_string(in(i, frame, 1));
   const ValueList& l = in(i, frame, 0).to_list();
   out(i, frame) = std::any_of(l.begin(), l.end(), [&](const Value& v) { return to_string(v) == needle; });
@@ -731,6 +785,15 @@ const Table& table() {
       {"aten::add.t", list_add},
       {"aten::slice.t", list_slice},
       {"aten::__contains__", contains},
+      {"aten::dict", dict_new},
+      {"aten::copy.Dict_str", dict_new},
+      {"aten::copy.Dict_int", dict_new},
+      {"prim::DictConstruct", dict_construct},
+      {"aten::keys", dict_keys},
+      {"aten::values", dict_values},
+      {"aten::items", dict_items},
+      {"aten::update", dict_update},
+      {"aten::get", dict_get},
       {"aten::add.int", arith<Arith::add>},
       {"aten::add.float", arith<Arith::add>},
       {"aten::add.int_float", arith<Arith::add>},

@@ -133,6 +133,16 @@ std::optional<Value> to_value(const c10::IValue& v, std::string_view name) {
     }
     return Value(std::move(out));
   }
+  if (v.isGenericDict()) {
+    ValueDict out;
+    for (const auto& entry : v.toGenericDict()) {
+      auto key = to_value(entry.key(), name);
+      auto value = to_value(entry.value(), name);
+      if (!key || !value) return std::nullopt;
+      out.insert_or_assign(std::move(*key), std::move(*value));
+    }
+    return Value(std::move(out));
+  }
   return std::nullopt;
 }
 

@@ -58,6 +58,14 @@ void check_recordable(const TracingState& state, const Value& value, std::source
     check_tensor(state, s->proxy(), where);
   } else if (const ValueList* list = boost::variant2::get_if<ValueList>(&value.value)) {
     for (const Value& v : *list) check_recordable(state, v, where);
+  } else if (const ValueDict* dict = boost::variant2::get_if<ValueDict>(&value.value)) {
+    for (const Value& k : dict->keys) {
+      if (!k.is_string())
+        throw_trace_error(where, "a dict whose keys are {} values cannot be recorded in a graph: only dicts with "
+                                 "str keys can (they become `dict` nodes)",
+                          k.type_name());
+    }
+    for (const Value& v : dict->values) check_recordable(state, v, where);
   }
 }
 
@@ -548,6 +556,15 @@ Argument Tracer::create_arg(const Value& value, std::source_location where) {
             items.reserve(list.size());
             for (const Value& v : list) items.push_back(create_arg(v, where));
             return Argument(std::move(items));
+          },
+          [&](const ValueDict& dict) {
+            // As `dict(out=x, aux=y)` in Python: keys become keyword names (str keys only,
+            // which check_recordable has checked), in insertion order.
+            KeywordArguments items;
+            items.reserve(dict.size());
+            for (std::size_t i = 0; i < dict.size(); ++i)
+              items.emplace_back(dict.keys[i].to_string_ref(), create_arg(dict.values[i], where));
+            return Argument(create_node(OpKind::call_function, "dict", {}, std::move(items), where));
           },
       },
       value.value);

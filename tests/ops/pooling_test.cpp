@@ -197,6 +197,44 @@ TEST_CASE("upsample_nearest2d accepts unbatched, non-contiguous and empty-batch 
   }
 }
 
+// ---- upsample_bilinear2d -----------------------------------------------------------------
+// Expected values: torch.nn.functional.interpolate(x, mode="bilinear", ...) on
+// x = arange(12).reshape(1, 1, 3, 4) * 0.5 - 1 (PyTorch 1.13, CPU).
+
+TEST_CASE("upsample_bilinear2d computes what PyTorch's interpolate(mode='bilinear') computes") {
+  const Tensor x = iota({1, 1, 3, 4}) * 0.5 - 1.0;
+  SUBCASE("to a size, align_corners=False: source points at (dst + 0.5) * in / out - 0.5, clamped at 0") {
+    check_tensor(upsample_bilinear2d(x, IntList{5, 3}, false), DType::float32, {1, 1, 5, 3},
+                 {-0.916667, -0.25, 0.416667, -0.116667, 0.55, 1.216667, 1.083333, 1.75, 2.416667, 2.283334, 2.95,
+                  3.616667, 3.083333, 3.75, 4.416667});
+  }
+  SUBCASE("to a size, align_corners=True: the corners map onto the corners") {
+    check_tensor(upsample_bilinear2d(x, IntList{5, 3}, true), DType::float32, {1, 1, 5, 3},
+                 {-1.0, -0.25, 0.5, 0.0, 0.75, 1.5, 1.0, 1.75, 2.5, 2.0, 2.75, 3.5, 3.0, 3.75, 4.5});
+  }
+  SUBCASE("by a scale factor: the size floors in * factor, the source points use 1 / factor") {
+    check_tensor(upsample_bilinear2d(x, std::nullopt, false, std::vector<double>{1.5}), DType::float32, {1, 1, 4, 6},
+                 {-1.0, -0.75, -0.416667, -0.083333, 0.25, 0.5, 0.0, 0.25, 0.583333, 0.916667, 1.25, 1.5,
+                  1.333333, 1.583333, 1.916667, 2.25, 2.583333, 2.833333, 2.666667, 2.916667, 3.25, 3.583333,
+                  3.916667, 4.166667});
+  }
+  SUBCASE("a size and a factor together, or neither, are refused") {
+    CHECK_THROWS_WITH_AS(upsample_bilinear2d(x, IntList{2, 2}, false, std::vector<double>{2.0}),
+                         doctest::Contains("needs exactly one of output_size and scale_factors, got both"), OpError);
+    CHECK_THROWS_WITH_AS(upsample_bilinear2d(x, std::nullopt, false), doctest::Contains("got neither"), OpError);
+  }
+}
+
+TEST_CASE("upsample_bilinear2d meta agrees with the kernel over random shapes, sizes and align_corners") {
+  Generator gen(4321);
+  for (int iter = 0; iter < 30; ++iter) {
+    const IntList shape = random_input_shape(gen, uniform_int(gen, 1, 6), uniform_int(gen, 1, 6));
+    const Tensor x = randn(shape, gen);
+    const IntList size{uniform_int(gen, 1, 9), uniform_int(gen, 1, 9)};
+    testing::check_meta_agrees("upsample_bilinear2d", {x, size, iter % 2 == 0}, {}, gen);
+  }
+}
+
 // ---- Meta agreement ----------------------------------------------------------------------
 
 TEST_CASE("max_pool2d and avg_pool2d meta agree with the kernels over random shapes and configurations") {

@@ -30,6 +30,10 @@ CLASSIFIERS = {
     "googlenet": 32, "inception_v3": 75, "densenet121": 32, "vit_b_16": 224, "swin_t": 32,
 }
 
+# Segmentation models (torchvision.models.segmentation; no auxiliary head): they return a
+# dict {"out": logits}.
+SEGMENTERS = {"deeplabv3_mobilenet_v3_large": 64, "fcn_resnet50": 64}
+
 
 class Gate(torch.nn.Module):
     """Data-dependent if: the branch taken depends on the input's values."""
@@ -251,6 +255,8 @@ def write(outdir, name, model, shape, trace=True):
     out = scripted(x)
     if isinstance(out, tuple):  # googlenet and inception_v3 return named tuples
         out = out[0]
+    if isinstance(out, dict):  # segmentation models: {"out": logits}
+        out = out["out"]
     if trace:
         torch.jit.trace(model, x, check_trace=False).save(stem + ".trace.pt")
     x.numpy().tofile(stem + ".input.bin")
@@ -271,7 +277,7 @@ def main():
         stamp = args[k + 1]
         del args[k:k + 2]
     outdir = args[0]
-    names = args[1:] or list(CLASSIFIERS) + list(SMALL)
+    names = args[1:] or list(CLASSIFIERS) + list(SMALL) + list(SEGMENTERS)
     os.makedirs(outdir, exist_ok=True)
     torch.manual_seed(0)
     for name in names:
@@ -279,6 +285,10 @@ def main():
         if name in SMALL:
             make, shape = SMALL[name]
             write(outdir, name, make(), shape, trace=name in TRACED)
+            continue
+        if name in SEGMENTERS:
+            model = getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None, aux_loss=False)
+            write(outdir, name, model, [1, 3, SEGMENTERS[name], SEGMENTERS[name]], trace=False)
             continue
         kwargs = {"aux_logits": False, "init_weights": False} if name in ("googlenet", "inception_v3") else {}
         model = getattr(torchvision.models, name)(weights=None, **kwargs)

@@ -140,6 +140,52 @@ TEST_CASE("torchvision's classifiers, scripted and traced, trace and run as LibT
   }
 }
 
+TEST_CASE("torchvision's segmentation models return a dict, traced whole, as LibTorch computes it") {
+  for (const char* name : {"deeplabv3_mobilenet_v3_large", "fcn_resnet50"}) {
+    CAPTURE(name);
+    const nlohmann::json m = meta(name);
+    const IntList in_shape = m["input"].get<IntList>();
+    std::shared_ptr<Module> model = torchscript::load(models / fmt::format("{}.script.pt", name));
+    CHECK(model->num_parameters() == m["parameters"].get<std::int64_t>());
+    const Tensor x = read_floats(models / fmt::format("{}.input.bin", name), in_shape);
+    const Tensor expected = read_floats(models / fmt::format("{}.output.bin", name), m["output"].get<IntList>());
+
+    // Eager: a dict {"out": logits}, F.interpolate's bilinear upsampling included.
+    const Value out = model->call({x});
+    REQUIRE(out.is_dict());
+    REQUIRE(out.to_dict().size() == 1);
+    REQUIRE(out.to_dict().keys[0].is_string());
+    CHECK(out.to_dict().keys[0].to_string_ref() == "out");
+    const Tensor logits = out.to_dict().values[0].to_tensor();
+    REQUIRE(logits.shape() == expected.shape());
+    CHECK(max_rel_error(logits, expected) <= 1e-4);
+
+    // Traced whole, with no failure; the result is a `dict` node with the logits under "out".
+    GraphCollection c = recursive_trace(*model, {InputSpec(Shape(in_shape))});
+    CHECK(c.failures().empty());
+    REQUIRE(c.size() == 1);
+    const Graph& g = c.at(*model);
+    CHECK_NOTHROW(g.lint());
+    REQUIRE(g.output_node() != nullptr);
+    const NodeId* result_id = g.output_node()->args().at(0).get_if<NodeId>();
+    REQUIRE(result_id != nullptr);
+    const Node* result = g.find_node(*result_id);
+    REQUIRE(result != nullptr);
+    CHECK(result->op() == OpKind::call_function);
+    CHECK(result->target() == "dict");
+    REQUIRE(result->kwargs().size() == 1);
+    CHECK(result->kwargs()[0].first == "out");
+    const Value traced = Interpreter(*model, g).run({x});
+    REQUIRE(traced.is_dict());
+    CHECK(max_rel_error(traced.to_dict().find(Value("out"))->to_tensor(), logits) <= 1e-5);
+
+    std::map<std::string, int> fx;
+    for (const auto& [type, count] : m["fx_call_modules"].items()) fx[type] = count.get<int>();
+    const std::map<std::string, int> ours = call_modules_by_type(*model, g);
+    CHECK_MESSAGE(ours == fx, fmt::format("symtrace: {}\ntorch.fx: {}", fmt::join(ours, ", "), fmt::join(fx, ", ")));
+  }
+}
+
 TEST_CASE("torch.nn.TransformerEncoder, models with torch.nn.LSTM and MultiheadAttention, and TorchScript's builtins "
           "run as LibTorch runs them") {
   for (const auto& [name, form] : std::vector<std::pair<const char*, const char*>>{

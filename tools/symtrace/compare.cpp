@@ -10,12 +10,14 @@
 namespace symtrace::cli {
 namespace {
 
-/// The tensors of a forward's result, in order (a tensor, or a list of them).
+/// The tensors of a forward's result, in order (a tensor, or lists and dicts of them).
 void collect_tensors(const Value& v, std::vector<Tensor>& out) {
   if (v.is_tensor()) {
     out.push_back(v.to_tensor());
   } else if (v.is_list()) {
     for (const Value& item : v.to_list()) collect_tensors(item, out);
+  } else if (v.is_dict()) {
+    for (const Value& item : v.to_dict().values) collect_tensors(item, out);
   }
 }
 

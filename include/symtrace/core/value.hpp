@@ -1,8 +1,8 @@
 #pragma once
 /// \file
 /// `Value`: what flows through a module's `forward` and an op's argument list: none, bool,
-/// int64, double, string, dtype, Tensor, a list of values, or a proxy SymInt (a size unknown at
-/// trace time; known SymInts are stored as int64). It is the boxed form the
+/// int64, double, string, dtype, Tensor, a list of values, a proxy SymInt (a size unknown at
+/// trace time; known SymInts are stored as int64), or a dict of values. It is the boxed form the
 /// type-erased module entry point, the op registry and (later) the interpreter exchange.
 
 #include "symtrace/core/dtype.hpp"
@@ -23,13 +23,27 @@ namespace symtrace {
 struct Value;
 using ValueList = std::vector<Value>;
 
+/// A dict in insertion order, as Python's and TorchScript's (`Dict[str, Tensor]`, an
+/// `OrderedDict` of features): `keys[i]` maps to `values[i]`; keys are distinct. Dicts are
+/// small, so lookups are linear.
+struct ValueDict {
+  ValueList keys;
+  ValueList values;
+
+  [[nodiscard]] std::size_t size() const noexcept { return keys.size(); }
+  /// The value of `key`, or nullptr (keys compare by kind and value: 1 is not '1').
+  [[nodiscard]] const Value* find(const Value& key) const noexcept;
+  /// Sets `key` to `value`, in place if present, else at the end.
+  void insert_or_assign(Value key, Value value);
+};
+
 /// A boxed value. The alternatives are append-only (serialised forms store the index).
 struct Value {
   using None = boost::variant2::monostate;
   using Variant = boost::variant2::variant<None, bool, std::int64_t, double, std::string, DType,
-                                           Tensor, ValueList, SymInt>;
+                                           Tensor, ValueList, SymInt, ValueDict>;
   /// Alternative indices, for switch statements.
-  enum class Kind : std::uint8_t { none, boolean, integer, floating, string, dtype, tensor, list, symint };
+  enum class Kind : std::uint8_t { none, boolean, integer, floating, string, dtype, tensor, list, symint, dict };
 
   Value() noexcept = default;
   Value(std::nullopt_t) noexcept {}  // NOLINT
@@ -41,6 +55,7 @@ struct Value {
   Value(DType d) : value(d) {}  // NOLINT
   Value(Tensor t) : value(std::move(t)) {}  // NOLINT
   Value(ValueList l) : value(std::move(l)) {}  // NOLINT
+  Value(ValueDict d) : value(std::move(d)) {}  // NOLINT
   Value(const TensorList& l);        // NOLINT
   Value(const IntList& l);           // NOLINT
   Value(const std::vector<double>& l);  // NOLINT
@@ -66,6 +81,7 @@ struct Value {
   [[nodiscard]] bool is_list() const noexcept { return kind() == Kind::list; }
   /// A proxy SymInt (a size unknown at trace time).
   [[nodiscard]] bool is_symint() const noexcept { return kind() == Kind::symint; }
+  [[nodiscard]] bool is_dict() const noexcept { return kind() == Kind::dict; }
 
   // Checked accessors: each throws std::invalid_argument naming the expected and actual kind.
   [[nodiscard]] bool to_bool() const;
@@ -80,11 +96,12 @@ struct Value {
   [[nodiscard]] DType to_dtype() const;
   [[nodiscard]] const Tensor& to_tensor() const;
   [[nodiscard]] const ValueList& to_list() const;
+  [[nodiscard]] const ValueDict& to_dict() const;
   [[nodiscard]] IntList to_int_list() const;
   [[nodiscard]] std::vector<double> to_double_list() const;
   [[nodiscard]] TensorList to_tensor_list() const;
 
-  /// "None", "bool", "int", "float", "str", "dtype", "Tensor", "list", "SymInt".
+  /// "None", "bool", "int", "float", "str", "dtype", "Tensor", "list", "SymInt", "dict".
   [[nodiscard]] std::string_view type_name() const noexcept;
 
   Variant value;
@@ -98,7 +115,7 @@ struct Value {
   }
 };
 
-/// "None", "True", "3", "2.5", "'text'", "float32", a tensor, "[1, 2]".
+/// "None", "True", "3", "2.5", "'text'", "float32", a tensor, "[1, 2]", "{'out': ...}".
 [[nodiscard]] std::string to_string(const Value& value);
 
 }  // namespace symtrace

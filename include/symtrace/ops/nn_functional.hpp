@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// Neural-network functions (`torch.nn.functional`'s): convolution, pooling, normalisation,
-/// dropout, embedding, nearest upsampling. Optional tensors are passed as undefined Tensors.
+/// dropout, embedding, nearest and bilinear upsampling. Optional tensors are passed as undefined Tensors.
 ///
 /// Schemas:
 /// - `conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1, 1],
@@ -12,6 +12,8 @@
 ///   bool ceil_mode=False, bool count_include_pad=True)`
 /// - `adaptive_avg_pool2d(Tensor self, int[] output_size)`
 /// - `upsample_nearest2d(Tensor self, int[]? output_size=None, float[]? scale_factors=None)`
+/// - `upsample_bilinear2d(Tensor self, int[]? output_size=None, bool align_corners=False,
+///   float[]? scale_factors=None)` (PyTorch's `interpolate(mode="bilinear")`)
 /// - `batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean,
 ///   Tensor? running_var, bool training, float momentum=0.1, float eps=1e-05)` (in training,
 ///   updates the running statistics in place, as PyTorch does)
@@ -45,6 +47,11 @@ Tensor adaptive_avg_pool2d(const Tensor& x, const IntList& output_size, Where wh
 Tensor upsample_nearest2d(const Tensor& x, std::optional<IntList> output_size,
                           std::optional<std::vector<double>> scale_factors = std::nullopt,
                           Where where = Where::current());
+/// Bilinear upsampling (or downsampling) to `output_size`, or by `scale_factors` (give
+/// exactly one), as PyTorch computes it on the CPU.
+Tensor upsample_bilinear2d(const Tensor& x, std::optional<IntList> output_size, bool align_corners = false,
+                           std::optional<std::vector<double>> scale_factors = std::nullopt,
+                           Where where = Where::current());
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5,
                   Where where = Where::current());

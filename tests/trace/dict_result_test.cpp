@@ -1,0 +1,101 @@
+// Dicts through forward: a module that returns a dict (as torchvision's segmentation and
+// detection models do) is traced to a `dict` node that the output returns, the interpreter
+// gives the dict back, and the graph's JSON keeps it.
+#include "support/checks.hpp"
+
+#include "symtrace/symtrace.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace symtrace;
+using testing::max_rel_error;
+
+namespace {
+
+/// {"out": relu(fc(x)), "aux": x + 1}
+class TwoHeads : public TypedModule<TwoHeads> {
+ public:
+  TwoHeads() { fc = register_module("fc", nn::Linear(4, 3)); }
+  Value forward(const Tensor& x) {
+    ValueDict d;
+    d.insert_or_assign("out", relu(fc(x)));
+    d.insert_or_assign("aux", x + 1.0);
+    return d;
+  }
+  nn::Linear fc{nullptr};
+};
+
+/// {0: x}: a key no graph can hold.
+class IntKeys : public TypedModule<IntKeys> {
+ public:
+  static constexpr int bad_line = __LINE__ + 1;
+  Value forward(const Tensor& x) { return ValueDict{{Value(0)}, {Value(x * 2.0)}}; }
+};
+
+}  // namespace
+
+TEST_CASE("a ValueDict keeps insertion order, replaces a key in place, and tells 1 from '1'") {
+  ValueDict d;
+  d.insert_or_assign("b", 1);
+  d.insert_or_assign("a", 2);
+  d.insert_or_assign("b", 3);
+  d.insert_or_assign(1, 4);
+  REQUIRE(d.size() == 3);
+  CHECK(to_string(Value(d)) == "{'b': 3, 'a': 2, 1: 4}");
+  CHECK(d.find("a")->to_int() == 2);
+  CHECK(d.find(1)->to_int() == 4);
+  CHECK(d.find("1") == nullptr);
+  CHECK(Value(d).type_name() == "dict");
+  CHECK_THROWS_WITH_AS((void)Value(1).to_dict(), doctest::Contains("dict"), std::invalid_argument);
+}
+
+TEST_CASE("a forward that returns a dict is traced to a dict node, run back into a dict, and kept by JSON") {
+  TwoHeads model;
+  Graph g = symbolic_trace(model, {InputSpec(Shape{2, 4})});
+  CHECK_NOTHROW(g.lint());
+  CHECK(to_string(g) == R"(graph():
+    %x : float32[2, 4] [num_users=2] = placeholder[target=x]
+    %fc : float32[2, 3] [num_users=1] = call_module[target=fc](args = (%x,), kwargs = {})
+    %relu : float32[2, 3] [num_users=1] = call_function[target=relu](args = (%fc,), kwargs = {})
+    %add : float32[2, 4] [num_users=1] = call_function[target=add](args = (%x, 1.0), kwargs = {})
+    %dict : [num_users=1] = call_function[target=dict](args = (), kwargs = {out: %relu, aux: %add})
+    return dict
+)");
+
+  const Tensor x = randn({2, 4});
+  const Value eager = model.call({x});
+  REQUIRE(eager.is_dict());
+  for (const Graph& graph : {g, graph_from_json(graph_to_json(g))}) {
+    const Value traced = Interpreter(model, graph).run({x});
+    REQUIRE(traced.is_dict());
+    REQUIRE(traced.to_dict().size() == 2);
+    CHECK(traced.to_dict().keys[0].to_string_ref() == "out");
+    CHECK(traced.to_dict().keys[1].to_string_ref() == "aux");
+    CHECK(max_rel_error(traced.to_dict().find("out")->to_tensor(), eager.to_dict().find("out")->to_tensor()) == 0);
+    CHECK(max_rel_error(traced.to_dict().find("aux")->to_tensor(), eager.to_dict().find("aux")->to_tensor()) == 0);
+  }
+}
+
+TEST_CASE("a trace by execution of a forward that returns a dict ends in the same dict node") {
+  TwoHeads model;
+  const Tensor x = randn({2, 4});
+  ExecutionTrace t = trace_by_execution(model, {x});
+  const Node* out = t.graph.output_node();
+  REQUIRE(out != nullptr);
+  const NodeId* id = out->args().at(0).get_if<NodeId>();
+  REQUIRE(id != nullptr);
+  const Node& dict = t.graph.node(*id);
+  CHECK(dict.target() == "dict");
+  REQUIRE(dict.kwargs().size() == 2);
+  CHECK(dict.kwargs()[0].first == "out");
+  CHECK(dict.kwargs()[1].first == "aux");
+  const Value again = Interpreter(model, t.graph).run({x});
+  REQUIRE(again.is_dict());
+  CHECK(max_rel_error(again.to_dict().find("out")->to_tensor(), t.outputs.to_dict().find("out")->to_tensor()) == 0);
+}
+
+TEST_CASE("a dict whose keys are not strings cannot be recorded, and the trace says so at the forward's line") {
+  IntKeys model;
+  CHECK_THROWS_WITH_AS(symbolic_trace(model, {InputSpec(Shape{2})}),
+                       doctest::Contains("a dict whose keys are int values cannot be recorded in a graph"), TraceError);
+}
