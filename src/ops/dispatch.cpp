@@ -38,8 +38,22 @@ void check_arguments(const OpDef& op, std::span<const Value> args, std::source_l
   }
 }
 
+// Note [Data-dependent sizes]: an op whose output size depends on its inputs' values (nms,
+// topk with a proxy k) gives an unknown dim even when its inputs are concrete. Its kernel
+// allocates what the data asks for; what the meta function knows (dtype, rank, the other
+// dims) must still hold.
+bool promised(const TensorMeta& expected, const TensorMeta& got) noexcept {
+  if (expected == got) return true;
+  if (expected.dtype != got.dtype || !expected.shape.is_rank_known() || expected.shape.is_fully_known() ||
+      expected.shape.rank() != got.shape.rank())
+    return false;
+  for (std::size_t d = 0; d < expected.shape.rank(); ++d)
+    if (expected.shape[d].is_known() && expected.shape[d] != got.shape[d]) return false;
+  return true;
+}
+
 // Note [Meta before kernel] holds as a checked invariant: every kernel output must match the
-// metadata its meta function promised.
+// metadata its meta function promised (see Note [Data-dependent sizes]).
 void check_outputs(const OpCall& call, const OutputMeta& meta, const Value& result) {
   if (meta.is_number) {
     SYMTRACE_ASSERT(meta.outputs.at(0).dtype == DType::bool_ ? result.is_bool() : result.is_int(),
@@ -68,7 +82,7 @@ void check_outputs(const OpCall& call, const OutputMeta& meta, const Value& resu
   auto check = [&](const TensorMeta& expected, const Value& v) {
     const Tensor* t = boost::variant2::get_if<Tensor>(&v.value);
     SYMTRACE_ASSERT(t && t->defined(), "kernel returned something other than a tensor");
-    if (t->meta() != expected)
+    if (!promised(expected, t->meta()))
       throw InternalError(fmt::format("{}:{}: internal error: kernel of {}() returned {} but its meta "
                                       "function promised {}; please report this",
                                       call.where.file_name(), call.where.line(), call.op.name(),
@@ -87,6 +101,8 @@ void check_outputs(const OpCall& call, const OutputMeta& meta, const Value& resu
 void check_result_sizes(const OpCall& call, const OutputMeta& meta) {
   if (call.op.has(OpFlags::view)) return;  // shares its argument's storage
   for (std::size_t i = 0; i < meta.outputs.size(); ++i) {
+    const Shape& shape = meta.outputs[i].shape;
+    if (shape.is_rank_known() && !shape.is_fully_known()) continue;  // Note [Data-dependent sizes]
     const std::optional<std::uint64_t> bytes = detail::data_bytes(meta.outputs[i]);
     if (!bytes || *bytes > max_tensor_bytes()) [[unlikely]] {
       throw_op_error(call.op.name(), call.where, "its result{} {} needs {}", meta.outputs.size() == 1 ? "" : fmt::format(" {}", i),

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <stdexcept>
@@ -93,6 +94,8 @@ struct Mul {
 };
 struct FloorDiv { std::int64_t operator()(std::int64_t a, std::int64_t b) const { return floor_div(a, b); } };
 struct FloorMod { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return floor_mod(a, b); } };
+struct Min { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return std::min(a, b); } };
+struct Max { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return std::max(a, b); } };
 struct Eq { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a == b; } };
 struct Ne { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a != b; } };
 struct Lt { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a < b; } };
@@ -164,6 +167,8 @@ void detail::register_sym_int_ops(OpRegistry& r) {
   r.add("operator.mul(int a, int b) -> int", int_meta, int_kernel<Mul>());
   r.add("operator.floordiv(int a, int b) -> int", division_meta, int_kernel<FloorDiv>());
   r.add("operator.mod(int a, int b) -> int", division_meta, int_kernel<FloorMod>());
+  r.add("sym_min(int a, int b) -> int", int_meta, int_kernel<Min>());
+  r.add("sym_max(int a, int b) -> int", int_meta, int_kernel<Max>());
   r.add("operator.eq(int a, int b) -> bool", bool_meta, int_kernel<Eq>());
   r.add("operator.ne(int a, int b) -> bool", bool_meta, int_kernel<Ne>());
   r.add("operator.lt(int a, int b) -> bool", bool_meta, int_kernel<Lt>());
@@ -221,6 +226,8 @@ SymInt operator/(const SymIntOperand& a, const SymIntOperand& b) {
 SymInt operator%(const SymIntOperand& a, const SymIntOperand& b) {
   return division<FloorMod>(SYMTRACE_OP("operator.mod"), a, b, "modulo");
 }
+SymInt sym_min(const SymIntOperand& a, const SymIntOperand& b) { return arithmetic<Min>(SYMTRACE_OP("sym_min"), a, b); }
+SymInt sym_max(const SymIntOperand& a, const SymIntOperand& b) { return arithmetic<Max>(SYMTRACE_OP("sym_max"), a, b); }
 SymBool operator==(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Eq>(SYMTRACE_OP("operator.eq"), a, b); }
 SymBool operator!=(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Ne>(SYMTRACE_OP("operator.ne"), a, b); }
 SymBool operator<(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Lt>(SYMTRACE_OP("operator.lt"), a, b); }

@@ -119,6 +119,10 @@ SymInt operator*(const SymIntOperand& a, const SymIntOperand& b);
 SymInt operator/(const SymIntOperand& a, const SymIntOperand& b);
 /// Python's `%` (the result has `b`'s sign); throws std::invalid_argument when `b` is a known 0.
 SymInt operator%(const SymIntOperand& a, const SymIntOperand& b);
+/// min(a, b) and max(a, b) (torch.sym_min / sym_max): `topk(x, sym_min(k, n))` with a count
+/// `n` known only when run.
+SymInt sym_min(const SymIntOperand& a, const SymIntOperand& b);
+SymInt sym_max(const SymIntOperand& a, const SymIntOperand& b);
 SymBool operator==(const SymIntOperand& a, const SymIntOperand& b);
 SymBool operator!=(const SymIntOperand& a, const SymIntOperand& b);
 SymBool operator<(const SymIntOperand& a, const SymIntOperand& b);
