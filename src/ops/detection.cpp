@@ -72,7 +72,7 @@ Value nms_kernel(const OpCall& call, const OutputMeta&) {
 }  // namespace
 
 void detail::register_detection_ops(OpRegistry& r) {
-  r.add("nms(Tensor boxes, Tensor scores, float iou_threshold) -> Tensor", nms_meta, nms_kernel);
+  r.add("nms(Tensor boxes, Tensor scores, float iou_threshold) -> Tensor", nms_meta, nms_kernel, OpFlags::unknown_rank);
 }
 
 // ---- Typed API ---------------------------------------------------------------------------

@@ -380,6 +380,15 @@ void min_max(const Instr& i, Value* frame, bool is_max) {
   else items = {in(i, frame, 0), in(i, frame, 1)};
   for (Value& v : items) v = numeric(v);
   if (items.empty()) throw_invalid_argument(i.where, "{}() of an empty list", is_max ? "max" : "min");
+  if (std::any_of(items.begin(), items.end(), [](const Value& v) { return v.is_symint(); })) {
+    // A size known only when run (`min(k, n)` with n from nms): the trace records sym_min.
+    SymInt best = items[0].to_sym_int();
+    for (std::size_t k = 1; k < items.size(); ++k)
+      best = is_max ? sym_max({best, i.where}, {items[k].to_sym_int(), i.where})
+                    : sym_min({best, i.where}, {items[k].to_sym_int(), i.where});
+    out(i, frame) = Value(best);
+    return;
+  }
   Value best = items[0];
   for (std::size_t k = 1; k < items.size(); ++k) {
     const double a = items[k].is_symint() ? static_cast<double>(items[k].to_sym_int().value(i.where)) : items[k].to_double();

@@ -413,12 +413,14 @@ void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::st
   }
   instr.kind = InstrKind::unsupported;
   instr.name = std::string(kind);
-  if (!schema || !kind.starts_with("aten::")) {
+  // aten's ops, and torchvision's (`torchvision::nms`), which symtrace implements itself.
+  const std::string_view ns = kind.starts_with("aten::") ? "aten::" : kind.starts_with("torchvision::") ? "torchvision::" : "";
+  if (!schema || ns.empty()) {
     instr.text = fmt::format("the TorchScript operation {} is not supported by symtrace", kind);
     return;
   }
   const OpRegistry& registry = OpRegistry::instance();
-  std::string name = std::string(registry_name(kind.substr(6)));
+  std::string name = std::string(registry_name(kind.substr(ns.size())));
   const OpDef* op = registry.find(name);
   bool inplace = false;
   if (!op && name.size() > 1 && name.back() == '_') {
@@ -434,7 +436,7 @@ void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::st
     for (std::size_t k = 0; k < aten_args.size(); ++k) {
       const std::string& a = aten_args[k].name();
       if (a == arg || (arg == "input" && a == "self") || (arg == "self" && a == "input") ||
-          (arg == "other" && a == "mat2"))
+          (arg == "other" && a == "mat2") || (arg == "boxes" && a == "dets"))
         return k;
     }
     return std::nullopt;

@@ -611,7 +611,8 @@ std::optional<OutputMeta> meta_at_rank(const OpCall& call, std::size_t rank) {
 
 /// Note [Unknown in, unknown out]: an op given a tensor of unknown rank (the output of a module
 /// that could not be traced) cannot run its meta function on it. Its result's dtype is what the
-/// meta function gives when that tensor has rank 1 (a comparison gives bool), else the dtype
+/// meta function gives when that tensor has rank 1 (a comparison gives bool), or the lowest
+/// rank from 2 to 4 it accepts (nms's boxes [N, 4] give int64 indices), else the dtype
 /// the op names or that of its first tensor argument. Its shape has an unknown rank too, except
 /// where it does not depend on the rank: a full reduction (`x.sum()`) is 0-dim whatever the
 /// rank, which the meta function shows by giving the same shape at ranks 1 and 2.
@@ -619,6 +620,15 @@ OutputMeta unknown_rank_meta(const OpCall& call) {
   const OpSchema& schema = call.op.schema;
   if (schema.returns_number()) return OutputMeta::number(schema.returns == ReturnType::bool_ ? DType::bool_ : DType::int64);
   if (schema.returns_list()) {
+    // As many outputs at ranks 1 and 2 (topk's two): that many, of those dtypes.
+    std::optional<OutputMeta> one = meta_at_rank(call, 1);
+    std::optional<OutputMeta> two = meta_at_rank(call, 2);
+    if (one && two && one->outputs.size() == two->outputs.size()) {
+      OutputMeta meta;
+      meta.is_list = true;
+      for (const TensorMeta& m : one->outputs) meta.outputs.push_back(TensorMeta{m.dtype, Shape::unknown_rank()});
+      return meta;
+    }
     throw_trace_error(call.where,
                       "{}(): the number of its outputs depends on the shape of a tensor whose shape is unknown (the "
                       "output of a module that could not be traced); give that module's type a shape function "
@@ -632,6 +642,10 @@ OutputMeta unknown_rank_meta(const OpCall& call) {
       }
     }
     return OutputMeta::single(one->outputs[0].dtype, Shape::unknown_rank());
+  }
+  for (std::size_t rank = 2; rank <= 4; ++rank) {  // an op that needs more dims (nms: boxes [N, 4])
+    if (std::optional<OutputMeta> m = meta_at_rank(call, rank); m && m->outputs.size() == 1)
+      return OutputMeta::single(m->outputs[0].dtype, Shape::unknown_rank());
   }
   std::optional<DType> dtype;
   for (const Value& v : call.args) {
@@ -648,7 +662,8 @@ OutputMeta unknown_rank_meta(const OpCall& call) {
 Value Tracer::record_op(const OpCall& call) {
   TracingState& st = state();
   for (const Value& a : call.args) check_recordable(st, a, call.where);
-  OutputMeta meta = has_unknown_rank(call.args) ? unknown_rank_meta(call) : call.op.meta(call);
+  OutputMeta meta = has_unknown_rank(call.args) && !call.op.has(OpFlags::unknown_rank) ? unknown_rank_meta(call)
+                                                                                      : call.op.meta(call);
   if (st.meta_only()) return meta_result(meta, call.where);
   Arguments args;
   args.reserve(call.args.size());

@@ -36,6 +36,14 @@ class Proposals : public TypedModule<Proposals> {
   }
 };
 
+/// nms, then the best two of the kept scores.
+class NmsThenTopk : public TypedModule<NmsThenTopk> {
+ public:
+  Tensor forward(const Tensor& boxes, const Tensor& scores) {
+    return topk(index_select(scores, 0, nms(boxes, scores, 0.5)), 2).first;
+  }
+};
+
 /// Branches on how many boxes survive: data-dependent control flow.
 class CountBranch : public TypedModule<CountBranch> {
  public:
@@ -106,4 +114,17 @@ TEST_CASE("branching on a count from nms is data-dependent control flow, reporte
   GraphCollection c = recursive_trace(model, {InputSpec(Shape{6, 4}), InputSpec(Shape{6})});
   REQUIRE(c.failures().size() == 1);
   CHECK(c.failures()[0].where.line() == static_cast<unsigned>(CountBranch::branch_line));
+}
+
+TEST_CASE("inputs of unknown rank still give nms's int64 indices of unknown count, and topk's two outputs") {
+  NmsThenTopk model;
+  Graph g = symbolic_trace(model, {InputSpec(Shape::unknown_rank()), InputSpec(Shape::unknown_rank())});
+  CHECK_NOTHROW(g.lint());
+  const std::string text = to_string(g);
+  CAPTURE(text);
+  CHECK(text.find("%nms : int64[?] [num_users=1]") != std::string::npos);
+  CHECK(text.find("%getitem : float32 ") == std::string::npos);  // no rank made up
+  const Tensor boxes = example_boxes();
+  CHECK(max_rel_error(Interpreter(model, g).run({boxes, example_scores()}).to_tensor(),
+                      model.call({boxes, example_scores()}).to_tensor()) == 0);
 }

@@ -190,6 +190,34 @@ class Builtins(torch.nn.Module):
         return y * k * scale + z.float() + sum(parts) + max(parts) - min(n, 2)
 
 
+class NmsTopk(torch.nn.Module):
+    """A count from torchvision's nms flows through reshape, cat and topk(min(k, n))."""
+    def forward(self, boxes, scores):
+        keep = torchvision.ops.nms(boxes, scores, 0.5)
+        n = keep.size(0)
+        kept = scores[keep].reshape(n, 1)
+        both = torch.cat([kept, kept * 2], 1).reshape(-1)
+        return both.topk(min(3, n * 2))[0]
+
+
+class NmsBranch(torch.nn.Module):
+    """Branches on how many boxes nms keeps: data-dependent control flow."""
+    def __init__(self):
+        super().__init__()
+        self.post = NmsTopk()
+
+    def forward(self, boxes, scores):
+        top = self.post(boxes, scores)
+        keep = torchvision.ops.nms(boxes, scores, 0.5)
+        if keep.size(0) > 2:
+            return top
+        return top * 2
+
+
+# Models of two inputs, saved scripted only: the tests make their inputs.
+SCRIPTED_ONLY = {"nms_topk": NmsTopk, "nms_branch": NmsBranch}
+
+
 # name: (make, input shape); those in TRACED are saved traced too
 SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, [1, 3, 4, 4]),
          "missing_op": (MissingOp, [1, 3, 8, 8]), "other_method": (OtherMethod, [1, 3, 8, 8]),
@@ -277,11 +305,17 @@ def main():
         stamp = args[k + 1]
         del args[k:k + 2]
     outdir = args[0]
-    names = args[1:] or list(CLASSIFIERS) + list(SMALL) + list(SEGMENTERS)
+    names = args[1:] or list(CLASSIFIERS) + list(SMALL) + list(SEGMENTERS) + list(SCRIPTED_ONLY)
     os.makedirs(outdir, exist_ok=True)
     torch.manual_seed(0)
     for name in names:
         torch.manual_seed(0)
+        if name in SCRIPTED_ONLY:
+            path = os.path.join(outdir, name + ".script.pt")
+            if not os.path.exists(path):
+                torch.jit.script(SCRIPTED_ONLY[name]()).save(path + ".tmp")
+                os.replace(path + ".tmp", path)
+            continue
         if name in SMALL:
             make, shape = SMALL[name]
             write(outdir, name, make(), shape, trace=name in TRACED)

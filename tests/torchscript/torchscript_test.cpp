@@ -186,6 +186,44 @@ TEST_CASE("torchvision's segmentation models return a dict, traced whole, as Lib
   }
 }
 
+TEST_CASE("a count from torchvision's nms is a size only the run knows, traced through reshape, cat and topk") {
+  std::shared_ptr<Module> model = torchscript::load(models / "nms_topk.script.pt");
+  const Tensor boxes = tensor({0.f, 0.f, 10.f, 10.f, 1.f, 1.f, 11.f, 11.f, 20.f, 20.f, 30.f, 30.f,
+                               0.f, 0.f, 10.f, 10.f, 21.f, 19.f, 29.f, 31.f, 5.f, 5.f, 6.f, 6.f},
+                              {6, 4});
+  const Tensor equal_boxes = zeros({6, 4}) + tensor({0.f, 0.f, 10.f, 10.f});
+  const Tensor scores = tensor({0.9f, 0.8f, 0.7f, 0.9f, 0.95f, 0.1f});
+
+  Graph g = symbolic_trace(*model, {InputSpec(Shape{6, 4}), InputSpec(Shape{6})});
+  CHECK_NOTHROW(g.lint());
+  const std::string text = to_string(g);
+  CAPTURE(text);
+  CHECK(text.find("%nms : int64[?] [num_users=") != std::string::npos);
+  CHECK(text.find("call_function[target=sym_min](args = (3, %mul") != std::string::npos);
+  CHECK(text.find("call_function[target=topk]") != std::string::npos);
+  // Kept 3 boxes (k = 3), or 1 of 6 equal boxes (k = min(3, 2) = 2): LibTorch, the eager
+  // forward and the graph agree.
+  for (const Tensor& b : {boxes, equal_boxes}) {
+    const Tensor torch_out = torchscript::run_in_libtorch(models / "nms_topk.script.pt", {b, scores}).to_tensor();
+    const Tensor eager = model->call({b, scores}).to_tensor();
+    const Tensor traced = Interpreter(*model, g).run({b, scores}).to_tensor();
+    REQUIRE(eager.shape() == torch_out.shape());
+    CHECK(max_rel_error(eager, torch_out) == 0);
+    REQUIRE(traced.shape() == eager.shape());
+    CHECK(max_rel_error(traced, eager) == 0);
+  }
+  CHECK(model->call({equal_boxes, scores}).to_tensor().shape() == Shape{2});
+
+  // Branching on the count fails that module at its Python line; its child is traced.
+  std::shared_ptr<Module> branch = torchscript::load(models / "nms_branch.script.pt");
+  GraphCollection c = recursive_trace(*branch, {InputSpec(Shape{6, 4}), InputSpec(Shape{6})});
+  REQUIRE(c.failures().size() == 1);
+  CHECK(c.failures()[0].module.empty());
+  CHECK(c.failures()[0].where.line() == static_cast<unsigned>(python_line("if keep.size(0) > 2:")));
+  CHECK(std::string_view(c.failures()[0].where.file_name()).ends_with("make_models.py"));
+  CHECK(c.find("post") != nullptr);
+}
+
 TEST_CASE("torch.nn.TransformerEncoder, models with torch.nn.LSTM and MultiheadAttention, and TorchScript's builtins "
           "run as LibTorch runs them") {
   for (const auto& [name, form] : std::vector<std::pair<const char*, const char*>>{

@@ -60,6 +60,10 @@ enum class OpFlags : std::uint32_t {
   /// Indexes along its `dim` argument: keeps the rank (slice, narrow, index_select), removes
   /// the dim (select, squeeze) or inserts one (unsqueeze). The other dims keep their channels.
   dim_indexing = 1u << 11,
+  /// Its meta function takes tensors of unknown rank itself (nms: indices, int64, of an
+  /// unknown count whatever the boxes' rank), instead of the tracer's Note [Unknown in,
+  /// unknown out].
+  unknown_rank = 1u << 12,
 };
 constexpr OpFlags operator|(OpFlags a, OpFlags b) noexcept {
   return static_cast<OpFlags>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));
