@@ -101,10 +101,10 @@ void check_outputs(const OpCall& call, const OutputMeta& meta, const Value& resu
 void check_result_sizes(const OpCall& call, const OutputMeta& meta) {
   if (call.op.has(OpFlags::view)) return;  // shares its argument's storage
   for (std::size_t i = 0; i < meta.outputs.size(); ++i) {
-    const Shape& shape = meta.outputs[i].shape;
-    if (shape.is_rank_known() && !shape.is_fully_known()) continue;  // Note [Data-dependent sizes]
     const std::optional<std::uint64_t> bytes = detail::data_bytes(meta.outputs[i]);
     if (!bytes || *bytes > max_tensor_bytes()) [[unlikely]] {
+      const Shape& shape = meta.outputs[i].shape;
+      if (!bytes && shape.is_rank_known() && !shape.is_fully_known()) continue;  // Note [Data-dependent sizes]
       throw_op_error(call.op.name(), call.where, "its result{} {} needs {}", meta.outputs.size() == 1 ? "" : fmt::format(" {}", i),
                      meta.outputs[i], bytes ? detail::too_large(*bytes) : std::string("more bytes than 64 bits count; give it smaller inputs"));
     }
