@@ -225,9 +225,9 @@ Value adaptive_avg_pool_kernel(const OpCall& call, const OutputMeta& meta) {
 
 // ---- upsample_nearest2d ------------------------------------------------------------------
 
-// The (height, width) scale factors, given as one value for both dims or two.
-std::array<double, 2> scale_pair(const OpCall& call) {
-  const std::vector<double> v = call.arg(2).to_double_list();
+// The (height, width) scale factors (argument `at`), given as one value for both dims or two.
+std::array<double, 2> scale_pair(const OpCall& call, std::size_t at) {
+  const std::vector<double> v = call.arg(at).to_double_list();
   if (v.size() != 1 && v.size() != 2)
     call.fail("argument 'scale_factors' must hold one value (for both spatial dims) or two (height, width), got [{}]",
               fmt::join(v, ", "));
@@ -237,11 +237,13 @@ std::array<double, 2> scale_pair(const OpCall& call) {
   return s;
 }
 
-OutputMeta upsample_meta(const OpCall& call) {
+// The output of an upsampling op: `output_size` (argument 1) or the input's spatial sizes
+// times `scale_factors` (argument `scale_at`), floored.
+OutputMeta resampled_meta(const OpCall& call, std::size_t scale_at) {
   const std::size_t hd = check_spatial_input(call, false);
   const Shape& in = call.tensor(0).shape();
   const bool has_size = !call.arg(1).is_none();
-  const bool has_scale = !call.arg(2).is_none();
+  const bool has_scale = !call.arg(scale_at).is_none();
   if (has_size == has_scale)
     call.fail("needs exactly one of output_size and scale_factors, got {} (input of shape {})",
               has_size ? "both" : "neither", in);
@@ -251,7 +253,7 @@ OutputMeta upsample_meta(const OpCall& call) {
       call.fail("output_size must be positive, got [{}] (input of shape {})", fmt::join(call.int_list(1), ", "), in);
     return OutputMeta::single(call.tensor(0).dtype(), with_spatial(in, size[0], size[1]));
   }
-  const std::array<double, 2> scale = scale_pair(call);
+  const std::array<double, 2> scale = scale_pair(call, scale_at);
   std::array<Dim, 2> out{};
   for (std::size_t i = 0; i < 2; ++i) {
     if (!in[hd + i].is_known()) continue;
@@ -262,6 +264,8 @@ OutputMeta upsample_meta(const OpCall& call) {
   }
   return OutputMeta::single(call.tensor(0).dtype(), with_spatial(in, out[0], out[1]));
 }
+
+OutputMeta upsample_meta(const OpCall& call) { return resampled_meta(call, 2); }
 
 // Source index of each output index along one dim: PyTorch's nearest_idx, in its float arithmetic
 // (the scale is in/out, or 1/scale_factor when one is given).
@@ -283,7 +287,7 @@ Value upsample_kernel(const OpCall& call, const OutputMeta& meta) {
   Tensor out = detail::empty_like_meta(meta.outputs[0]);
   const Planes s = planes_of(x, out);
   std::optional<std::array<double, 2>> scale;
-  if (!call.arg(2).is_none()) scale = scale_pair(call);
+  if (!call.arg(2).is_none()) scale = scale_pair(call, 2);
   const auto rows = nearest_sources(s.h, s.oh, scale ? std::optional((*scale)[0]) : std::nullopt);
   const auto cols = nearest_sources(s.w, s.ow, scale ? std::optional((*scale)[1]) : std::nullopt);
   const float* px = x.data_ptr<float>();
@@ -300,35 +304,7 @@ Value upsample_kernel(const OpCall& call, const OutputMeta& meta) {
 // point. Source points and weights follow PyTorch's CPU kernel (area_pixel_compute_scale,
 // area_pixel_compute_source_index and compute_indices_weights_linear, in float).
 
-OutputMeta upsample_bilinear_meta(const OpCall& call) {
-  const std::size_t hd = check_spatial_input(call, false);
-  const Shape& in = call.tensor(0).shape();
-  const bool has_size = !call.arg(1).is_none();
-  const bool has_scale = !call.arg(3).is_none();
-  if (has_size == has_scale)
-    call.fail("needs exactly one of output_size and scale_factors, got {} (input of shape {})",
-              has_size ? "both" : "neither", in);
-  if (has_size) {
-    const Pair size = pair_arg(call, 1);
-    if (size[0] <= 0 || size[1] <= 0)
-      call.fail("output_size must be positive, got [{}] (input of shape {})", fmt::join(call.int_list(1), ", "), in);
-    return OutputMeta::single(call.tensor(0).dtype(), with_spatial(in, size[0], size[1]));
-  }
-  const std::vector<double> v = call.arg(3).to_double_list();
-  if (v.size() != 1 && v.size() != 2)
-    call.fail("argument 'scale_factors' must hold one value (for both spatial dims) or two (height, width), got [{}]",
-              fmt::join(v, ", "));
-  std::array<Dim, 2> out{};
-  for (std::size_t i = 0; i < 2; ++i) {
-    const double scale = i == 0 ? v[0] : v.back();
-    if (!(scale > 0 && std::isfinite(scale))) call.fail("scale_factors must be positive and finite, got [{}]", fmt::join(v, ", "));
-    if (!in[hd + i].is_known()) continue;
-    out[i] = Dim(static_cast<std::int64_t>(std::floor(static_cast<double>(in[hd + i].raw()) * scale)));
-    if (out[i].raw() < 1)
-      call.fail("scale_factors [{}] make an empty output from input of shape {}; use larger factors", fmt::join(v, ", "), in);
-  }
-  return OutputMeta::single(call.tensor(0).dtype(), with_spatial(in, out[0], out[1]));
-}
+OutputMeta upsample_bilinear_meta(const OpCall& call) { return resampled_meta(call, 3); }
 
 struct LinearTaps {
   std::vector<std::int64_t> lo, hi;
@@ -368,9 +344,9 @@ Value upsample_bilinear_kernel(const OpCall& call, const OutputMeta& meta) {
   const bool align_corners = call.arg(2).to_bool();
   std::optional<double> sh, sw;
   if (!call.arg(3).is_none()) {
-    const std::vector<double> v = call.arg(3).to_double_list();
-    sh = v[0];
-    sw = v.back();
+    const std::array<double, 2> scale = scale_pair(call, 3);
+    sh = scale[0];
+    sw = scale[1];
   }
   const LinearTaps rows = linear_taps(s.h, s.oh, align_corners, sh);
   const LinearTaps cols = linear_taps(s.w, s.ow, align_corners, sw);
