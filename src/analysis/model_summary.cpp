@@ -51,7 +51,7 @@ NodeCost node_cost(const Node& n) {
   if (n.op() != OpKind::call_function && n.op() != OpKind::call_method) return c;
   const OpDef* op = OpRegistry::instance().find(n.target());
   if (op == nullptr) {
-    c.known = n.target() == "getitem";  // a piece of a list result: no work of its own
+    c.known = n.target() == "getitem" || n.target() == "dict";  // a piece of a result, or a dict of them: no work
     return c;
   }
   if (op->schema.returns_number()) return c;

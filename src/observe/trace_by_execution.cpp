@@ -41,6 +41,8 @@ std::string_view to_string(TraceWarning::Kind kind) noexcept {
 
 namespace {
 
+bool contains_tensor(const Value& v);
+
 using detail::TensorImpl;
 
 class Recorder {
@@ -74,6 +76,24 @@ class Recorder {
       }
       return;
     }
+    if (const ValueDict* dict = boost::variant2::get_if<ValueDict>(&value.value);
+        dict != nullptr && dict->size() > 0 &&
+        std::all_of(dict->keys.begin(), dict->keys.end(), [](const Value& k) { return k.is_string(); }) &&
+        std::all_of(dict->values.begin(), dict->values.end(),
+                    [](const Value& v) { return v.is_tensor() && v.to_tensor().defined(); })) {
+      for (std::size_t i = 0; i < dict->size(); ++i) {
+        const Tensor& t = dict->values[i].to_tensor();
+        Node& item = graph_.create_node(OpKind::call_function, "getitem", {node, dict->keys[i].to_string_ref()}, {}, {},
+                                        where);
+        item.set_tensor_meta(t.meta());
+        map(t, item);
+      }
+      return;
+    }
+    if (contains_tensor(value))
+      throw_invalid_argument(where, "input '{}' holds tensors in a form a trace cannot read ({}): give tensors, lists "
+                                    "of tensors or dicts of tensors with str keys",
+                             name, value.type_name());
     graph_.add_guard(name, argument(value, where));
   }
 

@@ -10,6 +10,7 @@
 #include "symtrace/core/factories.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -37,16 +38,17 @@ OutputMeta nms_meta(const OpCall& call) {
 Value nms_kernel(const OpCall& call, const OutputMeta&) {
   const std::vector<float> b = call.tensor(0).to_vector<float>();
   const std::vector<float> s = call.tensor(1).to_vector<float>();
-  const float threshold = static_cast<float>(call.arg(2).to_double());
+  const double threshold = call.arg(2).to_double();  // compared in double, as torchvision does
   const std::size_t n = s.size();
   std::vector<float> area(n);
   for (std::size_t i = 0; i < n; ++i) area[i] = (b[4 * i + 2] - b[4 * i]) * (b[4 * i + 3] - b[4 * i + 1]);
-  // scores.sort(0, descending=True): ties keep their order (std::stable_sort), as PyTorch's
-  // CPU sort does.
+  // scores.sort(0, descending=True): NaN first, ties keep their order (std::stable_sort), as
+  // PyTorch's CPU sort does.
   std::vector<std::int64_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::int64_t x, std::int64_t y) {
-    return s[static_cast<std::size_t>(x)] > s[static_cast<std::size_t>(y)];
+    const float a = s[static_cast<std::size_t>(x)], b = s[static_cast<std::size_t>(y)];
+    return std::isnan(a) ? !std::isnan(b) : a > b;
   });
   std::vector<char> suppressed(n, 0);
   std::vector<std::int64_t> keep;
@@ -62,7 +64,7 @@ Value nms_kernel(const OpCall& call, const OutputMeta&) {
       const float h = std::max(0.0f, std::min(iy2, b[4 * j + 3]) - std::max(iy1, b[4 * j + 1]));
       const float inter = w * h;
       const float iou = inter / (area[i] + area[j] - inter);
-      if (iou > threshold) suppressed[j] = 1;
+      if (static_cast<double>(iou) > threshold) suppressed[j] = 1;
     }
   }
   const auto k = static_cast<std::int64_t>(keep.size());

@@ -323,6 +323,13 @@ LinearTaps linear_taps(std::int64_t in, std::int64_t out, bool align_corners, st
   t.w_lo.resize(n);
   t.w_hi.resize(n);
   for (std::int64_t i = 0; i < out; ++i) {
+    if (out == in) {  // PyTorch copies: each output pixel is its input pixel
+      const auto k = static_cast<std::size_t>(i);
+      t.lo[k] = t.hi[k] = i;
+      t.w_lo[k] = 1.0f;
+      t.w_hi[k] = 0.0f;
+      continue;
+    }
     float src = align_corners ? scale * static_cast<float>(i) : scale * (static_cast<float>(i) + 0.5f) - 0.5f;
     if (src < 0) src = 0;
     const auto lo = static_cast<std::int64_t>(src);

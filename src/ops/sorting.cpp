@@ -90,6 +90,11 @@ Value topk_kernel(const OpCall& call, const OutputMeta&) {
   if (x.dim() > 0) out_sizes[d] = k;
   Tensor values = detail::empty_like_meta(TensorMeta{x.dtype(), Shape(out_sizes)});
   Tensor indices = detail::empty_like_meta(TensorMeta{DType::int64, Shape(out_sizes)});
+  if (x.dim() == 0) {  // the element itself at index 0, for k = 0 as for k = 1 (as PyTorch)
+    detail::copy_into(values, x);
+    indices.data_ptr<std::int64_t>()[0] = 0;
+    return ValueList{Value(std::move(values)), Value(std::move(indices))};
+  }
   const bool largest = call.arg(3).to_bool();
   if (x.dtype() == DType::float32) topk_slices<float>(x, outer, size, inner, k, largest, values, indices);
   else topk_slices<std::int64_t>(x, outer, size, inner, k, largest, values, indices);

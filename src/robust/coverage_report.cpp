@@ -31,7 +31,7 @@ std::string display_path(std::string_view path) { return path.empty() ? std::str
 /// "float32[1, 8, 16, 16], int64[4]".
 std::string inputs_text(const std::vector<InputSpec>& inputs) {
   std::string out;
-  for (const InputSpec& s : inputs) fmt::format_to(std::back_inserter(out), "{}{}{}", out.empty() ? "" : ", ", s.dtype, s.shape);
+  for (const InputSpec& s : inputs) fmt::format_to(std::back_inserter(out), "{}{}", out.empty() ? "" : ", ", to_string(s));
   return out.empty() ? std::string("no inputs") : out;
 }
 

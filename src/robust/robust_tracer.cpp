@@ -168,7 +168,7 @@ std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std
   bool unknown_rank = false;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ParamType type = signature->parameters[i].type;
-    if (inputs[i].is_int || (type != ParamType::tensor && type != ParamType::any)) return std::nullopt;
+    if (inputs[i].is_int || inputs[i].is_list || (type != ParamType::tensor && type != ParamType::any)) return std::nullopt;
     unknown_rank = unknown_rank || !inputs[i].shape.is_rank_known();
     metas.push_back(TensorMeta{inputs[i].dtype, inputs[i].shape});
   }

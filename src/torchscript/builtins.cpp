@@ -65,6 +65,13 @@ void unpack(const Instr& i, Value* frame) {
 
 void getitem(const Instr& i, Value* frame) {
   const Value& container = in(i, frame, 0);
+  if (container.is_tensor() && in(i, frame, 1).is_string()) {
+    throw_trace_error(i.where,
+                      "a dict was indexed with '{}', but the value is a tensor: the result of a module that could not "
+                      "be traced (a leaf of unknown result) stands in as one tensor; make that module traceable, or "
+                      "give its type a shape function (register_leaf with a LeafMetaFn)",
+                      in(i, frame, 1).to_string_ref());
+  }
   if (container.is_tensor()) {  // tensor[i]: select along dim 0
     out(i, frame) = call_op("select", {container, 0, in(i, frame, 1)}, i.where);
     return;

@@ -506,15 +506,24 @@ jit::Module read(const std::filesystem::path& path) {
   if (!exists) throw std::invalid_argument(fmt::format("{}: no such file", path.string()));
   if (!std::filesystem::is_regular_file(path, ec))
     throw std::invalid_argument(fmt::format("{}: not a regular file", path.string()));
-  detail::load_torchvision_ops();  // detection models name torchvision's ops
   try {
-    return jit::load(path.string(), c10::Device(c10::kCPU));
+    try {
+      return jit::load(path.string(), c10::Device(c10::kCPU));
+    } catch (const std::exception& e) {  // c10::Error, or the compiler's jit::ErrorReport
+      // Detection models name torchvision's ops: load its library (once, only then) and read
+      // the file again.
+      const std::string why = first_line(e.what());
+      if (why.find("torchvision::") == std::string::npos) throw;
+      if (!detail::load_torchvision_ops())
+        throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {} ({})", path.string(),
+                                                why, detail::torchvision_ops_why_not()));
+      return jit::load(path.string(), c10::Device(c10::kCPU));
+    }
+  } catch (const std::invalid_argument&) {
+    throw;  // said above, with the path
   } catch (const c10::Error& e) {
-    const std::string why = first_line(e.what_without_backtrace());
-    if (why.find("torchvision::") != std::string::npos && !detail::load_torchvision_ops())
-      throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {} ({})", path.string(),
-                                              why, detail::torchvision_ops_why_not()));
-    throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {}", path.string(), why));
+    throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {}", path.string(),
+                                            first_line(e.what_without_backtrace())));
   } catch (const std::exception& e) {
     throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {}", path.string(),
                                             first_line(e.what())));

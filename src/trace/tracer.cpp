@@ -73,6 +73,27 @@ void check_recordable(const TracingState& state, const Value& value, std::source
 
 InputSpec::InputSpec(const Tensor& example) : dtype(example.dtype()), shape(example.shape()) {}
 
+InputSpec InputSpec::list(std::vector<InputSpec> elements) {
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    if (elements[i].is_int || elements[i].is_list)
+      throw std::invalid_argument(fmt::format("InputSpec::list: element {} is {}, not a tensor: a list input holds "
+                                              "tensors",
+                                              i, to_string(elements[i])));
+  }
+  InputSpec spec(Shape{});
+  spec.is_list = true;
+  spec.elements = std::move(elements);
+  return spec;
+}
+
+std::string to_string(const InputSpec& spec) {
+  if (spec.is_int) return "int";
+  if (!spec.is_list) return fmt::format("{}{}", spec.dtype, spec.shape);
+  std::string out = "[";
+  for (std::size_t i = 0; i < spec.elements.size(); ++i) out += (i ? ", " : "") + to_string(spec.elements[i]);
+  return out + "]";
+}
+
 Tracer::~Tracer() = default;
 
 namespace {
@@ -142,6 +163,8 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
     }
     if (contains_symbolic(value) || value.is_tensor() ||
         (value.is_list() && std::any_of(value.to_list().begin(), value.to_list().end(),
+                                        [](const Value& v) { return v.is_tensor(); })) ||
+        (value.is_dict() && std::any_of(value.to_dict().values.begin(), value.to_dict().values.end(),
                                         [](const Value& v) { return v.is_tensor(); }))) {
       throw_invalid_argument(where, "concrete_args '{}' is a tensor: pass tensors as inputs (InputSpec) instead", name);
     }
@@ -161,13 +184,19 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
       const ForwardParameter& parameter = signature->parameters[given];
       const bool takes_int = parameter.type == ParamType::sym_int || parameter.type == ParamType::any;
       const bool takes_tensor = parameter.type == ParamType::tensor || parameter.type == ParamType::any;
+      const bool takes_list = parameter.type == ParamType::tensor_list || parameter.type == ParamType::any;
+      if (inputs[specs].is_list && !takes_list) {
+        throw_invalid_argument(where, "{}.forward's input '{}' is {}, not a list of tensors: give it an InputSpec of a "
+                                      "tensor, not InputSpec::list",
+                               root.type_name(), names[given], parameter.type_name);
+      }
       if (inputs[specs].is_int && !takes_int) {
         throw_invalid_argument(where,
                                "{}.forward's input '{}' is {}, not a SymInt: a symbolic integer (InputSpec::symbolic_int()) "
                                "needs a SymInt parameter; give it a value in concrete_args",
                                root.type_name(), names[given], parameter.type_name);
       }
-      if (!inputs[specs].is_int && !takes_tensor) {
+      if (!inputs[specs].is_int && !inputs[specs].is_list && !takes_tensor) {
         throw_invalid_argument(where,
                                "{}.forward's input '{}' is {}, not a Tensor: give it a value in concrete_args{}",
                                root.type_name(), names[given], parameter.type_name,
@@ -197,11 +226,15 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
   {
     TracingState state(*this, graph, root, module_index(root), where);
     detail::TraceScope scope(state);
+    // The placeholders first, then what reads them (a list input's getitems), as in fx.
+    std::vector<Node*> placeholders;
+    placeholders.reserve(given);
+    for (std::size_t i = 0; i < given; ++i) placeholders.push_back(&create_node(OpKind::placeholder, names[i], {}, {}, where));
     ValueList args;
     args.reserve(given);
     std::size_t next_spec = 0;
     for (std::size_t i = 0; i < given; ++i) {
-      Node& placeholder = create_node(OpKind::placeholder, names[i], {}, {}, where);
+      Node& placeholder = *placeholders[i];
       if (const Value* value = concrete_value(names[i])) {
         graph.add_guard(names[i], create_arg(*value, where));
         args.push_back(*value);
@@ -209,6 +242,11 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
         const InputSpec& spec = inputs[next_spec++];
         if (spec.is_int) {
           args.push_back(wrap_result(placeholder, OutputMeta::number(DType::int64), where));
+        } else if (spec.is_list) {
+          OutputMeta meta;
+          meta.is_list = true;
+          for (const InputSpec& e : spec.elements) meta.outputs.push_back(TensorMeta{e.dtype, e.shape});
+          args.push_back(wrap_result(placeholder, meta, where));
         } else {
           args.emplace_back(proxy(placeholder, TensorMeta{spec.dtype, spec.shape}));
         }
@@ -237,7 +275,8 @@ Graph Tracer::record_leaf_graph(Module& root, const std::vector<InputSpec>* inpu
     args.reserve(count);
     for (std::size_t i = 0; i < count; ++i) {
       Node& placeholder = create_node(OpKind::placeholder, names[i], {}, {}, where);
-      if (inputs != nullptr) placeholder.set_tensor_meta(TensorMeta{(*inputs)[i].dtype, (*inputs)[i].shape});
+      if (inputs != nullptr && !(*inputs)[i].is_list)
+        placeholder.set_tensor_meta(TensorMeta{(*inputs)[i].dtype, (*inputs)[i].shape});
       args.emplace_back(placeholder);
     }
     Node& call = create_node(OpKind::call_module, "", std::move(args), {}, where);

@@ -9,6 +9,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <cmath>
+
 using namespace symtrace;
 using testing::check_tensor;
 using testing::max_rel_error;
@@ -64,6 +66,13 @@ TEST_CASE("nms keeps the boxes torchvision keeps, best first, equal scores in in
   check_tensor(nms(boxes, scores, 0.7), DType::int64, {5}, {4, 0, 1, 2, 5});
   check_tensor(nms(boxes, scores, 0.0), DType::int64, {2}, {4, 0});
   check_tensor(nms(zeros({0, 4}), zeros({0}), 0.5), DType::int64, {0}, {});
+  // IoU 3/10 is 0.30000001 in float: above 0.3 as a double, where torchvision compares.
+  check_tensor(nms(tensor({0.f, 0.f, 5.f, 1.f, 2.f, 0.f, 10.f, 1.f}, {2, 4}), tensor({0.9f, 0.8f}), 0.3), DType::int64,
+               {1}, {0});
+  // A NaN score sorts first, as in PyTorch's descending sort.
+  check_tensor(nms(tensor({0.f, 0.f, 10.f, 10.f, 20.f, 20.f, 30.f, 30.f, 0.f, 0.f, 10.f, 10.f}, {3, 4}),
+                   tensor({0.5f, std::nanf(""), 0.9f}), 0.5),
+               DType::int64, {2}, {1, 2});
   CHECK_THROWS_WITH_AS(nms(zeros({3, 5}), zeros({3}), 0.5), doctest::Contains("boxes must have shape [N, 4]"), OpError);
   CHECK_THROWS_WITH_AS(nms(zeros({3, 4}), zeros({2}), 0.5), doctest::Contains("as many boxes"), OpError);
 }
@@ -76,6 +85,11 @@ TEST_CASE("topk gives PyTorch's values and indices, largest or smallest, along a
   auto [v0, i0] = topk(x, 1, 0, false);
   check_tensor(v0, DType::float32, {1, 5}, {3, 1, 4, 1, 3});
   check_tensor(i0, DType::int64, {1, 5}, {0, 0, 0, 0, 1});
+  for (std::int64_t k : {0, 1}) {  // a 0-dim tensor gives itself at index 0, as in PyTorch
+    auto [v00, i00] = topk(scalar_tensor(2.5), k);
+    check_tensor(v00, DType::float32, {}, {2.5});
+    check_tensor(i00, DType::int64, {}, {0});
+  }
   CHECK_THROWS_WITH_AS(topk(x, 6), doctest::Contains("k (6) is out of range for dimension 1 of size 5"), OpError);
 }
 

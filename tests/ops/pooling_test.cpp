@@ -218,6 +218,10 @@ TEST_CASE("upsample_bilinear2d computes what PyTorch's interpolate(mode='bilinea
                   1.333333, 1.583333, 1.916667, 2.25, 2.583333, 2.833333, 2.666667, 2.916667, 3.25, 3.583333,
                   3.916667, 4.166667});
   }
+  SUBCASE("a factor that keeps the size copies, as PyTorch does (floor(3 * 1.2) = 3, floor(4 * 1.2) = 4)") {
+    check_tensor(upsample_bilinear2d(x, std::nullopt, false, std::vector<double>{1.2}), DType::float32, {1, 1, 3, 4},
+                 {-1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5});
+  }
   SUBCASE("a size and a factor together, or neither, are refused") {
     CHECK_THROWS_WITH_AS(upsample_bilinear2d(x, IntList{2, 2}, false, std::vector<double>{2.0}),
                          doctest::Contains("needs exactly one of output_size and scale_factors, got both"), OpError);

@@ -28,11 +28,34 @@ class TwoHeads : public TypedModule<TwoHeads> {
 /// {0: x}: a key no graph can hold.
 class IntKeys : public TypedModule<IntKeys> {
  public:
-  static constexpr int bad_line = __LINE__ + 1;
   Value forward(const Tensor& x) { return ValueDict{{Value(0)}, {Value(x * 2.0)}}; }
 };
 
+/// d["a"] + d["b"]: a dict of tensors as input.
+class DictIn : public TypedModule<DictIn> {
+ public:
+  Tensor forward(const Value& d) { return d.to_dict().find("a")->to_tensor() + d.to_dict().find("b")->to_tensor(); }
+};
+
 }  // namespace
+
+TEST_CASE("a trace by execution reads a dict input by key, and the graph runs on other dicts") {
+  DictIn model;
+  ValueDict in;
+  in.insert_or_assign("a", randn({2, 3}));
+  in.insert_or_assign("b", randn({2, 3}));
+  ExecutionTrace t = trace_by_execution(model, {Value(in)});
+  CHECK_NOTHROW(t.graph.lint());
+  const std::string text = to_string(t.graph);
+  CAPTURE(text);
+  CHECK(text.find("call_function[target=getitem](args = (%x, 'a'), kwargs = {})") != std::string::npos);
+  CHECK(text.find("call_function[target=getitem](args = (%x, 'b'), kwargs = {})") != std::string::npos);
+  ValueDict other;
+  other.insert_or_assign("a", randn({2, 3}));
+  other.insert_or_assign("b", randn({2, 3}));
+  const Tensor expected = model.call({Value(other)}).to_tensor();
+  CHECK(max_rel_error(Interpreter(model, t.graph).run({Value(other)}).to_tensor(), expected) == 0);
+}
 
 TEST_CASE("a ValueDict keeps insertion order, replaces a key in place, and tells 1 from '1'") {
   ValueDict d;

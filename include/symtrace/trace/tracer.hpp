@@ -49,6 +49,8 @@ struct InputSpec {
   DType dtype = DType::float32;
   Shape shape;
   bool is_int = false;  ///< a symbolic integer (a SymInt placeholder), not a tensor
+  bool is_list = false;  ///< a list of tensors (`List[Tensor]`), one spec per element in `elements`
+  std::vector<InputSpec> elements;
 
   InputSpec(Shape s, DType d = DType::float32) : dtype(d), shape(std::move(s)) {}  // NOLINT: implicit
   InputSpec(const Tensor& example);                                                 // NOLINT: implicit
@@ -59,7 +61,14 @@ struct InputSpec {
     spec.is_int = true;
     return spec;
   }
+  /// A list of tensors (torchvision's detection models take `List[Tensor]` images): its
+  /// placeholder is a list, and forward gets one proxy per element (`getitem` nodes).
+  /// Throws std::invalid_argument when an element is not a tensor spec.
+  [[nodiscard]] static InputSpec list(std::vector<InputSpec> elements);
 };
+
+/// "float32[1, 3, 224, 224]", "int" (symbolic_int), "[float32[3, 320, 320], float32[3, 320, 320]]".
+[[nodiscard]] std::string to_string(const InputSpec& spec);
 
 /// Inputs specialised to a value for a trace (fx's `concrete_args`): input name and value.
 using ConcreteArgs = std::vector<std::pair<std::string, Value>>;
