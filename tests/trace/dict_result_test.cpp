@@ -122,3 +122,38 @@ TEST_CASE("a dict whose keys are not strings cannot be recorded, and the trace s
   CHECK_THROWS_WITH_AS(symbolic_trace(model, {InputSpec(Shape{2})}),
                        doctest::Contains("a dict whose keys are int values cannot be recorded in a graph"), TraceError);
 }
+
+namespace {
+
+/// The sum of a list of images, each scaled by its position: a List[Tensor] input.
+class ListIn : public TypedModule<ListIn> {
+ public:
+  ListIn() { set_input_names({"images"}); }
+  Tensor forward(const std::vector<Tensor>& images) { return images[0] + images[1] * 2.0; }
+};
+
+}  // namespace
+
+TEST_CASE("InputSpec::list traces a List[Tensor] input as a placeholder read by getitem nodes") {
+  ListIn model;
+  Graph g = symbolic_trace(model, {InputSpec::list({Shape{3, 4}, Shape{3, 4}})});
+  CHECK_NOTHROW(g.lint());
+  CHECK(to_string(g) == R"(graph():
+    %images : [num_users=2] = placeholder[target=images]
+    %getitem : float32[3, 4] [num_users=1] = call_function[target=getitem](args = (%images, 0), kwargs = {})
+    %getitem_1 : float32[3, 4] [num_users=1] = call_function[target=getitem](args = (%images, 1), kwargs = {})
+    %mul : float32[3, 4] [num_users=1] = call_function[target=mul](args = (%getitem_1, 2.0), kwargs = {})
+    %add : float32[3, 4] [num_users=1] = call_function[target=add](args = (%getitem, %mul), kwargs = {})
+    return add
+)");
+  const ValueList images{Value(randn({3, 4})), Value(randn({3, 4}))};
+  CHECK(max_rel_error(Interpreter(model, g).run({Value(images)}).to_tensor(), model.call({Value(images)}).to_tensor()) == 0);
+  CHECK(to_string(InputSpec::list({Shape{3, 4}, InputSpec(Shape{2}, DType::int64)})) == "[float32[3, 4], int64[2]]");
+  CHECK_THROWS_WITH_AS((void)InputSpec::list({InputSpec::symbolic_int()}),
+                       doctest::Contains("InputSpec::list: element 0 is int, not a tensor"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(symbolic_trace(model, {InputSpec(Shape{3, 4})}), doctest::Contains("not a Tensor"),
+                       std::invalid_argument);
+  GraphCollection c = recursive_trace(model, {InputSpec::list({Shape{3, 4}, Shape{3, 4}})});
+  CHECK(c.failures().empty());
+  REQUIRE(c.size() == 1);
+}
