@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import warnings
+from typing import List, Optional
 
 import torch
 import torch.fx
@@ -214,8 +215,14 @@ class NmsBranch(torch.nn.Module):
         return top * 2
 
 
-# Models of two inputs, saved scripted only: the tests make their inputs.
-SCRIPTED_ONLY = {"nms_topk": NmsTopk, "nms_branch": NmsBranch}
+class ListSum(torch.nn.Module):
+    """Takes a list of images, as torchvision's detection models do, and an optional input."""
+    def forward(self, images: List[torch.Tensor], scale: Optional[float] = None):
+        return images[0] + images[1] * 2
+
+
+# Models saved scripted only: the tests make their inputs.
+SCRIPTED_ONLY = {"nms_topk": NmsTopk, "nms_branch": NmsBranch, "list_sum": ListSum}
 
 
 # name: (make, input shape); those in TRACED are saved traced too

@@ -426,6 +426,20 @@ TEST_CASE("the program takes a TorchScript file wherever it takes a MODEL") {
     CHECK(j["against_torch"]["eager_max_rel_error"].get<double>() <= 1e-4);
     CHECK(j["against_torch"]["graph_max_rel_error"].get<double>() <= 1e-4);
   }
+  SUBCASE("a list of tensors is one --input of shapes in brackets; optional inputs need none") {
+    const std::string list_file = (models / "list_sum.script.pt").string();
+    const Run r = run_cli({"trace", list_file, "--input", "[2x3,2x3]"});
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("%images : [num_users=2] = placeholder[target=images]") != std::string::npos);
+    CHECK(r.out.find("%getitem_1 : float32[2, 3] [num_users=1] = call_function[target=getitem](args = (%images, 1)") !=
+          std::string::npos);
+    const Run bad = run_cli({"trace", list_file, "--input", "[2x3,2x3"});
+    CHECK(bad.code == 2);
+    CHECK(bad.err.find("a list of shapes is written [SHAPE,SHAPE,...]") != std::string::npos);
+    const Run runs = run_cli({"check", list_file, "--input", "[2x3,2x3]"});
+    CHECK(runs.code == 2);
+    CHECK(runs.err.find("a list of tensors is an input of trace and report") != std::string::npos);
+  }
   SUBCASE("check --against-torch needs a file") {
     const Run r = run_cli({"check", "resnet18", "--against-torch"});
     CHECK(r.code == 2);

@@ -7,6 +7,8 @@
 
 #include <filesystem>
 
+#include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -29,7 +31,12 @@ zoo::ModelInfo find_model(const Options& options) {
     zoo::ModelInfo info;
     info.name = options.model;
     info.description = fmt::format("TorchScript file ({})", module->type_name());
-    for (const std::string& name : module->input_names()) info.inputs.push_back(zoo::ExampleInput{.name = name, .dtype = DType::float32, .shape = {}, .high = 0});
+    // The inputs the forward needs (detection models' `targets` is optional: None).
+    const std::vector<std::string> names = module->input_names();
+    const ForwardSignature* signature = module->forward_signature();
+    const std::size_t required = signature != nullptr ? std::min(signature->num_required, names.size()) : names.size();
+    for (std::size_t i = 0; i < required; ++i)
+      info.inputs.push_back(zoo::ExampleInput{.name = names[i], .dtype = DType::float32, .shape = {}, .high = 0});
     info.parameters = module->num_parameters();
     module->eval();  // as zoo::create makes the zoo's models: the commands run inference
     info.create = [module] { return module; };
@@ -65,6 +72,10 @@ std::vector<Shape> input_shapes(const zoo::ModelInfo& model, const Options& opti
                                  options.inputs.size()));
   }
   for (const std::string& text : options.inputs) {
+    if (text.starts_with('['))
+      throw UsageError(options.command, fmt::format("--input '{}': a list of tensors is an input of trace and report; {} "
+                                                    "runs the model on tensors only",
+                                                    text, options.command));
     Shape shape = parse_shape(text, options.command);
     if (known_sizes) {
       for (Dim d : shape) {
@@ -80,9 +91,35 @@ std::vector<Shape> input_shapes(const zoo::ModelInfo& model, const Options& opti
 }
 
 std::vector<InputSpec> input_specs(const zoo::ModelInfo& model, const Options& options) {
-  std::vector<Shape> shapes = input_shapes(model, options, false);
+  // `--input '[3x320x320,3x320x320]'`: a list of tensors (List[Tensor]), one shape per element.
+  Options tensors_only = options;
+  std::vector<std::optional<InputSpec>> lists(options.inputs.size());
+  for (std::size_t i = 0; i < options.inputs.size(); ++i) {
+    const std::string& text = options.inputs[i];
+    if (!text.starts_with('[')) continue;
+    if (!text.ends_with(']') || text.size() < 3)
+      throw UsageError(options.command, fmt::format("--input '{}': a list of shapes is written [SHAPE,SHAPE,...], "
+                                                    "e.g. --input '[3x320x320,3x320x320]'",
+                                                    text));
+    std::vector<InputSpec> elements;
+    const std::string_view inner = std::string_view(text).substr(1, text.size() - 2);
+    for (std::size_t start = 0;;) {
+      const std::size_t end = inner.find(',', start);
+      elements.emplace_back(parse_shape(inner.substr(start, end == std::string_view::npos ? end : end - start),
+                                        options.command),
+                            i < model.inputs.size() ? model.inputs[i].dtype : DType::float32);
+      if (end == std::string_view::npos) break;
+      start = end + 1;
+    }
+    lists[i] = InputSpec::list(std::move(elements));
+    tensors_only.inputs[i] = "1";  // checked above; the count is checked below
+  }
+  std::vector<Shape> shapes = input_shapes(model, tensors_only, false);
   std::vector<InputSpec> specs;
-  for (std::size_t i = 0; i < shapes.size(); ++i) specs.emplace_back(std::move(shapes[i]), model.inputs[i].dtype);
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    if (i < lists.size() && lists[i]) specs.push_back(std::move(*lists[i]));
+    else specs.emplace_back(std::move(shapes[i]), model.inputs[i].dtype);
+  }
   return specs;
 }
 
