@@ -30,7 +30,7 @@ struct ValueDict {
   ValueList keys;
   ValueList values;
 
-  [[nodiscard]] std::size_t size() const noexcept { return keys.size(); }
+  [[nodiscard]] std::size_t size() const noexcept;  // defined below, where Value is complete
   /// The value of `key`, or nullptr (keys compare by kind and value: 1 is not '1').
   [[nodiscard]] const Value* find(const Value& key) const noexcept;
   /// Sets `key` to `value`, in place if present, else at the end.
@@ -114,6 +114,8 @@ struct Value {
     else return Variant(static_cast<double>(v));
   }
 };
+
+inline std::size_t ValueDict::size() const noexcept { return keys.size(); }
 
 /// "None", "True", "3", "2.5", "'text'", "float32", a tensor, "[1, 2]", "{'out': ...}".
 [[nodiscard]] std::string to_string(const Value& value);
