@@ -12,6 +12,7 @@
 #include "symtrace/core/tensor.hpp"
 #include "symtrace/core/value.hpp"
 #include "symtrace/ops/callable.hpp"
+#include "symtrace/ops/creation.hpp"
 #include "symtrace/ops/detection.hpp"
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/ops/linalg.hpp"

@@ -39,7 +39,8 @@ void check_arguments(const OpDef& op, std::span<const Value> args, std::source_l
 }
 
 // Note [Data-dependent sizes]: an op whose output size depends on its inputs' values (nms,
-// topk with a proxy k) gives an unknown dim even when its inputs are concrete. Its kernel
+// nonzero, index with a bool mask, topk with a proxy k) gives an unknown dim even when its
+// inputs are concrete. Its kernel
 // allocates what the data asks for; what the meta function knows (dtype, rank, the other
 // dims) must still hold.
 bool promised(const TensorMeta& expected, const TensorMeta& got) noexcept {

@@ -1,6 +1,7 @@
 // Joins and splits: cat and stack copy their inputs into a new tensor (in the promoted dtype);
 // chunk, split, split_with_sizes and unbind return views of consecutive pieces of their input
-// (OpFlags::view: an in-place op on a piece writes through to the input).
+// (OpFlags::view: an in-place op on a piece writes through to the input); pad, roll and repeat
+// copy their input into a new tensor of another shape.
 //
 // The number of pieces a split makes depends on the size of the split dim. When that dim is
 // unknown (a symbolic tensor traced without example shapes) the result cannot be a list of
@@ -322,9 +323,61 @@ Value roll_kernel(const OpCall& call, const OutputMeta& meta) {
   return current;
 }
 
+// ---- repeat --------------------------------------------------------------------------------
+
+// PyTorch's rule: at least one repeat per dim; extra repeats add leading dims of size 1 first,
+// then each dim is multiplied by its repeat.
+OutputMeta repeat_meta(const OpCall& call) {
+  const Tensor& x = call.tensor(0);
+  const Shape& shape = x.shape();
+  const IntList repeats = call.size_list(1);
+  if (repeats.size() < shape.rank())
+    call.fail("needs a repeat for each of the {} dims of shape {}, got {}; give one per dim (1 keeps a dim)",
+              shape.rank(), shape, detail::size_list_text(repeats));
+  const std::size_t lead = repeats.size() - shape.rank();
+  Shape out;
+  for (std::size_t i = 0; i < repeats.size(); ++i) {
+    if (repeats[i] != OpCall::unknown_size && repeats[i] < 0)
+      call.fail("repeat {} at dim {} of {} is negative (shape {})", repeats[i], i, detail::size_list_text(repeats),
+                shape);
+    const Dim r = repeats[i] == OpCall::unknown_size ? Dim::unknown() : Dim(repeats[i]);
+    out.push_back(r * (i < lead ? Dim(1) : shape[i - lead]));
+  }
+  return OutputMeta::single(x.dtype(), std::move(out));
+}
+
+// The output, viewed with each dim i split in two, (repeat r_i, size s_i), is x broadcast over
+// the repeat dims (stride 0): one strided copy.
+Value repeat_kernel(const OpCall& call, const OutputMeta& meta) {
+  const Tensor& x = call.tensor(0);
+  const IntList repeats = call.int_list(1);
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  if (*out.shape().numel() == 0) return out;
+  const IntList sizes = x.shape().sizes();
+  const std::size_t lead = repeats.size() - sizes.size();
+  IntList split;
+  detail::Strides out_strides, x_strides;
+  std::int64_t stride = *out.shape().numel();
+  for (std::size_t i = 0; i < repeats.size(); ++i) {
+    const std::int64_t size = i < lead ? 1 : sizes[i - lead];
+    split.insert(split.end(), {repeats[i], size});
+    stride /= repeats[i];  // no zeros here: the output is not empty
+    out_strides.push_back(stride);
+    stride /= size;
+    out_strides.push_back(stride);
+    x_strides.push_back(0);
+    x_strides.push_back(i < lead ? 0 : x.strides()[i - lead]);
+  }
+  const Shape split_shape(split);
+  detail::copy_into(Tensor::view_of(out, split_shape, std::move(out_strides), 0),
+                    Tensor::view_of(x, split_shape, std::move(x_strides), x.storage_offset()));
+  return out;
+}
+
 }  // namespace
 
 void detail::register_join_ops(OpRegistry& r) {
+  r.add("repeat(Tensor self, int[] repeats) -> Tensor", repeat_meta, repeat_kernel);
   r.add("pad(Tensor self, int[] pad, str mode='constant', float? value=None) -> Tensor", pad_meta, pad_kernel);
   r.add("roll(Tensor self, int[] shifts, int[] dims=[]) -> Tensor", roll_meta, roll_kernel);
   constexpr OpFlags v = OpFlags::view;
@@ -346,6 +399,9 @@ constexpr CallStyle fn = CallStyle::function;
 Tensor cat(const TensorList& tensors, std::int64_t dim, Where w) { return invoke(SYMTRACE_OP("cat"), w, fn, tensors, dim); }
 Tensor pad(const Tensor& x, const IntList& pad, double value, Where w) {
   return invoke(SYMTRACE_OP("pad"), w, fn, x, pad, std::string("constant"), value);
+}
+Tensor repeat(const Tensor& x, const SymIntList& repeats, Where w) {
+  return invoke(SYMTRACE_OP("repeat"), w, CallStyle::method, x, repeats);
 }
 Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims, Where w) {
   return invoke(SYMTRACE_OP("roll"), w, fn, x, shifts, dims);

@@ -9,9 +9,13 @@
 #include "ops/kernel_util.hpp"
 #include "ops/meta_util.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace symtrace {
 
@@ -93,6 +97,62 @@ struct PowFn {
     }
   }
 };
+// Bitwise on int64, logical on bool (the meta function refuses floating operands).
+// Python's `//` and `%` (PyTorch's floor_divide and remainder): the quotient rounds toward
+// negative infinity and the remainder takes the divisor's sign. Floats follow PyTorch's
+// div_floor (fmod first, so the quotient is exact where it can be); an integer division by
+// zero throws, as in PyTorch.
+struct FloorDivFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!b) throw std::invalid_argument("ZeroDivisionError: integer division by zero");
+      return a;
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      if (b == 0) throw std::invalid_argument("ZeroDivisionError: integer division by zero");
+      if (b == -1) return wrap(bits(0) - bits(a));  // INT64_MIN // -1 wraps, as in PyTorch
+      const T q = a / b;
+      return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+    } else {
+      if (b == 0) return a / b;
+      const T mod = std::fmod(a, b);
+      T div = (a - mod) / b;
+      if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+      if (div == 0) return std::copysign(T(0), a / b);
+      T floordiv = std::floor(div);
+      if (div - floordiv > T(0.5)) floordiv += 1;
+      return floordiv;
+    }
+  }
+};
+struct RemainderFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      if (!b) throw std::invalid_argument("ZeroDivisionError: integer modulo by zero");
+      return false;
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      if (b == 0) throw std::invalid_argument("ZeroDivisionError: integer modulo by zero");
+      if (b == -1) return 0;
+      const T r = a % b;
+      return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+    } else {
+      T mod = std::fmod(a, b);
+      if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+      return mod;
+    }
+  }
+};
+struct BitwiseAndFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a && b;
+    else return a & b;
+  }
+};
+struct BitwiseOrFn {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a || b;
+    else return a | b;
+  }
+};
 struct EqFn { template <class T> bool operator()(T a, T b) const { return a == b; } };
 struct NeFn { template <class T> bool operator()(T a, T b) const { return a != b; } };
 struct LtFn { template <class T> bool operator()(T a, T b) const { return a < b; } };
@@ -109,6 +169,34 @@ Value binary_kernel(const OpCall& call, const OutputMeta& meta) {
   visit_dtype(compute, [&]<class T>() {
     if constexpr (R == Rule::comparison) map_binary<bool, T>(out, a, b, Fn{});
     else map_binary<T, T>(out, a, b, Fn{});
+  });
+  return out;
+}
+
+// bitwise_and / bitwise_or: PyTorch's result type, which must be bool or an integer type.
+std::string operand_text(const Value& v) {
+  if (v.is_tensor()) return fmt::format("{} of shape {}", v.to_tensor().dtype(), v.to_tensor().shape());
+  if (v.is_symint()) return "a size (int64)";
+  return fmt::format("the number {}", v);
+}
+
+OutputMeta bitwise_meta(const OpCall& call) {
+  const Value& a = call.arg(0);
+  const Value& b = call.arg(1);
+  if (is_floating(detail::result_type(a, b)))
+    call.fail("is defined for bool and int64 operands only, got {} and {}; compare first (x > 0) or convert "
+              "with .to(int64)", operand_text(a), operand_text(b));
+  return binary_meta<Rule::arithmetic>(call);
+}
+
+template <class Fn>
+Value bitwise_kernel(const OpCall& call, const OutputMeta& meta) {
+  const DType dt = meta.outputs[0].dtype;
+  const Tensor a = operand_tensor(call.arg(0), dt);
+  const Tensor b = operand_tensor(call.arg(1), dt);
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  visit_dtype(dt, [&]<class T>() {
+    if constexpr (!std::is_floating_point_v<T>) map_binary<T, T>(out, a, b, Fn{});  // float: refused by the meta
   });
   return out;
 }
@@ -161,9 +249,25 @@ struct NegFn {
 struct AbsFn { template <class T> T operator()(T v) const { return v < 0 ? NegFn{}(v) : v; } };
 struct ReluFn { template <class T> T operator()(T v) const { return v > 0 ? v : T(0); } };
 struct Relu6Fn { template <class T> T operator()(T v) const { return v < 0 ? T(0) : (v > 6 ? T(6) : v); } };
+// floor, ceil, round: an integer is already whole, so it passes through (as in PyTorch).
+template <float (*F)(float)>
+struct WholeFn {
+  template <class T> T operator()(T v) const {
+    if constexpr (std::is_floating_point_v<T>) return F(v);
+    else return v;
+  }
+};
+float floor_of(float v) { return std::floor(v); }
+float ceil_of(float v) { return std::ceil(v); }
+// torch.round rounds half to even (2.5 -> 2, -0.5 -> -0): nearbyint in the default rounding
+// mode, round-to-nearest-even, as PyTorch's kernel does.
+float round_of(float v) { return std::nearbyint(v); }
 struct ExpFn { float operator()(float v) const { return std::exp(v); } };
 struct LogFn { float operator()(float v) const { return std::log(v); } };
 struct SqrtFn { float operator()(float v) const { return std::sqrt(v); } };
+struct Log2Fn { float operator()(float v) const { return std::log2(v); } };
+struct ReciprocalFn { float operator()(float v) const { return 1.0f / v; } };
+struct AtanFn { float operator()(float v) const { return std::atan(v); } };
 struct RsqrtFn { float operator()(float v) const { return 1.0f / std::sqrt(v); } };
 struct SigmoidFn { float operator()(float v) const { return 1.0f / (1.0f + std::exp(-v)); } };
 struct TanhFn { float operator()(float v) const { return std::tanh(v); } };
@@ -335,6 +439,8 @@ void detail::register_pointwise_ops(OpRegistry& r) {
   r.add("sub(Tensor|Scalar self, Tensor|Scalar other) -> Tensor", binary_meta<Rule::arithmetic>, binary_kernel<Rule::arithmetic, SubFn>, ew);
   r.add("mul(Tensor|Scalar self, Tensor|Scalar other) -> Tensor", binary_meta<Rule::arithmetic>, binary_kernel<Rule::arithmetic, MulFn>, ew);
   r.add("div(Tensor|Scalar self, Tensor|Scalar other) -> Tensor", binary_meta<Rule::division>, binary_kernel<Rule::division, DivFn>, ew);
+  r.add("floor_divide(Tensor self, Tensor|Scalar other) -> Tensor", binary_meta<Rule::arithmetic>, binary_kernel<Rule::arithmetic, FloorDivFn>, ew);
+  r.add("remainder(Tensor self, Tensor|Scalar other) -> Tensor", binary_meta<Rule::arithmetic>, binary_kernel<Rule::arithmetic, RemainderFn>, ew);
   r.add("pow(Tensor|Scalar self, Tensor|Scalar exponent) -> Tensor", binary_meta<Rule::arithmetic>, binary_kernel<Rule::arithmetic, PowFn>, ew);
   r.add("eq(Tensor self, Tensor|Scalar other) -> Tensor", binary_meta<Rule::comparison>, binary_kernel<Rule::comparison, EqFn>, ew);
   r.add("ne(Tensor self, Tensor|Scalar other) -> Tensor", binary_meta<Rule::comparison>, binary_kernel<Rule::comparison, NeFn>, ew);
@@ -342,12 +448,20 @@ void detail::register_pointwise_ops(OpRegistry& r) {
   r.add("le(Tensor self, Tensor|Scalar other) -> Tensor", binary_meta<Rule::comparison>, binary_kernel<Rule::comparison, LeFn>, ew);
   r.add("gt(Tensor self, Tensor|Scalar other) -> Tensor", binary_meta<Rule::comparison>, binary_kernel<Rule::comparison, GtFn>, ew);
   r.add("ge(Tensor self, Tensor|Scalar other) -> Tensor", binary_meta<Rule::comparison>, binary_kernel<Rule::comparison, GeFn>, ew);
+  r.add("bitwise_and(Tensor self, Tensor|Scalar other) -> Tensor", bitwise_meta, bitwise_kernel<BitwiseAndFn>, ew);
+  r.add("bitwise_or(Tensor self, Tensor|Scalar other) -> Tensor", bitwise_meta, bitwise_kernel<BitwiseOrFn>, ew);
   r.add("neg(Tensor self) -> Tensor", unary_meta<Domain::any_numeric>, unary_kernel<Domain::any_numeric, NegFn>, ew);
   r.add("abs(Tensor self) -> Tensor", unary_meta<Domain::any_numeric>, unary_kernel<Domain::any_numeric, AbsFn>, ew);
   r.add("relu(Tensor self) -> Tensor", unary_meta<Domain::any_numeric>, unary_kernel<Domain::any_numeric, ReluFn>, ew);
   r.add("relu6(Tensor self) -> Tensor", unary_meta<Domain::any_numeric>, unary_kernel<Domain::any_numeric, Relu6Fn>, ew);
+  r.add("floor(Tensor self) -> Tensor", unary_meta<Domain::any_numeric>, unary_kernel<Domain::any_numeric, WholeFn<floor_of>>, ew);
+  r.add("ceil(Tensor self) -> Tensor", unary_meta<Domain::any_numeric>, unary_kernel<Domain::any_numeric, WholeFn<ceil_of>>, ew);
+  r.add("round(Tensor self) -> Tensor", unary_meta<Domain::any_numeric>, unary_kernel<Domain::any_numeric, WholeFn<round_of>>, ew);
   r.add("exp(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, ExpFn>, ew);
   r.add("log(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, LogFn>, ew);
+  r.add("log2(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, Log2Fn>, ew);
+  r.add("reciprocal(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, ReciprocalFn>, ew);
+  r.add("atan(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, AtanFn>, ew);
   r.add("sqrt(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, SqrtFn>, ew);
   r.add("rsqrt(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, RsqrtFn>, ew);
   r.add("sigmoid(Tensor self) -> Tensor", unary_meta<Domain::floating>, unary_kernel<Domain::floating, SigmoidFn>, ew);
@@ -388,10 +502,22 @@ Tensor lt(const Tensor& a, const Operand& b, Where w) { return invoke(SYMTRACE_O
 Tensor le(const Tensor& a, const Operand& b, Where w) { return invoke(SYMTRACE_OP("le"), w, fn, a, operand_value(b)); }
 Tensor gt(const Tensor& a, const Operand& b, Where w) { return invoke(SYMTRACE_OP("gt"), w, fn, a, operand_value(b)); }
 Tensor ge(const Tensor& a, const Operand& b, Where w) { return invoke(SYMTRACE_OP("ge"), w, fn, a, operand_value(b)); }
+Tensor bitwise_and(const Tensor& a, const Operand& b, Where w) {
+  return invoke(SYMTRACE_OP("bitwise_and"), w, fn, a, operand_value(b));
+}
+Tensor bitwise_or(const Tensor& a, const Operand& b, Where w) {
+  return invoke(SYMTRACE_OP("bitwise_or"), w, fn, a, operand_value(b));
+}
 Tensor neg(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("neg"), w, fn, x); }
 Tensor abs(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("abs"), w, fn, x); }
 Tensor exp(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("exp"), w, fn, x); }
 Tensor log(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("log"), w, fn, x); }
+Tensor floor(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("floor"), w, fn, x); }
+Tensor ceil(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("ceil"), w, fn, x); }
+Tensor round(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("round"), w, fn, x); }
+Tensor log2(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("log2"), w, fn, x); }
+Tensor reciprocal(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("reciprocal"), w, fn, x); }
+Tensor atan(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("atan"), w, fn, x); }
 Tensor sqrt(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("sqrt"), w, fn, x); }
 Tensor rsqrt(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("rsqrt"), w, fn, x); }
 Tensor relu(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("relu"), w, fn, x); }

@@ -89,6 +89,10 @@ class Parser {
       }
     }
     if (!found) fail("unknown argument type");
+    if (text_.substr(pos_, 3) == "?[]") {  // a list of optional items: `Tensor?[]`
+      arg.items_optional = true;
+      ++pos_;
+    }
     if (text_.substr(pos_, 2) == "[]") {
       arg.is_list = true;
       pos_ += 2;
@@ -212,7 +216,7 @@ bool OpSchema::accepts(const ArgSpec& spec, const Value& value) noexcept {
   if (!spec.is_list) return accepts_one(spec.type, value);
   if (!value.is_list()) return false;
   for (const Value& v : boost::variant2::get<ValueList>(value.value))
-    if (!accepts_one(spec.type, v)) return false;
+    if (!(spec.items_optional && v.is_none()) && !accepts_one(spec.type, v)) return false;
   return true;
 }
 
@@ -222,6 +226,7 @@ std::string type_string(const ArgSpec& spec) {
   std::string out;
   for (const auto& t : kTypes)
     if (t.type == spec.type) out = std::string(t.text);
+  if (spec.items_optional) out += "?";
   if (spec.is_list) out += "[]";
   if (spec.is_optional) out += "?";
   return out;

@@ -1,5 +1,6 @@
-// Ordering ops: topk. Slices along the dim are ordered with a stable sort, so equal values
-// keep their order and the result does not depend on the machine.
+// Ordering ops: topk, sort, and unique_sorted (aten::_unique2 with sorted=True). Slices along
+// the dim are ordered with a stable sort, so equal values keep their order and the result does
+// not depend on the machine. NaN orders above every number, as in PyTorch's sort.
 #include "symtrace/ops/sorting.hpp"
 
 #include "ops/call_util.hpp"
@@ -73,6 +74,21 @@ void topk_slices(const Tensor& x, std::int64_t outer, std::int64_t size, std::in
   }
 }
 
+// Outer, size and inner extents of contiguous `sizes` around dim `d` (a 0-dim tensor is one
+// slice of one element).
+struct Slices {
+  std::int64_t outer = 1, size = 1, inner = 1;
+};
+Slices slices_around(const IntList& sizes, std::size_t d) {
+  Slices s;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (i < d) s.outer *= sizes[i];
+    if (i == d) s.size = sizes[i];
+    if (i > d) s.inner *= sizes[i];
+  }
+  return s;
+}
+
 Value topk_kernel(const OpCall& call, const OutputMeta&) {
   const Tensor x = detail::contiguous_copy(call.tensor(0));
   const std::int64_t k = call.arg(1).to_sym_int().value(call.where);
@@ -81,11 +97,7 @@ Value topk_kernel(const OpCall& call, const OutputMeta&) {
   const IntList sizes = x.shape().sizes();
   const std::int64_t size = x.dim() == 0 ? 1 : sizes[d];
   if (k < 0 || k > size) call.fail("k ({}) is out of range for dimension {} of size {} (shape {})", k, d, size, x.shape());
-  std::int64_t outer = 1, inner = 1;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (i < d) outer *= sizes[i];
-    if (i > d) inner *= sizes[i];
-  }
+  const Slices s = slices_around(sizes, d);
   IntList out_sizes = sizes;
   if (x.dim() > 0) out_sizes[d] = k;
   Tensor values = detail::empty_like_meta(TensorMeta{x.dtype(), Shape(out_sizes)});
@@ -96,9 +108,100 @@ Value topk_kernel(const OpCall& call, const OutputMeta&) {
     return ValueList{Value(std::move(values)), Value(std::move(indices))};
   }
   const bool largest = call.arg(3).to_bool();
-  if (x.dtype() == DType::float32) topk_slices<float>(x, outer, size, inner, k, largest, values, indices);
-  else topk_slices<std::int64_t>(x, outer, size, inner, k, largest, values, indices);
+  if (x.dtype() == DType::float32) topk_slices<float>(x, s.outer, size, s.inner, k, largest, values, indices);
+  else topk_slices<std::int64_t>(x, s.outer, size, s.inner, k, largest, values, indices);
   return ValueList{Value(std::move(values)), Value(std::move(indices))};
+}
+
+// ---- sort ----------------------------------------------------------------------------------
+
+OutputMeta sort_meta(const OpCall& call) {
+  const Tensor& x = call.tensor(0);
+  if (x.shape().is_rank_known())
+    (void)detail::wrap_dim(call, call.integer(1), std::max<std::int64_t>(x.dim(), 1), x.shape());
+  OutputMeta meta;
+  meta.is_list = true;
+  meta.outputs = {TensorMeta{x.dtype(), x.shape()}, TensorMeta{DType::int64, x.shape()}};
+  return meta;
+}
+
+// A sort is a topk of every element: k is the size of the dim.
+Value sort_kernel(const OpCall& call, const OutputMeta& meta) {
+  const Tensor x = detail::contiguous_copy(call.tensor(0));
+  const IntList sizes = x.shape().sizes();
+  const auto d = static_cast<std::size_t>(
+      detail::wrap_dim(call, call.integer(1), std::max<std::int64_t>(x.dim(), 1), x.shape()));
+  const Slices s = slices_around(sizes, d);
+  Tensor values = detail::empty_like_meta(meta.outputs[0]);
+  Tensor indices = detail::empty_like_meta(meta.outputs[1]);
+  const bool descending = call.boolean(2);
+  visit_dtype(x.dtype(), [&]<class T>() {
+    topk_slices<T>(x, s.outer, s.size, s.inner, s.size, descending, values, indices);
+  });
+  return ValueList{Value(std::move(values)), Value(std::move(indices))};
+}
+
+// ---- unique_sorted -------------------------------------------------------------------------
+
+// aten::_unique2(self, sorted=True, return_inverse, return_counts) -> (values, inverse, counts).
+// The number of distinct values depends on the data: an unknown dim (Note [Data-dependent
+// sizes] in dispatch.cpp), whatever is known of the input, even its rank (OpFlags::unknown_rank).
+// As PyTorch 1.13's CPU kernel, the inverse is computed (shaped like self) when either the
+// inverse or the counts are asked for; what is not computed is an empty [0] tensor.
+OutputMeta unique_sorted_meta(const OpCall& call) {
+  const Tensor& x = call.tensor(0);
+  const bool counts = call.boolean(2);
+  const bool inverse = call.boolean(1) || counts;
+  OutputMeta meta;
+  meta.is_list = true;
+  meta.outputs = {TensorMeta{x.dtype(), Shape{Dim::unknown()}},
+                  TensorMeta{DType::int64, inverse ? x.shape() : Shape{Dim(0)}},
+                  TensorMeta{DType::int64, Shape{counts ? Dim::unknown() : Dim(0)}}};
+  return meta;
+}
+
+template <class T>
+ValueList unique_sorted_of(const Tensor& x, bool inverse, bool counts) {
+  const std::vector<T> v = x.to_vector<T>();
+  const std::size_t n = v.size();
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(v[a]) || std::isnan(v[b])) return !std::isnan(v[a]);  // NaN last
+    }
+    return v[a] < v[b];
+  });
+  // Runs of equal values, each represented by its first element in input order (-0.0 or 0.0,
+  // whichever comes first, as PyTorch's hash set keeps). NaN equals nothing: each is its own.
+  std::vector<std::size_t> firsts;
+  std::vector<std::int64_t> run_of(n), count;
+  for (const std::size_t i : order) {
+    if (firsts.empty() || !(v[i] == v[firsts.back()])) {
+      firsts.push_back(i);
+      count.push_back(0);
+    }
+    run_of[i] = static_cast<std::int64_t>(firsts.size() - 1);
+    ++count.back();
+  }
+  const auto u = static_cast<std::int64_t>(firsts.size());
+  Tensor values = Tensor::empty(Shape{u}, x.dtype());
+  T* pv = values.data_ptr<T>();
+  for (std::size_t j = 0; j < firsts.size(); ++j) pv[j] = v[firsts[j]];
+  Tensor inv = Tensor::empty(inverse ? x.shape() : Shape{Dim(0)}, DType::int64);
+  if (inverse) std::copy(run_of.begin(), run_of.end(), inv.data_ptr<std::int64_t>());
+  Tensor cnt = Tensor::empty(Shape{counts ? u : 0}, DType::int64);
+  if (counts) std::copy(count.begin(), count.end(), cnt.data_ptr<std::int64_t>());
+  return ValueList{Value(std::move(values)), Value(std::move(inv)), Value(std::move(cnt))};
+}
+
+Value unique_sorted_kernel(const OpCall& call, const OutputMeta&) {
+  const Tensor& x = call.tensor(0);
+  const bool counts = call.boolean(2);
+  const bool inverse = call.boolean(1) || counts;
+  ValueList out;
+  visit_dtype(x.dtype(), [&]<class T>() { out = unique_sorted_of<T>(x, inverse, counts); });
+  return out;
 }
 
 }  // namespace
@@ -106,6 +209,9 @@ Value topk_kernel(const OpCall& call, const OutputMeta&) {
 void detail::register_sorting_ops(OpRegistry& r) {
   r.add("topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> Tensor[]", topk_meta,
         topk_kernel);
+  r.add("sort(Tensor self, int dim=-1, bool descending=False) -> Tensor[]", sort_meta, sort_kernel);
+  r.add("unique_sorted(Tensor self, bool return_inverse=False, bool return_counts=False) -> Tensor[]",
+        unique_sorted_meta, unique_sorted_kernel, OpFlags::unknown_rank);
 }
 
 // ---- Typed API ---------------------------------------------------------------------------
@@ -114,6 +220,17 @@ std::pair<Tensor, Tensor> topk(const Tensor& x, const SymInt& k, std::int64_t di
                                Where w) {
   TensorList r = detail::invoke_list(SYMTRACE_OP("topk"), w, CallStyle::function, x, k, dim, largest, sorted);
   return {std::move(r.at(0)), std::move(r.at(1))};
+}
+
+std::pair<Tensor, Tensor> sort(const Tensor& x, std::int64_t dim, bool descending, Where w) {
+  TensorList r = detail::invoke_list(SYMTRACE_OP("sort"), w, CallStyle::function, x, dim, descending);
+  return {std::move(r.at(0)), std::move(r.at(1))};
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_sorted(const Tensor& x, bool return_inverse, bool return_counts, Where w) {
+  TensorList r =
+      detail::invoke_list(SYMTRACE_OP("unique_sorted"), w, CallStyle::function, x, return_inverse, return_counts);
+  return {std::move(r.at(0)), std::move(r.at(1)), std::move(r.at(2))};
 }
 
 }  // namespace symtrace

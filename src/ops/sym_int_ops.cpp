@@ -1,6 +1,7 @@
 // Size arithmetic (DESIGN decision 2): Tensor::size/sizes/numel, the SymInt operators, and the
 // ops a trace records for proxies: fx's `size` and `numel` methods, its `operator.add`, ...
-// functions, and `zeros`/`ones`/`full` with a shape holding a proxy.
+// functions, `zeros`/`ones`/`full` with a shape holding a proxy, and the creation ops whose
+// sizes may be proxies (`arange` to a size, `empty`, `new_empty`, `zeros_like`, `full_like`).
 //
 // Known sizes never reach the dispatcher: `x.size(0)` of a known dim and `n * 2` of known
 // operands are plain integer code, so tracing with example shapes records no size nodes.
@@ -8,15 +9,18 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/factories.hpp"
+#include "symtrace/ops/creation.hpp"
 
 #include "ops/call_util.hpp"
 #include "ops/families.hpp"
+#include "ops/kernel_util.hpp"
 #include "ops/meta_util.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -103,9 +107,9 @@ struct Le { bool operator()(std::int64_t a, std::int64_t b) const noexcept { ret
 struct Gt { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a > b; } };
 struct Ge { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a >= b; } };
 
-// zeros / ones / full with sizes that may be proxies.
-Shape factory_shape(const OpCall& call) {
-  const IntList sizes = call.size_list(0);
+// zeros / ones / full with sizes that may be proxies (argument `index`).
+Shape factory_shape(const OpCall& call, std::size_t index = 0) {
+  const IntList sizes = call.size_list(index);
   Shape shape;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] == OpCall::unknown_size) {
@@ -124,6 +128,98 @@ OutputMeta filled_meta(const OpCall& call) {
 Value filled_kernel(const OpCall& call, const OutputMeta& meta) {
   const Scalar value = call.op.name() == "full" ? call.scalar(1) : Scalar(call.op.name() == "ones" ? 1 : 0);
   return full(meta.outputs[0].shape.sizes(), value, meta.outputs[0].dtype, call.where);
+}
+
+// ---- Creation ops: arange, empty, zeros_like, full_like, new_empty --------------------------
+
+// arange(start, end, step, dtype). A bound is a number or a proxy SymInt (the schema's
+// Tensor|Scalar admits proxies; a tensor is refused here).
+DType arange_dtype(const OpCall& call) {
+  bool integral = true;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Value& v = call.arg(i);
+    if (v.is_tensor())
+      call.fail("argument '{}' must be a number or a size, got a tensor of shape {}; pass a number (a one-element "
+                "tensor's value is .item<T>())", call.op.schema.args[i].name, v.to_tensor().shape());
+    integral = integral && !v.is_double();
+  }
+  const DType dtype = call.arg(3).is_none() ? (integral ? DType::int64 : DType::float32) : call.dtype(3);
+  if (dtype == DType::bool_) call.fail("cannot make a bool range; ask for int64 or float32 and compare");
+  return dtype;
+}
+
+// PyTorch's length rule: ceil((end - start) / step), with the bounds first converted to the
+// result's type (int64, or double for float32), after the same checks.
+std::int64_t arange_length(const OpCall& call, DType dtype, const Scalar& start, const Scalar& end,
+                           const Scalar& step) {
+  double size = 0;
+  if (dtype == DType::int64) {
+    const std::int64_t a = start.to_int(), b = end.to_int(), s = step.to_int();
+    if (s == 0) call.fail("step must be nonzero (start={} end={} step={} as int64)", a, b, s);
+    if (s > 0 ? b < a : b > a)
+      call.fail("the step {} goes away from end: start={} end={}; use a step of the other sign", s, a, b);
+    std::int64_t span = 0;
+    if (__builtin_sub_overflow(b, a, &span)) call.fail("end - start overflows int64 (start={} end={})", a, b);
+    size = std::ceil(static_cast<double>(span) / static_cast<double>(s));
+  } else {
+    const double a = start.to_double(), b = end.to_double(), s = step.to_double();
+    if (!(s > 0 || s < 0)) call.fail("step must be nonzero, got {}", s);
+    if (!std::isfinite(a) || !std::isfinite(b)) call.fail("the bounds must be finite, got start={} end={}", a, b);
+    if (s > 0 ? b < a : b > a)
+      call.fail("the step {} goes away from end: start={} end={}; use a step of the other sign", s, a, b);
+    size = std::ceil((b - a) / s);
+  }
+  if (!(size < static_cast<double>(std::numeric_limits<std::int64_t>::max())))  // 2^63: not an int64
+    call.fail("start={} end={} step={} would make {:g} elements, too many for a tensor", start, end, step, size);
+  return static_cast<std::int64_t>(size);
+}
+
+OutputMeta arange_meta(const OpCall& call) {
+  const DType dtype = arange_dtype(call);
+  // A bound the run gives (a proxy SymInt): a length only the run knows.
+  if (call.arg(0).is_symint() || call.arg(1).is_symint() || call.arg(2).is_symint()) {
+    if (!call.arg(2).is_symint() && call.scalar(2).to_double() == 0) call.fail("step must be nonzero");
+    return OutputMeta::single(dtype, Shape{Dim::unknown()});
+  }
+  return OutputMeta::single(dtype, Shape{arange_length(call, dtype, call.scalar(0), call.scalar(1), call.scalar(2))});
+}
+
+Value arange_kernel(const OpCall& call, const OutputMeta& meta) {
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  const std::int64_t n = *out.shape().numel();
+  const Scalar start = call.scalar(0), step = call.scalar(2);
+  if (meta.outputs[0].dtype == DType::int64) {
+    auto* p = out.data_ptr<std::int64_t>();
+    const std::int64_t a = start.to_int(), s = step.to_int();
+    for (std::int64_t i = 0; i < n; ++i) p[i] = a + s * i;
+  } else {  // start + step * i in double, then rounded once, as PyTorch's CPU kernel
+    auto* p = out.data_ptr<float>();
+    const double a = start.to_double(), s = step.to_double();
+    for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(a + s * static_cast<double>(i));
+  }
+  return out;
+}
+
+OutputMeta empty_meta(const OpCall& call) {
+  return OutputMeta::single(call.arg(1).is_none() ? DType::float32 : call.dtype(1), factory_shape(call));
+}
+// new_empty(self, size, dtype) and zeros_like / full_like(self, [value,] dtype): self's dtype
+// unless one is given.
+OutputMeta new_empty_meta(const OpCall& call) {
+  return OutputMeta::single(call.arg(2).is_none() ? call.tensor(0).dtype() : call.dtype(2), factory_shape(call, 1));
+}
+OutputMeta like_meta(const OpCall& call) {
+  const Value& dtype = call.args.back();
+  const Tensor& self = call.tensor(0);
+  return OutputMeta::single(dtype.is_none() ? self.dtype() : dtype.to_dtype(), self.shape());
+}
+// empty and new_empty are zero-filled: their contents are unspecified in PyTorch, and zeros
+// keep runs deterministic.
+Value zero_filled_kernel(const OpCall& call, const OutputMeta& meta) {
+  return full(meta.outputs[0].shape.sizes(), 0, meta.outputs[0].dtype, call.where);
+}
+Value full_like_kernel(const OpCall& call, const OutputMeta& meta) {
+  return full(meta.outputs[0].shape.sizes(), call.scalar(1), meta.outputs[0].dtype, call.where);
 }
 
 // ---- Dispatch of the symbolic path ----------------------------------------------------------
@@ -178,6 +274,12 @@ void detail::register_sym_int_ops(OpRegistry& r) {
   r.add("zeros(int[] size, ScalarType dtype) -> Tensor", filled_meta, filled_kernel);
   r.add("ones(int[] size, ScalarType dtype) -> Tensor", filled_meta, filled_kernel);
   r.add("full(int[] size, Scalar fill_value, ScalarType dtype) -> Tensor", filled_meta, filled_kernel);
+  r.add("arange(Tensor|Scalar start, Tensor|Scalar end, Tensor|Scalar step=1, ScalarType? dtype=None) -> Tensor",
+        arange_meta, arange_kernel);
+  r.add("empty(int[] size, ScalarType? dtype=None) -> Tensor", empty_meta, zero_filled_kernel);
+  r.add("new_empty(Tensor self, int[] size, ScalarType? dtype=None) -> Tensor", new_empty_meta, zero_filled_kernel);
+  r.add("zeros_like(Tensor self, ScalarType? dtype=None) -> Tensor", like_meta, zero_filled_kernel);
+  r.add("full_like(Tensor self, Scalar fill_value, ScalarType? dtype=None) -> Tensor", like_meta, full_like_kernel);
 }
 
 // ---- Tensor's size queries ----------------------------------------------------------------
@@ -254,6 +356,25 @@ Tensor detail::symbolic_full(std::string_view name, const SymIntList& shape, Sca
   const std::array<Value, 2> args{Value(shape), Value(dtype)};
   const OpDef& op = name == "ones" ? SYMTRACE_OP("ones") : SYMTRACE_OP("zeros");
   return detail::take_tensor(dispatch(op, args, where, CallStyle::function));
+}
+
+// ---- Creation ops ----------------------------------------------------------------------------
+
+Tensor detail::arange_op(Value start, Value end, Value step, std::optional<DType> dtype, Where where) {
+  const std::array<Value, 4> args{std::move(start), std::move(end), std::move(step), Value(dtype)};
+  return detail::take_tensor(dispatch(SYMTRACE_OP("arange"), args, where, CallStyle::function));
+}
+Tensor empty(const SymIntList& size, std::optional<DType> dtype, Where where) {
+  return detail::invoke(SYMTRACE_OP("empty"), where, CallStyle::function, size, dtype);
+}
+Tensor zeros_like(const Tensor& x, std::optional<DType> dtype, Where where) {
+  return detail::invoke(SYMTRACE_OP("zeros_like"), where, CallStyle::function, x, dtype);
+}
+Tensor full_like(const Tensor& x, Scalar value, std::optional<DType> dtype, Where where) {
+  return detail::invoke(SYMTRACE_OP("full_like"), where, CallStyle::function, x, value, dtype);
+}
+Tensor new_empty(const Tensor& x, const SymIntList& size, std::optional<DType> dtype, Where where) {
+  return detail::invoke(SYMTRACE_OP("new_empty"), where, CallStyle::method, x, size, dtype);
 }
 
 }  // namespace symtrace

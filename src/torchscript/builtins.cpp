@@ -3,6 +3,8 @@
 // the slot of the value they were given, which is where later uses read it.
 #include "torchscript/builtins.hpp"
 
+#include "torchscript/builtin_util.hpp"
+
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/sym_int.hpp"
 #include "symtrace/nn/attention.hpp"
@@ -24,26 +26,12 @@ namespace symtrace::torchscript::detail {
 
 namespace {
 
-const Value& in(const Instr& i, const Value* frame, std::size_t k) { return frame[i.inputs[k]]; }
-Value& out(const Instr& i, Value* frame, std::size_t k = 0) { return frame[i.outputs[k]]; }
-
-ValueList& mutable_list(const Instr& i, Value* frame, std::size_t k) {
-  Value& v = frame[i.inputs[k]];
-  if (!v.is_list()) throw_invalid_argument(i.where, "{} expects a list, not {}", i.name, v.type_name());
-  return boost::variant2::get<ValueList>(v.value);
-}
-
 std::size_t list_index(const Instr& i, std::size_t size, const Value& index) {
   std::int64_t k = index.is_symint() ? index.to_sym_int().value(i.where) : index.to_int();
   if (k < 0) k += static_cast<std::int64_t>(size);
   if (k < 0 || k >= static_cast<std::int64_t>(size))
     throw_invalid_argument(i.where, "list index {} out of range (the list has {} elements)", index, size);
   return static_cast<std::size_t>(k);
-}
-
-// The registry's `call` (defaults filled in by the schema) with positional arguments.
-Value call_op(std::string_view name, std::initializer_list<Value> args, std::source_location where) {
-  return call(name, ValueList(args), {}, where);
 }
 
 // ---- containers ---------------------------------------------------------------------------
@@ -102,12 +90,6 @@ void append(const Instr& i, Value* frame) {
   if (!i.outputs.empty()) out(i, frame) = in(i, frame, 0);
 }
 
-ValueDict& mutable_dict(const Instr& i, Value* frame, std::size_t k) {
-  Value& v = frame[i.inputs[k]];
-  if (!v.is_dict()) throw_invalid_argument(i.where, "{} expects a dict, not {}", i.name, v.type_name());
-  return boost::variant2::get<ValueDict>(v.value);
-}
-
 void set_item(const Instr& i, Value* frame) {
   Value item = in(i, frame, 2);
   if (in(i, frame, 0).is_dict()) {
@@ -119,6 +101,34 @@ void set_item(const Instr& i, Value* frame) {
   ValueList& l = mutable_list(i, frame, 0);
   l[list_index(i, l.size(), in(i, frame, 1))] = std::move(item);
   if (!i.outputs.empty()) out(i, frame) = in(i, frame, 0);
+}
+
+// list.insert(index, item): Python's rule (an index past either end inserts at that end).
+void list_insert(const Instr& i, Value* frame) {
+  Value item = in(i, frame, 2);
+  ValueList& l = mutable_list(i, frame, 0);
+  const auto n = static_cast<std::int64_t>(l.size());
+  std::int64_t k = in(i, frame, 1).to_int();
+  if (k < 0) k += n;
+  k = std::clamp<std::int64_t>(k, 0, n);
+  l.insert(l.begin() + k, std::move(item));
+}
+
+// list * n and n * list: the list repeated (empty for n <= 0).
+template <std::size_t ListAt>
+void list_repeat(const Instr& i, Value* frame) {
+  const ValueList& l = in(i, frame, ListAt).to_list();
+  const std::int64_t n = in(i, frame, 1 - ListAt).to_int();
+  ValueList r;
+  for (std::int64_t k = 0; k < n; ++k) r.insert(r.end(), l.begin(), l.end());
+  out(i, frame) = std::move(r);
+}
+
+// list.extend(other)
+void list_extend(const Instr& i, Value* frame) {
+  ValueList other = in(i, frame, 1).to_list();  // a copy: `l.extend(l)` reads what it changes
+  ValueList& l = mutable_list(i, frame, 0);
+  l.insert(l.end(), std::make_move_iterator(other.begin()), std::make_move_iterator(other.end()));
 }
 
 void list_copy(const Instr& i, Value* frame) { out(i, frame) = in(i, frame, 0).to_list(); }
@@ -150,8 +160,19 @@ void list_slice(const Instr& i, Value* frame) {
 void tuple_index(const Instr& i, Value* frame) { getitem(i, frame); }
 
 // dict() and dict(other): a new dict (a copy); prim::DictConstruct(k0, v0, k1, v1, ...).
+// dict(), dict(other) and dict(list of (key, value) pairs)
 void dict_new(const Instr& i, Value* frame) {
-  out(i, frame) = i.inputs.empty() ? ValueDict() : in(i, frame, 0).to_dict();
+  if (i.inputs.empty() || in(i, frame, 0).is_dict()) {
+    out(i, frame) = i.inputs.empty() ? ValueDict() : in(i, frame, 0).to_dict();
+    return;
+  }
+  ValueDict d;
+  for (const Value& pair : in(i, frame, 0).to_list()) {
+    const ValueList& kv = pair.to_list();
+    if (kv.size() != 2) throw_invalid_argument(i.where, "dict() takes (key, value) pairs, got {} values", kv.size());
+    d.insert_or_assign(kv[0], kv[1]);
+  }
+  out(i, frame) = std::move(d);
 }
 void dict_construct(const Instr& i, Value* frame) {
   ValueDict d;
@@ -547,14 +568,6 @@ bool number_or_scalar_tensor(const Value& v) {
          v.to_tensor().dtype() == DType::int64;
 }
 
-Value as_number(const Instr& i, const Value& v) {
-  if (!v.is_tensor()) return v;
-  const Tensor& t = v.to_tensor();
-  if (t.dtype() == DType::float32) return static_cast<double>(t.item<float>(i.where));
-  if (t.dtype() == DType::bool_) return t.item<bool>(i.where);
-  return t.item<std::int64_t>(i.where);
-}
-
 template <Arith A>
 void tensor_arith(const Instr& i, Value* frame) {
   const Value& a = in(i, frame, 0);
@@ -616,7 +629,10 @@ void div_mode(const Instr& i, Value* frame) {
     out(i, frame) = x.to_int() / y.to_int();  // C++ division truncates
     return;
   }
-  if (m == "floor") return tensor_arith<Arith::floordiv>(i, frame);
+  if (m == "floor") {
+    out(i, frame) = call_op("floor_divide", {a, b}, i.where);
+    return;
+  }
   throw_op_error("div", i.where, "aten::div with rounding_mode='trunc' on tensors is not supported by symtrace");
 }
 
@@ -754,40 +770,11 @@ void tensor_min(const Instr& i, Value* frame) {
   out(i, frame) = call_op("neg", {std::move(m)}, i.where);
 }
 
-// aten::index.Tensor(self, Tensor?[] indices) with one integer index tensor, at dim d:
-// index_select along d of the flattened index, reshaped to self's dims before d, the index's
-// dims, and self's dims after d (advanced indexing with one index, as PyTorch computes it).
-void index_tensor(const Instr& i, Value* frame) {
-  const Tensor& self = in(i, frame, 0).to_tensor();
-  const ValueList& indices = in(i, frame, 1).to_list();
-  std::int64_t dim = -1;
-  for (std::size_t k = 0; k < indices.size(); ++k) {
-    if (indices[k].is_none()) continue;
-    if (dim >= 0) throw_op_error("index", i.where, "symtrace indexes with one index tensor only");
-    dim = static_cast<std::int64_t>(k);
-  }
-  if (dim < 0) {
-    out(i, frame) = self;
-    return;
-  }
-  const Tensor& index = indices[static_cast<std::size_t>(dim)].to_tensor();
-  if (index.dtype() != DType::int64)
-    throw_op_error("index", i.where, "symtrace indexes with int64 index tensors only, not {}", to_string(index.dtype()));
-  Value flat = call_op("reshape", {index, Value(IntList{-1})}, i.where);
-  Value picked = call_op("index_select", {self, dim, std::move(flat)}, i.where);
-  SymIntList self_sizes = self.sizes(i.where);
-  SymIntList index_sizes = index.sizes(i.where);
-  ValueList shape;
-  for (std::int64_t k = 0; k < dim; ++k) shape.push_back(Value(self_sizes[static_cast<std::size_t>(k)]));
-  for (const SymInt& s : index_sizes) shape.push_back(Value(s));
-  for (std::size_t k = static_cast<std::size_t>(dim) + 1; k < self_sizes.size(); ++k) shape.push_back(Value(self_sizes[k]));
-  out(i, frame) = call_op("reshape", {std::move(picked), Value(std::move(shape))}, i.where);
-}
-
-using Table = std::unordered_map<std::string_view, BuiltinFn>;
+using Table = BuiltinTable;
 
 const Table& table() {
-  static const Table t = {
+  static const Table t = [] {
+    Table t = {
       {"prim::ListConstruct", construct},
       {"prim::TupleConstruct", construct},
       {"prim::ListUnpack", unpack},
@@ -834,6 +821,7 @@ const Table& table() {
       {"aten::div", arith<Arith::truediv>},
       {"aten::neg.int", neg},
       {"aten::neg.float", neg},
+      {"aten::neg.Scalar", neg},
       {"aten::eq.int", compare<Cmp::eq>},
       {"aten::eq.float", compare<Cmp::eq>},
       {"aten::eq.str", compare<Cmp::eq>},
@@ -971,9 +959,16 @@ const Table& table() {
       {"aten::_native_multi_head_attention", native_multi_head_attention},
       {"aten::max", tensor_max},
       {"aten::min", tensor_min},
-      {"aten::index.Tensor", index_tensor},
       {"prim::is_nested", always_false},
-  };
+      {"aten::IntImplicit", to_int},
+      {"aten::insert", list_insert},
+      {"aten::extend", list_extend},
+      {"aten::mul.left_t", list_repeat<0>},
+      {"aten::mul.right_", list_repeat<1>},
+    };
+    add_tensor_builtins(t);
+    return t;
+  }();
   return t;
 }
 
@@ -1013,6 +1008,8 @@ std::string_view registry_name(std::string_view name) noexcept {
       {"divide", "div"},
       {"clip", "clamp"},
       {"concat", "cat"},
+      {"__and__", "bitwise_and"},
+      {"__or__", "bitwise_or"},
   };
   auto it = renames.find(name);
   return it == renames.end() ? name : it->second;

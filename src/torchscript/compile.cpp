@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <cstring>
 #include <regex>
 #include <stdexcept>
@@ -130,6 +131,17 @@ std::optional<Value> to_value(const c10::IValue& v, std::string_view name) {
       auto converted = to_value(e, name);
       if (!converted) return std::nullopt;
       out.push_back(std::move(*converted));
+    }
+    return Value(std::move(out));
+  }
+  if (v.isObject() && !v.toObjectRef().type()->is_module()) {
+    // An object of a TorchScript class: a dict of its attributes, as the executor holds it.
+    const c10::ivalue::Object& obj = v.toObjectRef();
+    ValueDict out;
+    for (std::size_t k = 0; k < obj.slots().size(); ++k) {
+      auto value = to_value(obj.getSlot(k), name);
+      if (!value) return std::nullopt;
+      out.insert_or_assign(Value(obj.type()->getAttributeName(k)), std::move(*value));
     }
     return Value(std::move(out));
   }
@@ -281,6 +293,7 @@ void Compiler::compile_node(State& s, const jit::Node* node, Block& out) {
     if (kind == c10::prim::GetAttr) {
       const Ref* owner = module_ref(s, node->input(0));
       const std::string name = node->s(c10::attr::name);
+      if (!owner && is_object(node->input(0))) return object_builtin(s, node, at, "prim::GetAttr", name, out);
       if (!owner) return unsupported("prim::GetAttr", fmt::format("attribute '{}' of a value that is not a module", name));
       const c10::ClassTypePtr& type = owner->type;
       std::vector<std::string> path = owner->path;
@@ -317,6 +330,60 @@ void Compiler::compile_node(State& s, const jit::Node* node, Block& out) {
         return;
       }
       return unsupported("prim::GetAttr", fmt::format("the module has no attribute '{}'", name));
+    }
+    if (kind == c10::prim::SetAttr) {
+      const std::string name = node->s(c10::attr::name);
+      if (is_object(node->input(0))) {
+        object_builtin(s, node, at, "prim::SetAttr", name, out);
+        return write_back(s, node, out);
+      }
+      const Ref* owner = module_ref(s, node->input(0));
+      if (!owner) return unsupported("prim::SetAttr", fmt::format("attribute '{}' of a value that is not a module or an object", name));
+      const c10::ClassTypePtr& type = owner->type;
+      const auto index = type->findAttributeSlot(name);
+      if (!index) return unsupported("prim::SetAttr", fmt::format("the module has no attribute '{}'", name));
+      const c10::TypePtr& attr_type = type->getAttribute(*index);
+      if (auto cls = attr_type->cast<c10::ClassType>(); cls && cls->is_module())
+        return unsupported("prim::SetAttr", fmt::format("assigning the submodule '{}' is not supported by symtrace", name));
+      if (is_tensor_type(attr_type) || type->is_parameter(*index) || type->is_buffer(*index))
+        return unsupported("prim::SetAttr", fmt::format("assigning the tensor attribute '{}' is not supported by symtrace", name));
+      // A plain attribute (a cache such as MultiScaleRoIAlign's `scales`): a value of the run
+      // (Note [Attributes set by a run]).
+      Instr& instr = out.instrs.emplace_back();
+      instr.kind = InstrKind::set_attr;
+      instr.where = at;
+      instr.path = owner->path;
+      instr.name = name;
+      instr.inputs.push_back(slot(s, node->input(1)));
+      return;
+    }
+    if (kind == c10::prim::isinstance) {
+      Instr& instr = out.instrs.emplace_back();
+      instr.kind = InstrKind::builtin;
+      instr.where = at;
+      instr.name = "prim::isinstance";
+      instr.builtin = find_builtin("prim::isinstance", "", false);
+      ValueList types;
+      for (const c10::TypePtr& t : node->tys(c10::attr::types)) types.push_back(Value(t->annotation_str()));
+      instr.constant = std::move(types);
+      instr.inputs.push_back(slot(s, node->input(0)));
+      instr.outputs.push_back(slot(s, node->output()));
+      return;
+    }
+    if (kind == c10::prim::CallMethod && is_object(node->input(0))) {
+      // A method of an object (`image_list.to(device)`, `self.map_levels(boxes)`): run with the
+      // object as its first argument; what the method sets on it is written back.
+      const std::string name = node->s(c10::attr::name);
+      const c10::ClassTypePtr type = node->input(0)->type()->expect<c10::ClassType>();
+      Instr instr;
+      instr.kind = InstrKind::call_object;
+      instr.where = at;
+      instr.name = name;
+      instr.program = &compile(type->getMethod(name), nullptr);
+      for (const jit::Value* v : node->inputs()) instr.inputs.push_back(slot(s, v));
+      instr.outputs.push_back(slot(s, node->output()));
+      out.instrs.push_back(std::move(instr));
+      return;
     }
     if (kind == c10::prim::CallMethod) {
       const std::string name = node->s(c10::attr::name);
@@ -391,9 +458,52 @@ void Compiler::compile_node(State& s, const jit::Node* node, Block& out) {
     instr.where = at;
     compile_op(s, node, instr, qualified(kind));
     out.instrs.push_back(std::move(instr));
+    write_back(s, node, out);
   } catch (const std::exception& e) {
     unsupported(qualified(kind), e.what());
   }
+}
+
+// Note [Containers read from containers]: TorchScript's lists, dicts and objects are
+// references, symtrace's Values are not, so `result[i]["boxes"] = boxes` would change a copy
+// of `result[i]`. A node that changes its first input in place, where that input was read
+// from a container (`aten::__getitem__`), is followed by an instruction that stores it back
+// there, and so on up a chain of reads (`a[i][j].append(x)`).
+void Compiler::write_back(State& s, const jit::Node* node, Block& out) {
+  static constexpr std::string_view mutating[] = {"aten::append", "aten::_set_item", "aten::insert",
+                                                  "aten::extend", "aten::update",    "prim::SetAttr"};
+  const std::string kind = qualified(node->kind());
+  if (node->inputs().empty() || std::find(std::begin(mutating), std::end(mutating), kind) == std::end(mutating)) return;
+  static const BuiltinFn store = find_builtin("aten::_set_item", "", false);
+  for (const jit::Value* v = node->input(0); v->node()->kind() == c10::aten::__getitem__;) {
+    const jit::Node* read = v->node();
+    const c10::TypePtr& container = read->input(0)->type();
+    if (!container->cast<c10::ListType>() && !container->cast<c10::DictType>()) return;
+    Instr& instr = out.instrs.emplace_back();
+    instr.kind = InstrKind::builtin;
+    instr.where = out.instrs.size() > 1 ? out.instrs[out.instrs.size() - 2].where : s.fallback;
+    instr.name = "aten::_set_item";
+    instr.builtin = store;
+    instr.inputs = {slot(s, read->input(0)), slot(s, read->input(1)), slot(s, v)};
+    v = read->input(0);
+  }
+}
+
+bool Compiler::is_object(const jit::Value* v) {
+  auto cls = v->type()->cast<c10::ClassType>();
+  return cls && !cls->is_module();
+}
+
+void Compiler::object_builtin(State& s, const jit::Node* node, std::source_location at, std::string_view kind,
+                              const std::string& name, Block& out) {
+  Instr& instr = out.instrs.emplace_back();
+  instr.kind = InstrKind::builtin;
+  instr.where = at;
+  instr.name = std::string(kind);
+  instr.text = name;
+  instr.builtin = find_builtin(kind, "object", false);
+  for (const jit::Value* v : node->inputs()) instr.inputs.push_back(slot(s, v));
+  for (const jit::Value* v : node->outputs()) instr.outputs.push_back(slot(s, v));
 }
 
 void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::string_view kind) {

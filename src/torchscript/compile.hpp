@@ -75,6 +75,15 @@ class Compiler {
   void compile_block(State& s, const torch::jit::Block* block, Block& out, bool bind_inputs);
   void compile_node(State& s, const torch::jit::Node* node, Block& out);
   void compile_op(State& s, const torch::jit::Node* node, Instr& instr, std::string_view kind);
+  /// `v` holds an object of a TorchScript class that is not a module (`ImageList`).
+  static bool is_object(const torch::jit::Value* v);
+  /// A builtin instruction `kind` ("prim::GetAttr", "prim::SetAttr") on an object, for
+  /// attribute `name`, over the node's inputs and outputs.
+  void object_builtin(State& s, const torch::jit::Node* node, std::source_location at, std::string_view kind,
+                      const std::string& name, Block& out);
+  /// Note [Containers read from containers] (compile.cpp): after `node`, which may change its
+  /// first input, store that input back where it was read from.
+  void write_back(State& s, const torch::jit::Node* node, Block& out);
   Slot slot(State& s, const torch::jit::Value* v);
   const Ref* module_ref(State& s, const torch::jit::Value* v);
   std::source_location where(State& s, const torch::jit::Node* node);

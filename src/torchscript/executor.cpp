@@ -18,6 +18,9 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
 #include <utility>
 
 namespace symtrace::torchscript::detail {
@@ -25,6 +28,23 @@ namespace symtrace::torchscript::detail {
 namespace {
 
 void exec_block(const Block& block, Module& self, Value* frame);
+
+// Note [Attributes set by a run] (program.hpp): the values of the outermost run on this thread.
+struct RunAttrs {
+  int depth = 0;
+  std::vector<std::tuple<const Module*, std::string, Value>> values;
+};
+thread_local RunAttrs run_attrs;
+
+void set_run_attr(const Module& module, const std::string& name, Value value) {
+  for (auto& [m, n, v] : run_attrs.values) {
+    if (m == &module && n == name) {
+      v = std::move(value);
+      return;
+    }
+  }
+  run_attrs.values.emplace_back(&module, name, std::move(value));
+}
 
 // A condition of `if` or `while`: a bool, or a size comparison or tensor that must be
 // known to decide. Symbolic ones are data-dependent control flow: TraceError at `where`.
@@ -127,7 +147,8 @@ void exec(const Instr& in, Module& self, Value* frame) {
     case InstrKind::value_attr: {
       Module& owner = attr_owner(self, in);
       const auto* running = dynamic_cast<const ScriptModule*>(&self);  // whose code this is
-      const Value* v = running ? running->find_attr_of(owner, in.name) : nullptr;
+      const Value* v = find_run_attr(owner, in.name);
+      if (!v && running) v = running->find_attr_of(owner, in.name);
       if (!v)
         throw_invalid_argument(in.where, "the module {} ({}) has no attribute '{}' symtrace can read",
                                in.path.empty() ? std::string("self") : fmt::format("{}", fmt::join(in.path, ".")),
@@ -138,7 +159,15 @@ void exec(const Instr& in, Module& self, Value* frame) {
     case InstrKind::training: frame[in.outputs[0]] = attr_owner(self, in).is_training(); return;
     case InstrKind::op:
     case InstrKind::inplace_op: run_op(in, frame); return;
-    case InstrKind::builtin: in.builtin(in, frame); return;
+    case InstrKind::builtin:
+      try {
+        in.builtin(in, frame);
+      } catch (const std::invalid_argument& e) {
+        // A value of the wrong kind (Value::to_int() of a list): say where, and in what.
+        if (!std::string_view(e.what()).starts_with("expected a value of type")) throw;
+        throw_invalid_argument(in.where, "{}: {}", in.name, e.what());
+      }
+      return;
     case InstrKind::call_module: {
       Module& m = attr_owner(self, in);
       frame[in.outputs[0]] = m.call(gather(in.inputs, frame), in.where);
@@ -150,6 +179,14 @@ void exec(const Instr& in, Module& self, Value* frame) {
       if (!in.outputs.empty()) frame[in.outputs[0]] = std::move(result);
       return;
     }
+    case InstrKind::call_object: {
+      Value object;
+      Value result = run(*in.program, self, gather(in.inputs, frame), &object);
+      frame[in.inputs[0]] = std::move(object);
+      if (!in.outputs.empty()) frame[in.outputs[0]] = std::move(result);
+      return;
+    }
+    case InstrKind::set_attr: set_run_attr(attr_owner(self, in), in.name, frame[in.inputs[0]]); return;
     case InstrKind::if_: {
       const Block& b = in.blocks[condition(frame[in.inputs[0]], in.where) ? 0 : 1];
       exec_block(b, self, frame);
@@ -185,15 +222,31 @@ DType scalar_type_to_dtype(std::int64_t scalar_type) {
   }
 }
 
-Value run(const Program& program, Module& self, const ValueList& args) {
+const Value* find_run_attr(const Module& module, std::string_view name) noexcept {
+  for (const auto& [m, n, v] : run_attrs.values)
+    if (m == &module && n == name) return &v;
+  return nullptr;
+}
+
+Value run(const Program& program, Module& self, const ValueList& args, Value* first_arg_out) {
   std::vector<Value> frame(program.num_slots);
   const Block& body = program.body;
   if (args.size() != body.inputs.size())
     throw InternalError(fmt::format("TorchScript program {} got {} arguments for {} inputs", program.name,
                                     args.size(), body.inputs.size()));
   for (std::size_t i = 0; i < args.size(); ++i) frame[body.inputs[i]] = args[i];
+  struct Depth {  // the outermost run forgets what the run set
+    Depth() { ++run_attrs.depth; }
+    ~Depth() {
+      if (--run_attrs.depth == 0) run_attrs.values.clear();
+    }
+  } depth;
   exec_block(body, self, frame.data());
-  return body.outputs.empty() ? Value() : std::move(frame[body.outputs[0]]);
+  if (body.outputs.empty()) return Value();
+  if (!first_arg_out) return std::move(frame[body.outputs[0]]);
+  Value result = frame[body.outputs[0]];  // a copy: the result may be the first argument
+  if (!body.inputs.empty()) *first_arg_out = std::move(frame[body.inputs[0]]);
+  return result;
 }
 
 Module& resolve(Module& self, const std::vector<std::string>& path, std::source_location where) {

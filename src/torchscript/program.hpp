@@ -49,6 +49,8 @@ enum class InstrKind : std::uint8_t {
   builtin,      ///< builtin(instr, frame)
   call_module,  ///< outputs[0] = (module at `path`).call(inputs): through the module-call seam
   call_program, ///< outputs[0] = program(inputs), run with the module at `path` as self
+  call_object,  ///< outputs[0] = program(inputs), a method of the object inputs[0], which it may change
+  set_attr,     ///< the attribute `name` of the module at `path` = inputs[0], for this run
   if_,          ///< inputs[0] picks blocks[0] or blocks[1]; their outputs become outputs
   loop,         ///< prim::Loop(max_trip, cond, carried...) with body blocks[0]
   raise,        ///< throws `text` (prim::RaiseException)
@@ -92,8 +94,17 @@ struct Program {
 };
 
 /// Runs `program` with `self` as the running module (unused by functions). `args` are the
-/// program's inputs, complete.
-Value run(const Program& program, Module& self, const ValueList& args);
+/// program's inputs, complete. `first_arg_out`, when given, receives the first argument as the
+/// program left it (an object a method changed).
+Value run(const Program& program, Module& self, const ValueList& args, Value* first_arg_out = nullptr);
+
+/// Note [Attributes set by a run]: TorchScript code may assign plain attributes of a module
+/// (torchvision's `MultiScaleRoIAlign` caches `self.scales`, `AnchorGenerator` its anchors).
+/// symtrace keeps such a value for the outermost run on the thread, in front of the module's
+/// own: the module is never changed (a traced value would outlive its trace, and threads
+/// share modules), and later reads in the same run see it.
+/// The value the running thread's current run set for `name` of `module`, or nullptr.
+const Value* find_run_attr(const Module& module, std::string_view name) noexcept;
 
 /// The symtrace dtype of a TorchScript dtype (a c10::ScalarType number); floating types are
 /// float32, integer types int64. Throws std::invalid_argument for complex and quantized types.

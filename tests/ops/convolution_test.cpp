@@ -45,6 +45,41 @@ Tensor naive_conv2d(const Tensor& input, const Tensor& weight, const Tensor& bia
   return tensor(y, {n, o, oh, ow});
 }
 
+// The definition of conv_transpose2d, written as directly as possible: every input pixel adds
+// its kernel-weighted value to the output positions the forward convolution would have read it for.
+Tensor naive_conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Config& c,
+                              const IntList& output_padding) {
+  const auto x = input.to_vector<float>();
+  const auto w = weight.to_vector<float>();
+  const auto b = bias.defined() ? bias.to_vector<float>() : std::vector<float>();
+  const std::int64_t n = c.input[0], ch = c.input[1], h = c.input[2], wd = c.input[3];
+  const std::int64_t og = c.weight[1], kh = c.weight[2], kw = c.weight[3];
+  const std::int64_t cg = ch / c.groups, o = og * c.groups;
+  const std::int64_t oh = (h - 1) * c.stride[0] - 2 * c.padding[0] + c.dilation[0] * (kh - 1) + output_padding[0] + 1;
+  const std::int64_t ow = (wd - 1) * c.stride[1] - 2 * c.padding[1] + c.dilation[1] * (kw - 1) + output_padding[1] + 1;
+  std::vector<double> y(static_cast<std::size_t>(n * o * oh * ow));
+  const auto at = [](std::int64_t i) { return static_cast<std::size_t>(i); };
+  for (std::int64_t bi = 0; bi < n; ++bi)
+    for (std::int64_t oc = 0; oc < o; ++oc)
+      for (std::int64_t i = 0; i < oh * ow; ++i) y[at((bi * o + oc) * oh * ow + i)] = b.empty() ? 0.0 : b[at(oc)];
+  for (std::int64_t bi = 0; bi < n; ++bi)
+    for (std::int64_t ic = 0; ic < ch; ++ic)
+      for (std::int64_t iy = 0; iy < h; ++iy)
+        for (std::int64_t ix = 0; ix < wd; ++ix)
+          for (std::int64_t j = 0; j < og; ++j)
+            for (std::int64_t ky = 0; ky < kh; ++ky)
+              for (std::int64_t kx = 0; kx < kw; ++kx) {
+                const std::int64_t oy = iy * c.stride[0] - c.padding[0] + ky * c.dilation[0];
+                const std::int64_t ox = ix * c.stride[1] - c.padding[1] + kx * c.dilation[1];
+                if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+                const std::int64_t oc = ic / cg * og + j;
+                y[at(((bi * o + oc) * oh + oy) * ow + ox)] +=
+                    static_cast<double>(x[at(((bi * ch + ic) * h + iy) * wd + ix)]) *
+                    w[at(((ic * og + j) * kh + ky) * kw + kx)];
+              }
+  return tensor(std::vector<float>(y.begin(), y.end()), {n, o, oh, ow});
+}
+
 }  // namespace
 
 TEST_CASE("conv2d of a 4x4 arange with a 3x3 kernel of ones sums each window") {
@@ -240,4 +275,120 @@ TEST_CASE("conv2d refuses integer inputs and inputs of the wrong rank") {
   CHECK_THROWS_WITH_AS(rank2(), doctest::Contains(fmt::format("_test.cpp:{}: conv2d(): ", rank_line).c_str()),
                        OpError);
   CHECK_THROWS_WITH_AS(rank2(), doctest::Contains("argument 'input' must have 4 or 3 dims, got shape [4, 4]"), OpError);
+}
+
+// ---- conv_transpose2d ----------------------------------------------------------------------
+// Expected values: PyTorch 1.13's torch.nn.functional.conv_transpose2d (CPU).
+
+TEST_CASE("conv_transpose2d spreads each input pixel over a kernel-sized patch of the output") {
+  // [[0, 1], [2, 3]] through a 2x2 kernel of ones: each output pixel sums the inputs whose patch covers it.
+  const Tensor y = conv_transpose2d(iota({1, 1, 2, 2}), ones({1, 1, 2, 2}));
+  check_tensor(y, DType::float32, {1, 1, 3, 3}, {0, 1, 1, 2, 6, 4, 2, 5, 3});
+}
+
+TEST_CASE("conv_transpose2d with stride 2, padding, output_padding and a bias") {
+  const Tensor x = iota({1, 2, 2, 3}) * 0.25 - 1.0;
+  const Tensor w = iota({2, 3, 2, 2}) * 0.1 - 0.5;  // [in_channels, out_channels, kH, kW]
+  const Tensor y = conv_transpose2d(x, w, tensor({0.5f, -1.f, 2.f}), {2}, {1}, {1});
+  check_tensor(y, DType::float32, {1, 3, 3, 5},
+               {1.2,  1.4,  1.4, 1.55, 1.6,  1.6, 1.55, 1.7, 1.6,  1.8, 1.8, 1.85, 2,   2,   2.2,
+                -0.5, -0.1, -0.1, 0.25, 0.3, 0.5, 0.65, 0.8, 0.9,  1.1, 0.7, 0.95, 1.1, 1.3, 1.5,
+                2.3,  2.9,  2.9, 3.45, 3.5,  3.9, 4.25, 4.4, 4.7,  4.9, 4.1, 4.55, 4.7, 5.1, 5.3});
+}
+
+TEST_CASE("conv_transpose2d with groups, dilation and different strides per spatial dim") {
+  const Tensor x = iota({1, 4, 2, 2}) * 0.5 - 2.0;
+  const Tensor w = iota({4, 1, 3, 3}) * 0.05 - 0.7;  // two groups of two input channels, one output channel each
+  const Tensor y = conv_transpose2d(x, w, {}, {2, 1}, {1, 0}, {1, 0}, 2, {1, 2});
+  check_tensor(y, DType::float32, {1, 2, 4, 6},
+               {1.1,  0.775, 1,    0.725, 0.9,  0.675, 1.25, 0.6,   1.15, 0.6,   1.05, 0.6,
+                0.45, 0.125, 0.45, 0.175, 0.45, 0.225, 0.45, 0.275, 0.45, 0.325, 0.45, 0.375,
+                3.9,  4.475, 4.2,  4.825, 4.5,  5.175, 8.65, 9.8,   9.35, 10.6,  10.05, 11.4,
+                5.05, 5.625, 5.45, 6.075, 5.85, 6.525, 6.25, 6.975, 6.65, 7.425, 7.05, 7.875});
+}
+
+TEST_CASE("conv_transpose2d takes an unbatched input and an empty batch") {
+  check_tensor(conv_transpose2d(zeros({3, 5, 7}), zeros({3, 2, 3, 3}), {}, {2}), DType::float32, {2, 11, 15},
+               std::vector<double>(2 * 11 * 15, 0.0));
+  check_tensor(conv_transpose2d(zeros({0, 3, 5, 7}), zeros({3, 2, 3, 3}), zeros({2}), {2}), DType::float32,
+               {0, 2, 11, 15}, {});
+}
+
+TEST_CASE("conv_transpose2d matches a direct loop on random inputs") {
+  Generator gen(1234);
+  struct Case {
+    Config c;
+    IntList output_padding;
+  };
+  const std::vector<Case> cases = {
+      {{{2, 3, 4, 5}, {3, 4, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 1}, {0, 0}},
+      {{{1, 4, 3, 3}, {4, 2, 3, 2}, false, {2, 3}, {1, 0}, {1, 1}, 1}, {1, 2}},
+      {{{1, 4, 5, 4}, {4, 3, 2, 3}, true, {2, 1}, {0, 1}, {2, 3}, 2}, {1, 2}},  // output_padding < dilation
+      {{{2, 6, 3, 4}, {6, 1, 3, 3}, true, {2, 2}, {1, 1}, {1, 1}, 6}, {1, 1}},  // depthwise
+      {{{1, 8, 3, 3}, {8, 5, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1}, {0, 0}},  // 1x1
+  };
+  for (const auto& [c, op] : cases) {
+    const std::string config = fmt::format("input {} weight {} stride {} padding {} output_padding {} dilation {} "
+                                           "groups {}", c.input, c.weight, c.stride, c.padding, op, c.dilation,
+                                           c.groups);
+    INFO(config);
+    const Tensor x = randn(c.input, gen);
+    const Tensor w = randn(c.weight, gen);
+    const Tensor b = c.bias ? randn({c.weight[1] * c.groups}, gen) : Tensor();
+    const Tensor y = conv_transpose2d(x, w, b, c.stride, c.padding, op, c.groups, c.dilation);
+    const Tensor expected = naive_conv_transpose2d(x, w, b, c, op);
+    REQUIRE(y.shape() == expected.shape());
+    CHECK(testing::max_abs_diff(y, expected) < 1e-4);
+  }
+}
+
+TEST_CASE("conv_transpose2d meta agrees with the kernel and keeps unknown dims unknown") {
+  Generator gen(1234);
+  for (int iter = 0; iter < 50; ++iter) {
+    const std::int64_t cg = testing::uniform_int(gen, 1, 3), og = testing::uniform_int(gen, 1, 2);
+    const std::int64_t groups = testing::uniform_int(gen, 1, 2);
+    IntList s, d, op;
+    for (int i = 0; i < 2; ++i) {
+      s.push_back(testing::uniform_int(gen, 1, 3));
+      d.push_back(testing::uniform_int(gen, 1, 2));
+      op.push_back(testing::uniform_int(gen, 0, std::max(s.back(), d.back()) - 1));
+    }
+    IntList in{groups * cg, testing::uniform_int(gen, 1, 4), testing::uniform_int(gen, 1, 4)};
+    if (gen.bits() % 4 != 0) in.insert(in.begin(), testing::uniform_int(gen, 0, 2));
+    const Tensor x = randn(in, gen);
+    const Tensor w = randn({groups * cg, og, testing::uniform_int(gen, 1, 3), testing::uniform_int(gen, 1, 3)}, gen);
+    const Value bias = gen.bits() & 1 ? Value(randn({groups * og}, gen)) : Value();
+    testing::check_meta_agrees("conv_transpose2d", {x, w, bias},
+                               {{"stride", s}, {"output_padding", op}, {"groups", groups}, {"dilation", d}}, gen);
+  }
+  const Tensor x = Tensor::symbolic(TensorMeta{DType::float32, Shape{Dim::unknown(), 4, Dim::unknown(), 5}},
+                                    SymbolicRef{1, 1});
+  const OutputMeta meta = infer_meta(OpRegistry::instance().get("conv_transpose2d"),
+                                     ValueList{x, ones({4, 3, 3, 3}), Value(), IntList{2}, IntList{1}, IntList{1}, 2,
+                                               IntList{1}});
+  CHECK(meta.outputs[0].shape == Shape{Dim::unknown(), 6, Dim::unknown(), 10});
+}
+
+TEST_CASE("conv_transpose2d refuses an output_padding not below the stride, and mismatched channels") {
+  static constexpr int line = __LINE__ + 1;
+  const auto padded = [] { return conv_transpose2d(zeros({1, 2, 3, 3}), zeros({2, 3, 2, 2}), {}, {1}, {0}, {1}); };
+  CHECK_THROWS_WITH_AS(padded(), doctest::Contains(fmt::format("_test.cpp:{}: conv_transpose2d(): ", line).c_str()),
+                       OpError);
+  CHECK_THROWS_WITH_AS(padded(), doctest::Contains("output_padding [1, 1] must be non-negative and smaller than the "
+                                                   "stride [1, 1] or the dilation [1, 1] in each dim"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(conv_transpose2d(zeros({1, 4, 3, 3}), zeros({2, 3, 2, 2})),
+                       doctest::Contains("input of shape [1, 4, 3, 3] has 4 channels, but weight of shape [2, 3, 2, 2] "
+                                         "expects 2 (weight.shape[0]"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(conv_transpose2d(zeros({1, 3, 3, 3}), zeros({3, 3, 2, 2}), {}, {1}, {0}, {0}, 2),
+                       doctest::Contains("weight of shape [3, 3, 2, 2] has 3 input channels, which groups=2 does not "
+                                         "divide"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(conv_transpose2d(zeros({1, 2, 1, 1}), zeros({2, 1, 1, 1}), {}, {1}, {1}),
+                       doctest::Contains("the output would have size -1 in spatial dim 0"), OpError);
+  CHECK_THROWS_WITH_AS(conv_transpose2d(zeros({1, 2, 3, 3}), zeros({2, 3, 2, 2}), zeros({2})),
+                       doctest::Contains("bias of shape [2] does not match weight of shape [2, 3, 2, 2] with groups=1: "
+                                         "expected shape [3]"),
+                       OpError);
 }

@@ -411,3 +411,71 @@ TEST_CASE("meta agrees with the kernel for pad and roll over random shapes") {
     check_meta_agrees("roll", {x, IntList{uniform_int(gen, -5, 5)}, IntList{maybe_negative(d, rank, gen)}}, {}, gen);
   }
 }
+
+// ---- repeat --------------------------------------------------------------------------------
+
+namespace {
+
+/// Tiles the input once per row it has: a repeat count the run gives.
+class TileByRows : public TypedModule<TileByRows> {
+ public:
+  Tensor forward(const Tensor& x) { return repeat(x, {x.size(0), 1}); }
+};
+
+}  // namespace
+
+// Expected values: PyTorch 1.13's Tensor.repeat.
+TEST_CASE("repeat tiles a tensor along each dim, more repeats than dims adding leading dims") {
+  const Tensor x = tensor({1, 2, 3, 4, 5, 6}, {2, 3});
+  check_tensor(repeat(x, {2, 2}), DType::int64, {4, 6},
+               {1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6, 1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6});
+  check_tensor(repeat(x, {2, 1, 2}), DType::int64, {2, 2, 6},
+               {1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6, 1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6});
+  check_tensor(repeat(tensor({7, 8}), {3, 1, 2}), DType::int64, {3, 1, 4}, {7, 8, 7, 8, 7, 8, 7, 8, 7, 8, 7, 8});
+  check_tensor(repeat(scalar_tensor(5), {2, 3}), DType::int64, {2, 3}, {5, 5, 5, 5, 5, 5});
+  check_tensor(repeat(scalar_tensor(5), {}), DType::int64, {}, {5});
+  check_tensor(repeat(x, {0, 2}), DType::int64, {0, 6}, {});
+  check_tensor(repeat(x, {1, 1}), DType::int64, {2, 3}, {1, 2, 3, 4, 5, 6});
+  CHECK_FALSE(repeat(x, {1, 1}).shares_storage_with(x));
+  SUBCASE("a strided input is read through its strides") {
+    check_tensor(repeat(testing::transposed(iota({2, 3})), {1, 2}), DType::float32, {3, 4},
+                 {0, 3, 0, 3, 1, 4, 1, 4, 2, 5, 2, 5});
+    check_tensor(repeat(tensor({true, false}), {2}), DType::bool_, {4}, {1, 0, 1, 0});
+  }
+}
+
+TEST_CASE("repeat refuses fewer repeats than dims and negative repeats") {
+  const Tensor x = iota({2, 3});
+  static constexpr int line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS(repeat(x, {2}), doctest::Contains(error_at(line, "repeat").c_str()), OpError);
+  CHECK_THROWS_WITH_AS(repeat(x, {2}),
+                       doctest::Contains("needs a repeat for each of the 2 dims of shape [2, 3], got [2]"), OpError);
+  CHECK_THROWS_WITH_AS(repeat(x, {-1, 2}),
+                       doctest::Contains("repeat -1 at dim 0 of [-1, 2] is negative (shape [2, 3])"), OpError);
+}
+
+TEST_CASE("repeat keeps unknown dims unknown and takes a repeat count the run gives") {
+  const Dim u = Dim::unknown();
+  CHECK(meta_of("repeat", {symbolic(Shape{u, 3}), IntList{2, 1, 2}}).outputs[0].shape == Shape{2, u, 6});
+  CHECK(meta_of("repeat", {symbolic(Shape{u, 3}), IntList{0, 2}}).outputs[0].shape == Shape{0, 6});
+  TileByRows model;
+  Graph g = symbolic_trace(model, {InputSpec(Shape{u, 3})});
+  CHECK_NOTHROW(g.lint());
+  const std::string text = to_string(g);
+  CAPTURE(text);
+  CHECK(text.find("%repeat : float32[?, 3] [num_users=1] = call_method[target=repeat](args = (%x, [%size, 1]), "
+                  "kwargs = {})") != std::string::npos);
+  const Tensor x = iota({2, 3});
+  check_tensor(Interpreter(model, g).run({x}).to_tensor(), DType::float32, {4, 3},
+               {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5});
+}
+
+TEST_CASE("meta agrees with the kernel for repeat over random shapes and repeat counts") {
+  Generator gen(1234);
+  for (int trial = 0; trial < 50; ++trial) {
+    const Tensor x = random_tensor(random_shape(gen, 0, 3, 0, 3), gen);
+    IntList repeats;
+    for (std::int64_t k = x.dim() + uniform_int(gen, 0, 2); k > 0; --k) repeats.push_back(uniform_int(gen, 0, 3));
+    check_meta_agrees("repeat", {x, repeats}, {}, gen);
+  }
+}

@@ -185,7 +185,8 @@ TEST_CASE("copy_ broadcasts and converts the source") {
 TEST_CASE("pointwise meta functions agree with kernels over random shapes") {
   Generator gen(1234);
   const char* unary[] = {"neg",  "abs",  "exp",         "log",       "sqrt",    "rsqrt", "relu",
-                         "relu6", "silu", "hardsigmoid", "hardswish", "gelu", "sigmoid", "tanh"};
+                         "relu6", "silu", "hardsigmoid", "hardswish", "gelu", "sigmoid", "tanh",
+                         "floor", "ceil", "round",       "log2",      "reciprocal", "atan"};
   const char* binary[] = {"add", "sub", "mul", "div", "pow", "eq", "ne", "lt", "le", "gt", "ge"};
   const DType dtypes[] = {DType::float32, DType::int64};
   for (int trial = 0; trial < 50; ++trial) {
@@ -203,6 +204,13 @@ TEST_CASE("pointwise meta functions agree with kernels over random shapes") {
       check_meta_agrees(op, {a, b}, {}, gen);
       check_meta_agrees(op, {b, a}, {}, gen);
       check_meta_agrees(op, {a, 2.5}, {}, gen);
+    }
+    if (dt == DType::int64) {
+      for (const char* op : {"bitwise_and", "bitwise_or"}) {
+        check_meta_agrees(op, {a, b}, {}, gen);
+        check_meta_agrees(op, {a > 0, b < 0}, {}, gen);
+        check_meta_agrees(op, {a, 6}, {}, gen);
+      }
     }
     check_meta_agrees("clamp", {a, -1, 1}, {}, gen);
     check_meta_agrees("where", {a > 0, a, b}, {}, gen);
@@ -286,4 +294,86 @@ TEST_CASE("in-place meta functions accept a target dim that is unknown") {
   CHECK(infer_meta(add_, args).outputs[0].shape == Shape{Dim::unknown(), 3});
   const ValueList bad{self, zeros({5, 4})};
   CHECK_THROWS_AS((void)infer_meta(add_, bad), OpError);
+}
+
+// Expected values: PyTorch 1.13 (CPU).
+TEST_CASE("floor, ceil and round give PyTorch's values; round takes halves to the even neighbour") {
+  const Tensor x = tensor({-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.7f, -3.7f, NAN, INFINITY, -0.f});
+  check_tensor(round(x), DType::float32, {11}, {-2, -2, -0, 0, 2, 2, 4, -4, NAN, INFINITY, -0});
+  check_tensor(floor(x), DType::float32, {11}, {-3, -2, -1, 0, 1, 2, 3, -4, NAN, INFINITY, -0});
+  check_tensor(ceil(x), DType::float32, {11}, {-2, -1, -0, 1, 2, 3, 4, -3, NAN, INFINITY, -0});
+  CHECK(std::signbit(round(tensor({-0.5f})).item<float>()));  // -0, as torch.round(-0.5)
+  SUBCASE("integers are already whole: same values, same dtype") {
+    const Tensor i = tensor({1, 2, -3});
+    for (const Tensor& r : {floor(i), ceil(i), round(i)}) check_tensor(r, DType::int64, {3}, {1, 2, -3});
+  }
+}
+
+TEST_CASE("log2, reciprocal and atan compute in float32, also for integer and bool inputs") {
+  check_tensor(log2(tensor({1.f, 8.f, 0.5f, 0.f, -1.f, 3.f})), DType::float32, {6},
+               {0, 3, -1, -INFINITY, NAN, 1.5849625});
+  check_tensor(reciprocal(tensor({2.f, -4.f, 0.f, -0.f, 3.f})), DType::float32, {5},
+               {0.5, -0.25, INFINITY, -INFINITY, 0.33333334});
+  check_tensor(atan(tensor({0.f, 1.f, -1.f, INFINITY, 0.5f})), DType::float32, {5},
+               {0, 0.78539813, -0.78539813, 1.5707964, 0.46364760});
+  check_tensor(reciprocal(tensor({2, -4, 0, 3})), DType::float32, {4}, {0.5, -0.25, INFINITY, 0.33333334});
+  check_tensor(log2(tensor({1, 2, -3})), DType::float32, {3}, {0, 1, NAN});
+  check_tensor(atan(tensor({1, 2, -3})), DType::float32, {3}, {0.78539813, 1.1071488, -1.2490458});
+  check_tensor(reciprocal(tensor({true, false})), DType::float32, {2}, {1, INFINITY});
+  check_tensor(log2(tensor({true, false})), DType::float32, {2}, {0, -INFINITY});
+  check_tensor(atan(tensor({true, false})), DType::float32, {2}, {0.78539813, 0});
+}
+
+TEST_CASE("bitwise_and and bitwise_or are bitwise on int64 and logical on bool, with PyTorch's result type") {
+  const Tensor a = tensor({12, 10, -7, 0});
+  const Tensor b = tensor({10, 6, 3, -1});
+  check_tensor(bitwise_and(a, b), DType::int64, {4}, {8, 2, 1, 0});
+  check_tensor(bitwise_or(a, b), DType::int64, {4}, {14, 14, -5, -1});
+  check_tensor(bitwise_and(a, 6), DType::int64, {4}, {4, 2, 0, 0});
+  check_tensor(bitwise_or(a, -8), DType::int64, {4}, {-4, -6, -7, -8});
+  const Tensor t = tensor({true, true, false, false});
+  const Tensor f = tensor({true, false, true, false});
+  check_tensor(bitwise_and(t, f), DType::bool_, {4}, {1, 0, 0, 0});
+  check_tensor(bitwise_or(t, f), DType::bool_, {4}, {1, 1, 1, 0});
+  SUBCASE("an integer operand promotes bool to int64; a bool scalar does not") {
+    check_tensor(bitwise_and(t, 1), DType::int64, {4}, {1, 1, 0, 0});
+    check_tensor(bitwise_or(t, true), DType::bool_, {4}, {1, 1, 1, 1});
+    check_tensor(bitwise_and(t, tensor({3, 2, 1, 0})), DType::int64, {4}, {1, 0, 0, 0});
+  }
+  SUBCASE("shapes broadcast") {
+    check_tensor(bitwise_and(tensor({true, false}, {2, 1}), tensor({true, false, true})), DType::bool_, {2, 3},
+                 {1, 0, 1, 0, 0, 0});
+  }
+}
+
+TEST_CASE("bitwise ops refuse floating operands and rounding refuses bool, naming the operands") {
+  static constexpr int line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS(bitwise_and(zeros({2}), tensor({1, 2})),
+                       doctest::Contains(fmt::format("pointwise_test.cpp:{}: bitwise_and(): is defined for bool and "
+                                                     "int64 operands only, got float32 of shape [2] and int64 of "
+                                                     "shape [2]", line).c_str()),
+                       OpError);
+  CHECK_THROWS_WITH_AS(bitwise_or(tensor({1, 2}), 1.5),
+                       doctest::Contains("bitwise_or(): is defined for bool and int64 operands only, got int64 of "
+                                         "shape [2] and the number 1.5; compare first (x > 0) or convert with "
+                                         ".to(int64)"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(floor(tensor({true})), doctest::Contains("floor(): is not defined for bool tensors (shape [1])"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(round(tensor({false})), doctest::Contains("round(): is not defined for bool tensors"), OpError);
+}
+
+TEST_CASE("floor_divide and remainder round toward negative infinity, as Python's // and %") {
+  auto op = [](const char* name, const Tensor& a, Value b) { return call(name, {Value(a), std::move(b)}).to_tensor(); };
+  const Tensor a = tensor({7, -7, 7, -7, 0, 5});
+  const Tensor b = tensor({2, 2, -2, -2, 3, 5});
+  check_tensor(op("floor_divide", a, b), DType::int64, {6}, {3, -4, -4, 3, 0, 1});
+  check_tensor(op("remainder", a, b), DType::int64, {6}, {1, 1, -1, -1, 0, 0});
+  const Tensor x = tensor({7.5f, -7.5f, 7.5f, -0.5f, 1.f});
+  check_tensor(op("floor_divide", x, 2), DType::float32, {5}, {3, -4, 3, -1, 0});
+  check_tensor(op("remainder", x, 2), DType::float32, {5}, {1.5, 0.5, 1.5, 1.5, 1});
+  check_tensor(op("floor_divide", x, -2), DType::float32, {5}, {-4, 3, -4, 0, -1});
+  check_tensor(op("remainder", x, -2), DType::float32, {5}, {-0.5, -1.5, -0.5, -0.5, -1});
+  check_tensor(op("floor_divide", x, 0.0), DType::float32, {5}, {INFINITY, -INFINITY, INFINITY, -INFINITY, INFINITY});
+  CHECK_THROWS_WITH_AS(op("floor_divide", a, 0), doctest::Contains("integer division by zero"), std::invalid_argument);
 }

@@ -35,6 +35,18 @@ CLASSIFIERS = {
 # dict {"out": logits}.
 SEGMENTERS = {"deeplabv3_mobilenet_v3_large": 64, "fcn_resnet50": 64}
 
+# Detection models (torchvision.models.detection): the arguments to make each with, and the
+# spread of the normal weights drawn for its heads (0: torchvision's own initialisation). The
+# thresholds keep a few tens of detections whose scores differ, from random weights; the
+# ResNet-50 ones run at 320 pixels, not 800.
+DETECTORS = {
+    "fasterrcnn_mobilenet_v3_large_320_fpn": (dict(box_score_thresh=0.0425), 2.0),
+    "retinanet_resnet50_fpn": (dict(min_size=320, max_size=320, score_thresh=0.22), 0),
+    "ssdlite320_mobilenet_v3_large": (dict(score_thresh=0.0146), 2.0),
+    "maskrcnn_resnet50_fpn": (dict(min_size=320, max_size=320, box_score_thresh=0.99), 0),
+}
+DETECTOR_IMAGE = [3, 240, 320]
+
 
 class Gate(torch.nn.Module):
     """Data-dependent if: the branch taken depends on the input's values."""
@@ -304,6 +316,38 @@ def write(outdir, name, model, shape, trace=True):
     os.replace(stem + ".json.tmp", stem + ".json")
 
 
+def write_detector(outdir, name):
+    """NAME.script.pt, the image (NAME.input.bin, DETECTOR_IMAGE), and LibTorch's detections
+    for it in NAME.json ("boxes", "labels", "scores", as lists; for Mask R-CNN the masks in
+    NAME.masks.bin, float32)."""
+    stem = os.path.join(outdir, name)
+    if os.path.exists(stem + ".json") and os.path.exists(stem + ".script.pt"):
+        return
+    torch.manual_seed(0)
+    kwargs, gain = DETECTORS[name]
+    model = getattr(torchvision.models.detection, name)(weights=None, weights_backbone=None, **kwargs).eval()
+    for key, p in model.state_dict().items():
+        if p.dtype == torch.float32 and p.dim() == 1:  # BatchNorm statistics away from 0/1
+            p.add_(torch.rand_like(p) * 0.1)
+        if gain and p.dim() > 1 and ("head" in key or "predictor" in key or "rpn" in key):
+            p.normal_(0, gain / p[0].numel() ** 0.5)
+    scripted = torch.jit.script(model)
+    scripted.save(stem + ".script.pt")
+    torch.manual_seed(1)
+    x = torch.rand(*DETECTOR_IMAGE)
+    detections = scripted([x])[1][0]
+    x.numpy().tofile(stem + ".input.bin")
+    if "masks" in detections:
+        detections["masks"].contiguous().numpy().astype("float32").tofile(stem + ".masks.bin")
+    meta = {"input": DETECTOR_IMAGE, "parameters": sum(p.numel() for p in model.parameters()),
+            "boxes": detections["boxes"].tolist(), "labels": detections["labels"].tolist(),
+            "scores": detections["scores"].tolist(),
+            "masks": list(detections["masks"].shape) if "masks" in detections else None}
+    with open(stem + ".json.tmp", "w") as f:
+        json.dump(meta, f)
+    os.replace(stem + ".json.tmp", stem + ".json")
+
+
 def main():
     args = sys.argv[1:]
     stamp = None
@@ -312,7 +356,7 @@ def main():
         stamp = args[k + 1]
         del args[k:k + 2]
     outdir = args[0]
-    names = args[1:] or list(CLASSIFIERS) + list(SMALL) + list(SEGMENTERS) + list(SCRIPTED_ONLY)
+    names = args[1:] or list(CLASSIFIERS) + list(SMALL) + list(SEGMENTERS) + list(DETECTORS) + list(SCRIPTED_ONLY)
     os.makedirs(outdir, exist_ok=True)
     torch.manual_seed(0)
     for name in names:
@@ -326,6 +370,9 @@ def main():
         if name in SMALL:
             make, shape = SMALL[name]
             write(outdir, name, make(), shape, trace=name in TRACED)
+            continue
+        if name in DETECTORS:
+            write_detector(outdir, name)
             continue
         if name in SEGMENTERS:
             model = getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None, aux_loss=False)

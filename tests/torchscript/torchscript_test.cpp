@@ -3,6 +3,7 @@
 // built), loaded, traced, run and compared with LibTorch's own output.
 #include "support/checks.hpp"
 #include "support/zoo_checks.hpp"
+#include "torchscript/model_files.hpp"
 
 #include <symtrace/symtrace.hpp>
 #include <symtrace/torchscript/load.hpp>
@@ -28,25 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path models = SYMTRACE_TORCHSCRIPT_MODELS;
 const fs::path script_source = fs::path(SYMTRACE_TEST_SOURCE) / "torchscript" / "make_models.py";
-
-nlohmann::json meta(const std::string& name) {
-  std::ifstream in(models / (name + ".json"));
-  REQUIRE(in.good());
-  return nlohmann::json::parse(in);
-}
-
-Tensor read_floats(const fs::path& path, const IntList& shape) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in.good());
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  std::vector<float> data(static_cast<std::size_t>(n));
-  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size() * sizeof(float)));
-  REQUIRE(in.gcount() == static_cast<std::streamsize>(data.size() * sizeof(float)));
-  return tensor(data, shape);
-}
 
 // The line of make_models.py that holds `text` (1-based), the Python line a failure names.
 int python_line(std::string_view text) {

@@ -6,6 +6,11 @@
 /// Schemas:
 /// - `conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1, 1],
 ///   int[] padding=[0, 0], int[] dilation=[1, 1], int groups=1)`
+/// - `conv_transpose2d(Tensor input, Tensor weight, Tensor? bias=None, int[] stride=[1, 1],
+///   int[] padding=[0, 0], int[] output_padding=[0, 0], int groups=1, int[] dilation=[1, 1])`
+///   (PyTorch's argument order; weight [in_channels, out_channels / groups, kH, kW]; output size
+///   (in - 1)*stride - 2*padding + dilation*(k - 1) + output_padding + 1, output_padding smaller
+///   than the stride or the dilation)
 /// - `max_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0, 0],
 ///   int[] dilation=[1, 1], bool ceil_mode=False)` (empty stride = kernel_size)
 /// - `avg_pool2d(Tensor self, int[] kernel_size, int[] stride=[], int[] padding=[0, 0],
@@ -36,6 +41,12 @@ using Where = std::source_location;
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {}, const IntList& stride = {1, 1},
               const IntList& padding = {0, 0}, const IntList& dilation = {1, 1}, std::int64_t groups = 1,
               Where where = Where::current());
+/// The transpose (gradient) of conv2d, as `torch.nn.functional.conv_transpose2d`: each input
+/// pixel scatters its kernel-weighted values into the output, upsampling by `stride`.
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = {},
+                        const IntList& stride = {1, 1}, const IntList& padding = {0, 0},
+                        const IntList& output_padding = {0, 0}, std::int64_t groups = 1,
+                        const IntList& dilation = {1, 1}, Where where = Where::current());
 Tensor max_pool2d(const Tensor& x, const IntList& kernel_size, const IntList& stride = {},
                   const IntList& padding = {0, 0}, const IntList& dilation = {1, 1}, bool ceil_mode = false,
                   Where where = Where::current());

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// Pointwise ops: arithmetic and comparisons with broadcasting (tensor or scalar operands),
-/// activations, `where`, `clamp`, dtype conversion. Each records `call_function` when traced
-/// (the Tensor methods of the same name record `call_method`).
+/// Pointwise ops: arithmetic, comparisons and bitwise and/or with broadcasting (tensor or
+/// scalar operands), rounding, activations, `where`, `clamp`, dtype conversion. Each records
+/// `call_function` when traced (the Tensor methods of the same name record `call_method`).
 ///
 /// Broadcasting and type promotion follow PyTorch: shapes align from the right, size-1 dims
 /// stretch; bool < int64 < float32, a Scalar only raises the category; `div` is true
@@ -37,10 +37,25 @@ Tensor le(const Tensor& a, const Operand& b, Where where = Where::current());
 Tensor gt(const Tensor& a, const Operand& b, Where where = Where::current());
 Tensor ge(const Tensor& a, const Operand& b, Where where = Where::current());
 
+/// Bitwise and/or of int64 operands, logical and/or of bool ones (`a & b`, `a | b`; TorchScript's
+/// `aten::__and__` and `aten::__or__`); the result type follows promotion. Floating operands are
+/// refused, as in PyTorch.
+Tensor bitwise_and(const Tensor& a, const Operand& b, Where where = Where::current());
+Tensor bitwise_or(const Tensor& a, const Operand& b, Where where = Where::current());
+
 Tensor neg(const Tensor& x, Where where = Where::current());
 Tensor abs(const Tensor& x, Where where = Where::current());
+/// Rounding down, up, and to the nearest integer with halves to even (`round(2.5)` is 2, as
+/// `torch.round`). An int64 tensor is returned unchanged in value and dtype; bool is refused.
+Tensor floor(const Tensor& x, Where where = Where::current());
+Tensor ceil(const Tensor& x, Where where = Where::current());
+Tensor round(const Tensor& x, Where where = Where::current());
 Tensor exp(const Tensor& x, Where where = Where::current());
 Tensor log(const Tensor& x, Where where = Where::current());
+Tensor log2(const Tensor& x, Where where = Where::current());
+/// 1 / x (float32 for integer and bool inputs, as PyTorch: `reciprocal(0)` is inf).
+Tensor reciprocal(const Tensor& x, Where where = Where::current());
+Tensor atan(const Tensor& x, Where where = Where::current());
 Tensor sqrt(const Tensor& x, Where where = Where::current());
 Tensor rsqrt(const Tensor& x, Where where = Where::current());
 Tensor relu(const Tensor& x, Where where = Where::current());

@@ -4,10 +4,11 @@
 /// registration: `add(Tensor self, Tensor|Scalar other) -> Tensor`,
 /// `sum(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor`. Types: Tensor, int, float,
 /// bool, Scalar, str, ScalarType, the union `Tensor|Scalar`; a `[]` suffix makes a list and `?`
-/// makes it optional (None allowed). Arguments after a lone `*` are keyword-only. Ops return
-/// `Tensor`, `Tensor[]`, or a number (`int`, `bool`: size arithmetic such as `size(Tensor self,
-/// int dim) -> int` and `operator.lt(int a, int b) -> bool`). An `int` argument also takes a
-/// proxy SymInt.
+/// makes it optional (None allowed); `?` before the `[]` makes the list's items optional
+/// (`Tensor?[] indices`: advanced indexing's list, None for a whole dim). Arguments after a
+/// lone `*` are keyword-only. Ops return `Tensor`, `Tensor[]`, or a number (`int`, `bool`: size
+/// arithmetic such as `size(Tensor self, int dim) -> int` and `operator.lt(int a, int b) ->
+/// bool`). An `int` argument also takes a proxy SymInt.
 
 #include "symtrace/core/value.hpp"
 
@@ -29,6 +30,7 @@ struct ArgSpec {
   ArgType type = ArgType::Tensor;
   bool is_list = false;
   bool is_optional = false;
+  bool items_optional = false;  ///< a list whose items may be None (`Tensor?[]`)
   bool kwarg_only = false;
   std::optional<Value> default_value;  ///< set when the argument may be omitted
 };

@@ -1,0 +1,120 @@
+// torchvision's detection models, scripted by tests/torchscript/make_models.py (seeded random
+// weights, on an image where they find a few tens of objects): symtrace's eager forward finds
+// the boxes LibTorch finds.
+#include "support/checks.hpp"
+#include "torchscript/model_files.hpp"
+
+#include <symtrace/symtrace.hpp>
+#include <symtrace/torchscript/load.hpp>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+using namespace symtrace;
+using namespace symtrace::testing;
+
+namespace {
+
+const std::vector<std::string> detectors = {"fasterrcnn_mobilenet_v3_large_320_fpn", "retinanet_resnet50_fpn",
+                                            "ssdlite320_mobilenet_v3_large", "maskrcnn_resnet50_fpn"};
+
+bool close(double a, double b, double rel = 1e-4) { return std::abs(a - b) <= rel * std::max(1.0, std::abs(b)); }
+
+const ValueDict& first_image_detections(const Value& out) {
+  // (losses, detections): scripted detection models always return both.
+  REQUIRE(out.is_list());
+  REQUIRE(out.to_list().size() == 2);
+  const ValueList& images = out.to_list()[1].to_list();
+  REQUIRE(images.size() == 1);
+  REQUIRE(images[0].is_dict());
+  return images[0].to_dict();
+}
+
+const Tensor& entry(const ValueDict& d, const char* key) {
+  const Value* v = d.find(Value(std::string(key)));
+  REQUIRE_MESSAGE(v != nullptr, key);
+  REQUIRE(v->is_tensor());
+  return v->to_tensor();
+}
+
+// The detections equal LibTorch's: each of symtrace's, from the highest score, is paired with
+// one of LibTorch's of the same label whose score agrees within 1e-4 (relative) and whose box
+// corners within 1e-4 of the image's size (coordinates are relative to the image: a box a
+// tenth of a pixel high has corners 1e-4 apart in relative terms), so that scores equal to
+// 1e-7 may come in either order. Returns LibTorch's index for each.
+std::vector<std::size_t> check_detections(const ValueDict& d, const nlohmann::json& m) {
+  const auto input = m["input"].get<IntList>();
+  const double image_size = static_cast<double>(std::max(input.at(1), input.at(2)));
+  const auto expected_scores = m["scores"].get<std::vector<float>>();
+  const auto expected_labels = m["labels"].get<std::vector<std::int64_t>>();
+  const auto expected_boxes = m["boxes"].get<std::vector<std::vector<float>>>();
+  const std::vector<float> scores = entry(d, "scores").to_vector<float>();
+  const std::vector<std::int64_t> labels = entry(d, "labels").to_vector<std::int64_t>();
+  const std::vector<float> boxes = entry(d, "boxes").to_vector<float>();
+  REQUIRE(scores.size() == expected_scores.size());
+  REQUIRE(labels.size() == expected_labels.size());
+  REQUIRE(boxes.size() == 4 * expected_boxes.size());
+  CHECK(std::is_sorted(scores.rbegin(), scores.rend()));  // highest first, as torchvision returns them
+  std::vector<bool> taken(expected_scores.size(), false);
+  std::vector<std::size_t> pairs;
+  for (std::size_t a = 0; a < scores.size(); ++a) {
+    std::size_t found = expected_scores.size();
+    for (std::size_t b = 0; b < expected_scores.size() && found == expected_scores.size(); ++b) {
+      bool same = !taken[b] && close(scores[a], expected_scores[b]) && labels[a] == expected_labels[b];
+      for (std::size_t c = 0; c < 4; ++c) same = same && std::abs(boxes[4 * a + c] - expected_boxes[b][c]) <= 1e-4 * image_size;
+      if (same) found = b;
+    }
+    CHECK_MESSAGE(found < expected_scores.size(),
+                  fmt::format("detection {} (score {}, label {}, box [{}, {}, {}, {}]) is not among LibTorch's", a,
+                              scores[a], labels[a], boxes[4 * a], boxes[4 * a + 1], boxes[4 * a + 2], boxes[4 * a + 3]));
+    if (found < expected_scores.size()) taken[found] = true;
+    pairs.push_back(found);
+  }
+  return pairs;
+}
+
+}  // namespace
+
+TEST_CASE("torchvision's detection models find the objects LibTorch finds, eagerly") {
+  for (const std::string& name : detectors) {
+    CAPTURE(name);
+    const nlohmann::json m = meta(name);
+    std::shared_ptr<Module> model = torchscript::load(models / fmt::format("{}.script.pt", name));
+    CHECK(model->num_parameters() == m["parameters"].get<std::int64_t>());
+    const Tensor image = read_floats(models / fmt::format("{}.input.bin", name), m["input"].get<IntList>());
+    REQUIRE(m["scores"].size() >= 20);  // the image was chosen so that there are detections
+
+    const Value out = model->call({Value(ValueList{Value(image)})});
+    const ValueDict& d = first_image_detections(out);
+    const std::vector<std::size_t> pairs = check_detections(d, m);
+    if (!m["masks"].is_null()) {
+      // Masks are probabilities, compared with each detection's pair. torchvision pastes a
+      // mask into the image along its box, rounding the box to whole pixels, and random weights
+      // make many boxes slivers under a pixel high, whose masks a thousandth of a pixel moves by
+      // a pixel: so the masks are compared on average (and each within 0.05), not pixel by pixel.
+      const IntList mask_shape = m["masks"].get<IntList>();
+      const std::vector<float> expected = read_floats(models / fmt::format("{}.masks.bin", name), mask_shape).to_vector<float>();
+      const Tensor& masks = entry(d, "masks");
+      REQUIRE(masks.shape() == Shape(mask_shape));
+      const std::vector<float> ours = masks.to_vector<float>();
+      const std::size_t per_mask = ours.size() / pairs.size();
+      double worst = 0, total = 0;
+      for (std::size_t a = 0; a < pairs.size(); ++a) {
+        if (pairs[a] >= pairs.size()) continue;
+        for (std::size_t k = 0; k < per_mask; ++k) {
+          const double e = std::abs(ours[a * per_mask + k] - expected[pairs[a] * per_mask + k]);
+          worst = std::max(worst, e);
+          total += e;
+        }
+      }
+      CHECK(total / static_cast<double>(ours.size()) <= 1e-6);
+      CHECK(worst <= 0.05);
+    }
+  }
+}
