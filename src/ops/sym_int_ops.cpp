@@ -122,8 +122,15 @@ Shape factory_shape(const OpCall& call, std::size_t index = 0) {
   }
   return shape;
 }
+// zeros / ones / full(size, [fill_value,] dtype=None): without a dtype, float32, or for full
+// the fill value's kind (int64 for an int, bool for a bool), as torch.full infers it.
 OutputMeta filled_meta(const OpCall& call) {
-  return OutputMeta::single(call.dtype(call.args.size() - 1), factory_shape(call));
+  const Value& given = call.args.back();
+  DType dtype = DType::float32;
+  if (!given.is_none()) dtype = call.dtype(call.args.size() - 1);
+  else if (call.op.name() == "full" && call.arg(1).is_bool()) dtype = DType::bool_;
+  else if (call.op.name() == "full" && (call.arg(1).is_int() || call.arg(1).is_symint())) dtype = DType::int64;
+  return OutputMeta::single(dtype, factory_shape(call));
 }
 Value filled_kernel(const OpCall& call, const OutputMeta& meta) {
   const Scalar value = call.op.name() == "full" ? call.scalar(1) : Scalar(call.op.name() == "ones" ? 1 : 0);
@@ -221,6 +228,14 @@ Value zero_filled_kernel(const OpCall& call, const OutputMeta& meta) {
 Value full_like_kernel(const OpCall& call, const OutputMeta& meta) {
   return full(meta.outputs[0].shape.sizes(), call.scalar(1), meta.outputs[0].dtype, call.where);
 }
+// new_full(self, size, fill_value, dtype): recorded when self is symbolic, as fx records
+// `x.new_full(...)`, so that what is written into it in place stays in the graph.
+OutputMeta new_full_meta(const OpCall& call) {
+  return OutputMeta::single(call.arg(3).is_none() ? call.tensor(0).dtype() : call.dtype(3), factory_shape(call, 1));
+}
+Value new_full_kernel(const OpCall& call, const OutputMeta& meta) {
+  return full(meta.outputs[0].shape.sizes(), call.scalar(2), meta.outputs[0].dtype, call.where);
+}
 
 // ---- Dispatch of the symbolic path ----------------------------------------------------------
 
@@ -271,13 +286,15 @@ void detail::register_sym_int_ops(OpRegistry& r) {
   r.add("operator.le(int a, int b) -> bool", bool_meta, int_kernel<Le>());
   r.add("operator.gt(int a, int b) -> bool", bool_meta, int_kernel<Gt>());
   r.add("operator.ge(int a, int b) -> bool", bool_meta, int_kernel<Ge>());
-  r.add("zeros(int[] size, ScalarType dtype) -> Tensor", filled_meta, filled_kernel);
-  r.add("ones(int[] size, ScalarType dtype) -> Tensor", filled_meta, filled_kernel);
-  r.add("full(int[] size, Scalar fill_value, ScalarType dtype) -> Tensor", filled_meta, filled_kernel);
+  r.add("zeros(int[] size, ScalarType? dtype=None) -> Tensor", filled_meta, filled_kernel);
+  r.add("ones(int[] size, ScalarType? dtype=None) -> Tensor", filled_meta, filled_kernel);
+  r.add("full(int[] size, Scalar fill_value, ScalarType? dtype=None) -> Tensor", filled_meta, filled_kernel);
   r.add("arange(Tensor|Scalar start, Tensor|Scalar end, Tensor|Scalar step=1, ScalarType? dtype=None) -> Tensor",
         arange_meta, arange_kernel);
   r.add("empty(int[] size, ScalarType? dtype=None) -> Tensor", empty_meta, zero_filled_kernel);
   r.add("new_empty(Tensor self, int[] size, ScalarType? dtype=None) -> Tensor", new_empty_meta, zero_filled_kernel);
+  r.add("new_full(Tensor self, int[] size, Scalar fill_value, ScalarType? dtype=None) -> Tensor", new_full_meta,
+        new_full_kernel);
   r.add("zeros_like(Tensor self, ScalarType? dtype=None) -> Tensor", like_meta, zero_filled_kernel);
   r.add("full_like(Tensor self, Scalar fill_value, ScalarType? dtype=None) -> Tensor", like_meta, full_like_kernel);
 }

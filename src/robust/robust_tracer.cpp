@@ -315,6 +315,15 @@ OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::strin
   }
   // A built-in layer's shape function (a traced-through layer that failed).
   if (std::optional<TensorMeta> meta = layer_result_meta(module, args)) return OutputMeta::single(std::move(*meta));
+  // A result with lists or dicts: its structure from runs (Note [A failed module's result by
+  // execution] in src/trace/executed_result.cpp), for a module with a caller (a failed root's
+  // graph is its one leaf: nothing reads its result). The tracer holds modules as const; the
+  // runs leave the module's state as they found it.
+  if (!path.empty()) {
+    if (std::optional<OutputMeta> meta =
+            executed_result_meta(const_cast<Module&>(module), args, where))  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+      return std::move(*meta);
+  }
   return unknown_result(module, args, path, where);
 }
 

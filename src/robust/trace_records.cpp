@@ -52,6 +52,22 @@ std::optional<std::string> TraceRecords::failure_msg(const Module& module) const
   return fmt::format("{}: {}", f->kind, f->message);
 }
 
+namespace {
+// A non-empty list of defined tensors.
+bool is_tensor_list(const Value& v) {
+  if (!v.is_list() || v.to_list().empty()) return false;
+  return std::all_of(v.to_list().begin(), v.to_list().end(),
+                     [](const Value& e) { return e.is_tensor() && e.to_tensor().defined(); });
+}
+// A tensor anywhere in a list or dict (concrete or symbolic).
+bool holds_tensor(const Value& v) {
+  if (v.is_tensor()) return true;
+  if (v.is_list()) return std::any_of(v.to_list().begin(), v.to_list().end(), holds_tensor);
+  if (v.is_dict()) return std::any_of(v.to_dict().values.begin(), v.to_dict().values.end(), holds_tensor);
+  return false;
+}
+}  // namespace
+
 void TraceRecords::observe(Calls& calls, const ValueList& args) {
   if (calls.observed) return;
   std::vector<InputSpec> specs;
@@ -61,8 +77,11 @@ void TraceRecords::observe(Calls& calls, const ValueList& args) {
     if (const Tensor* t = boost::variant2::get_if<Tensor>(&a.value)) {
       if (!t->defined()) return;
       specs.emplace_back(*t);
-    } else if (contains_symbolic(a) || (a.is_list() && std::any_of(a.to_list().begin(), a.to_list().end(),
-                                                                      [](const Value& v) { return v.is_tensor(); }))) {
+    } else if (is_tensor_list(a)) {  // a List[Tensor] input (InputSpec::list)
+      std::vector<InputSpec> elements;
+      for (const Value& e : a.to_list()) elements.emplace_back(e.to_tensor());
+      specs.push_back(InputSpec::list(std::move(elements)));
+    } else if (holds_tensor(a) || contains_symbolic(a)) {  // a dict or an object of tensors: not yet an input
       return;
     } else {
       values.emplace_back(i, a);

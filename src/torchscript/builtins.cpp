@@ -711,7 +711,7 @@ void new_filled(const Instr& i, Value* frame) {
   const Value& given = i.inputs.size() > dtype_at ? in(i, frame, dtype_at) : Value();
   const DType dtype = given.is_none() ? self.dtype() : scalar_type_to_dtype(given.to_int());
   const Value value = Fill == 2 ? in(i, frame, 2) : Value(static_cast<double>(Fill));
-  out(i, frame) = call_op("full", {in(i, frame, 1), value, dtype}, i.where);
+  out(i, frame) = call_op("new_full", {self, in(i, frame, 1), value, dtype}, i.where);
 }
 
 // aten::tensor(number, dtype=None, device=None, requires_grad=False): a 0-dim tensor.

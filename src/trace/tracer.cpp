@@ -12,6 +12,7 @@
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/ops/op.hpp"
 #include "symtrace/trace/tracing_state.hpp"
+#include "symtrace/trace/detail/result_meta.hpp"
 #include "symtrace/trace/detail/tracing_scopes.hpp"
 #include "current_state.hpp"
 
@@ -357,11 +358,7 @@ Value Tracer::call_module(Module& module, const ValueList& args, std::source_loc
   return module.forward_values(args);
 }
 
-namespace {
-
-/// Adds `v` to a nested result's metadata (OutputMeta::nesting); false when it holds
-/// something other than tensors, None and lists.
-bool flatten_result(const Value& v, OutputMeta& meta) {
+bool detail::flatten_result(const Value& v, OutputMeta& meta) {
   if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value)) {
     if (!t->defined()) return false;
     meta.outputs.push_back(t->meta());
@@ -372,6 +369,16 @@ bool flatten_result(const Value& v, OutputMeta& meta) {
     meta.nesting.push_back(-1);
     return true;
   }
+  if (const ValueDict* dict = boost::variant2::get_if<ValueDict>(&v.value)) {
+    meta.nesting.push_back(-3);
+    meta.nesting.push_back(static_cast<std::int32_t>(dict->size()));
+    for (std::size_t k = 0; k < dict->size(); ++k) {
+      if (!dict->keys[k].is_string()) return false;
+      meta.keys.push_back(dict->keys[k].to_string_ref());
+      if (!flatten_result(dict->values[k], meta)) return false;
+    }
+    return true;
+  }
   const ValueList* list = boost::variant2::get_if<ValueList>(&v.value);
   if (list == nullptr) return false;
   meta.nesting.push_back(list->empty() ? -2 : static_cast<std::int32_t>(list->size()));
@@ -380,28 +387,38 @@ bool flatten_result(const Value& v, OutputMeta& meta) {
   return true;
 }
 
-/// The Value a nested result's metadata describes, from the list at `meta.nesting[pos]`
-/// (`list`: the node of that list in a traced call, nullptr in a side run). `item(list, i)`
-/// gives the node of an item (a getitem) and `tensor(item, m)` the tensor it stands for.
+namespace {
+
+/// The Value a nested result's metadata describes, from the list or dict at
+/// `meta.nesting[pos]` (`list`: the node of that container in a traced call, nullptr in a side
+/// run). `item(list, key)` gives the node of an item (a getitem; `key` an int64 index or a str
+/// key) and `tensor(item, m)` the tensor it stands for. `key` counts the dict keys used.
 template <class List, class MakeTensor, class Item>
-Value unflatten_result(const OutputMeta& meta, std::size_t& pos, std::size_t& next, List list, const MakeTensor& tensor,
-                       const Item& item) {
+Value unflatten_result(const OutputMeta& meta, std::size_t& pos, std::size_t& next, std::size_t& key, List list,
+                       const MakeTensor& tensor, const Item& item) {
   const std::int32_t code = meta.nesting.at(pos++);
-  const std::size_t n = code > 0 ? static_cast<std::size_t>(code) : 0;
+  const bool dict = code == -3;
+  const std::size_t n = dict ? static_cast<std::size_t>(meta.nesting.at(pos++)) : code > 0 ? static_cast<std::size_t>(code) : 0;
   ValueList items;
+  ValueDict entries;
   items.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
+    const std::string* name = dict ? &meta.keys.at(key++) : nullptr;
+    const Argument at = name ? Argument(*name) : Argument(static_cast<std::int64_t>(i));
     const std::int32_t c = meta.nesting.at(pos);
+    Value v;
     if (c == -1) {
       ++pos;
-      items.emplace_back();
     } else if (c == 0) {
       ++pos;
-      items.emplace_back(tensor(item(list, i), meta.outputs.at(next++)));
+      v = tensor(item(list, at), meta.outputs.at(next++));
     } else {
-      items.emplace_back(unflatten_result(meta, pos, next, item(list, i), tensor, item));
+      v = unflatten_result(meta, pos, next, key, item(list, at), tensor, item);
     }
+    if (dict) entries.insert_or_assign(Value(*name), std::move(v));
+    else items.push_back(std::move(v));
   }
+  if (dict) return entries;
   return items;
 }
 
@@ -424,10 +441,14 @@ OutputMeta meta_of_result(const Value& result, const std::string& path, const Mo
     if (meta.outputs.size() == list->size()) return meta;
     // Nested lists and None (`(out, (h_n, c_n))`, `(out, None)`): getitems of getitems.
     meta.outputs.clear();
-    if (flatten_result(result, meta)) return meta;
+    if (detail::flatten_result(result, meta)) return meta;
+  }
+  if (result.is_dict()) {  // getitems by key
+    meta.is_list = true;
+    if (detail::flatten_result(result, meta)) return meta;
   }
   throw_trace_error(where,
-                    "the leaf '{}' ({}) returned {}: only tensors, None and lists of them can flow out of a "
+                    "the leaf '{}' ({}) returned {}: only tensors, None, and lists and str-keyed dicts of them can flow out of a "
                     "call_module node; trace into the module instead of making it a leaf",
                     path, module.type_name(), result.type_name());
 }
@@ -515,10 +536,10 @@ Value Tracer::meta_result(const OutputMeta& meta, std::source_location where) co
   if (meta.is_number) return SymInt::symbolic(Tensor::symbolic(meta.outputs.at(0), ref), where);
   if (!meta.is_list) return Tensor::symbolic(meta.outputs.at(0), ref);
   if (!meta.nesting.empty()) {
-    std::size_t pos = 0, next = 0;
+    std::size_t pos = 0, next = 0, key = 0;
     return unflatten_result(
-        meta, pos, next, nullptr, [&](std::nullptr_t, const TensorMeta& m) { return Tensor::symbolic(m, ref); },
-        [](std::nullptr_t, std::size_t) { return nullptr; });
+        meta, pos, next, key, nullptr, [&](std::nullptr_t, const TensorMeta& m) { return Tensor::symbolic(m, ref); },
+        [](std::nullptr_t, const Argument&) { return nullptr; });
   }
   ValueList items;
   items.reserve(meta.outputs.size());
@@ -542,12 +563,10 @@ Value Tracer::wrap_result(Node& node, const OutputMeta& meta, std::source_locati
   }
   if (!meta.is_list) return proxy(node, meta.outputs.at(0));
   if (!meta.nesting.empty()) {
-    std::size_t pos = 0, next = 0;
+    std::size_t pos = 0, next = 0, key = 0;
     return unflatten_result(
-        meta, pos, next, &node, [&](Node* item, const TensorMeta& m) { return proxy(*item, m); },
-        [&](Node* list, std::size_t i) {
-          return &create_node(OpKind::call_function, "getitem", {*list, static_cast<std::int64_t>(i)}, {}, where);
-        });
+        meta, pos, next, key, &node, [&](Node* item, const TensorMeta& m) { return proxy(*item, m); },
+        [&](Node* list, const Argument& at) { return &create_node(OpKind::call_function, "getitem", {*list, at}, {}, where); });
   }
   ValueList items;
   items.reserve(meta.outputs.size());
@@ -698,9 +717,30 @@ OutputMeta unknown_rank_meta(const OpCall& call) {
 
 }  // namespace
 
+namespace {
+
+// Note [In-place writes into untraced tensors]: an in-place op whose target is a concrete
+// tensor the module does not own (made in forward from known sizes, `torch.zeros(4)`), with a
+// traced value written into it, cannot be recorded: the graph would keep the tensor as a
+// constant, and every later read of it (a use of the variable, not of the op's result) would
+// read that constant. A TraceError says so, before anything is recorded.
+void check_inplace_target(const TracingState& st, const OpCall& call) {
+  const Tensor* target = call.args.empty() ? nullptr : boost::variant2::get_if<Tensor>(&call.args[0].value);
+  if (target == nullptr || !target->defined() || target->is_symbolic()) return;
+  if (st.tensor_path_of(target->impl_ptr().get()) != nullptr) return;  // a parameter or buffer: a get_attr
+  throw_trace_error(call.where,
+                    "{}() writes a traced value into a tensor the trace does not follow (made in forward from "
+                    "known sizes, such as zeros({{4}})): later reads of it would see a constant; make it from a "
+                    "traced tensor (x.new_zeros(...), zeros_like(x)) or compute out of place",
+                    call.op.name());
+}
+
+}  // namespace
+
 Value Tracer::record_op(const OpCall& call) {
   TracingState& st = state();
   for (const Value& a : call.args) check_recordable(st, a, call.where);
+  if (call.op.has(OpFlags::inplace)) [[unlikely]] check_inplace_target(st, call);
   OutputMeta meta = has_unknown_rank(call.args) && !call.op.has(OpFlags::unknown_rank) ? unknown_rank_meta(call)
                                                                                       : call.op.meta(call);
   if (st.meta_only()) return meta_result(meta, call.where);

@@ -878,3 +878,41 @@ TEST_CASE("a node's node arguments are reachable from the node") {
   CHECK(mul->arg_node(2) == nullptr);  // there is none
   CHECK(mul->kwarg_node("alpha") == nullptr);
 }
+
+/// Writes its input into a tensor it makes from known sizes (Note [In-place writes into
+/// untraced tensors]), and into one made from its input.
+class WritesIntoMadeTensor : public TypedModule<WritesIntoMadeTensor> {
+ public:
+  static constexpr int bad_line = __LINE__ + 4;
+  explicit WritesIntoMadeTensor(bool from_input) : from_input_(from_input) {}
+  Tensor forward(const Tensor& x) {
+    Tensor z = from_input_ ? new_empty(x, {4}) : zeros({4});
+    z.slice(0, 1, 3).copy_(x.slice(0, 0, 2));
+    return z * 2.0;
+  }
+
+ private:
+  bool from_input_;
+};
+
+TEST_CASE("an in-place write of a traced value into a tensor made from known sizes is refused, not a constant") {
+  const Tensor x = tensor({1.f, 2.f, 3.f, 4.f});
+  SUBCASE("made from known sizes: a TraceError at the write, and the graph is not made") {
+    WritesIntoMadeTensor m(false);
+    CHECK_THROWS_WITH_AS(symbolic_trace(m, {InputSpec(Shape{4})}),
+                         doctest::Contains(fmt::format(":{}: copy_() writes a traced value into a tensor the trace "
+                                                       "does not follow",
+                                                       WritesIntoMadeTensor::bad_line)
+                                               .c_str()),
+                         TraceError);
+  }
+  SUBCASE("made from the input: traced, and the interpreter computes what eager does") {
+    WritesIntoMadeTensor m(true);
+    const Graph g = symbolic_trace(m, {InputSpec(Shape{4})});
+    CHECK_NOTHROW(g.lint());
+    const Tensor eager = m(x);
+    testing::check_tensor(eager, DType::float32, {4}, {0, 2, 4, 0});
+    testing::check_tensor(Interpreter(m, g).run({x}).to_tensor(), DType::float32, {4}, {0, 2, 4, 0});
+    testing::check_tensor(Interpreter(m, g).run({tensor({5.f, 6.f, 7.f, 8.f})}).to_tensor(), DType::float32, {4}, {0, 10, 12, 0});
+  }
+}

@@ -19,6 +19,7 @@
 #include <source_location>
 #include <span>
 #include <string_view>
+#include <string>
 #include <vector>
 
 namespace symtrace {
@@ -81,8 +82,12 @@ struct OutputMeta {
   bool is_number = false;
   /// A module's nested result (a leaf returning `(out, (h, c))` or `(out, None)`; is_list is
   /// then true), in pre-order: 0 a tensor (the next of `outputs`), -1 None, n > 0 a list of
-  /// the n items that follow, -2 an empty list. Empty for a tensor or a flat list of tensors.
+  /// the n items that follow, -2 an empty list, -3 a dict whose number of items is the next
+  /// entry (its keys are the next of `keys`), its values following. Empty for a tensor or a
+  /// flat list of tensors.
   std::vector<std::int32_t> nesting;
+  /// The keys of the dicts in `nesting`, in pre-order (str keys only).
+  std::vector<std::string> keys;
   /// A single-tensor result.
   static OutputMeta single(DType dtype, Shape shape) { return single(TensorMeta{dtype, std::move(shape)}); }
   /// A single-tensor result from its metadata (moved in once: OutputMeta is not cheap to move).

@@ -123,9 +123,16 @@ class RobustTracer : public Tracer {
   /// The model's index when the records are a model's and `root` is the model.
   [[nodiscard]] std::shared_ptr<const ModuleIndex> module_index(const Module& root) const override;
 
+  /// The result metadata of `module`'s forward run eagerly on synthetic inputs of `args`'
+  /// shapes, when its declared result holds lists or dicts (Note [A failed module's result by
+  /// execution] in src/robust/executed_result.cpp): nullopt when it does not, when an input's
+  /// rank is not known, or when a run fails or two runs disagree on the structure.
+  [[nodiscard]] static std::optional<OutputMeta> executed_result_meta(Module& module, const ValueList& args,
+                                                                      std::source_location where);
   /// A failed module's result metadata: from the LeafMetaFn registered for its type or a
-  /// built-in layer's shape function, else unknown (as the file comment says). A subclass
-  /// that knows more may say so.
+  /// built-in layer's shape function, else, for a module with a caller whose result holds
+  /// lists or dicts, from executed_result_meta, else unknown (as the file comment says). A
+  /// subclass that knows more may say so.
   [[nodiscard]] virtual OutputMeta failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
                                                     std::source_location where) const;
 

@@ -37,21 +37,31 @@ class BufferSnapshot {
   std::vector<std::pair<Tensor, Tensor>> saved_;
 };
 
-/// True when every spec has a known rank and known sizes.
+/// True when every spec has a known rank and known sizes (each element of a list input).
 inline bool fully_known(const std::vector<InputSpec>& specs) {
   return std::all_of(specs.begin(), specs.end(), [](const InputSpec& s) {
-    return s.shape.is_rank_known() && std::all_of(s.shape.begin(), s.shape.end(), [](Dim d) { return d.is_known(); });
+    if (s.is_list) return fully_known(s.elements);
+    return !s.is_int && s.shape.is_rank_known() &&
+           std::all_of(s.shape.begin(), s.shape.end(), [](Dim d) { return d.is_known(); });
   });
 }
 
-/// Inputs of the specs' shapes (fully known): standard normal float32 drawn from a generator
-/// seeded with `seed`, zeros of other dtypes.
+/// An input of a spec's shape (fully known): standard normal float32 drawn from `gen`, zeros of
+/// other dtypes; a list of such for a list input.
+inline Value synthetic_input(const InputSpec& s, Generator& gen) {
+  if (s.is_list) {
+    ValueList items;
+    for (const InputSpec& e : s.elements) items.push_back(synthetic_input(e, gen));
+    return items;
+  }
+  return s.dtype == DType::float32 ? randn(s.shape.sizes(), gen) : zeros(SymIntList(s.shape.sizes()), s.dtype);
+}
+
+/// Inputs of the specs' shapes (fully known), drawn from a generator seeded with `seed`.
 inline ValueList synthetic_inputs(const std::vector<InputSpec>& specs, std::uint64_t seed) {
   Generator gen(seed);
   ValueList inputs;
-  for (const InputSpec& s : specs) {
-    inputs.emplace_back(s.dtype == DType::float32 ? randn(s.shape.sizes(), gen) : zeros(SymIntList(s.shape.sizes()), s.dtype));
-  }
+  for (const InputSpec& s : specs) inputs.push_back(synthetic_input(s, gen));
   return inputs;
 }
 

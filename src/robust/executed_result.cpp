@@ -1,0 +1,136 @@
+// Note [A failed module's result by execution]: a module that could not be traced stands in
+// its caller's graph as a leaf whose result nothing tells, and an unknown tensor stands for
+// it. When its forward declares a result that holds lists or dicts (a detection model's region
+// proposal network returns `([boxes of each image], {losses})`), that cannot be: the caller
+// indexes and iterates the result, and would fail for want of its structure, not for anything
+// in its own code. So such a module is run eagerly, twice, on synthetic inputs of the shapes
+// seen at its call (standard normal floats, zero integers, 3 and then 5 for a dim the trace
+// does not know, other arguments as they are), with
+// no interposer on the thread and its buffers restored afterwards. When both runs give the same
+// structure (list lengths, dict keys, dtypes and ranks), that is the leaf's result; a dim is
+// known where both runs agree and unknown where they differ or are 0 (a count that depends on
+// the data, such as what nms keeps, is often 0 on random inputs), and the first dim, where
+// such counts lie, is always unknown (two runs may agree on a capped count). When an input's shape is not fully known, or a run fails, the
+// result stays unknown.
+#include "symtrace/robust/robust_tracer.hpp"
+
+#include "symtrace/core/factories.hpp"
+#include "symtrace/core/random.hpp"
+#include "symtrace/core/thread_context.hpp"
+#include "symtrace/nn/module.hpp"
+#include "symtrace/robust/detail/synthetic_run.hpp"
+#include "symtrace/trace/detail/result_meta.hpp"
+
+#include <new>
+#include <optional>
+#include <string_view>
+
+namespace symtrace {
+
+namespace {
+
+// `v` with each symbolic tensor replaced by a concrete one of its shape, an unknown dim (a
+// count from the data) by `stand_in`; nullopt when a rank or a size is not known.
+std::optional<Value> synthetic_value(const Value& v, Generator& gen, std::int64_t stand_in) {
+  if (v.is_tensor()) {
+    const Tensor& t = v.to_tensor();
+    if (!t.defined() || t.is_concrete()) return v;
+    const Shape& shape = t.shape();
+    if (!shape.is_rank_known()) return std::nullopt;
+    IntList sizes;
+    for (Dim d : shape) sizes.push_back(d.is_known() ? d.raw() : stand_in);
+    if (t.dtype() == DType::float32) return Value(randn(sizes, gen));
+    return Value(zeros(SymIntList(sizes), t.dtype()));
+  }
+  if (v.is_symint()) {
+    if (!v.to_sym_int().is_known()) return std::nullopt;
+    return v;
+  }
+  if (v.is_list()) {
+    ValueList out;
+    for (const Value& item : v.to_list()) {
+      std::optional<Value> s = synthetic_value(item, gen, stand_in);
+      if (!s) return std::nullopt;
+      out.push_back(std::move(*s));
+    }
+    return Value(std::move(out));
+  }
+  if (v.is_dict()) {
+    ValueDict out;
+    const ValueDict& d = v.to_dict();
+    for (std::size_t k = 0; k < d.size(); ++k) {
+      std::optional<Value> s = synthetic_value(d.values[k], gen, stand_in);
+      if (!s) return std::nullopt;
+      out.insert_or_assign(d.keys[k], std::move(*s));
+    }
+    return Value(std::move(out));
+  }
+  return v;
+}
+
+// No interposer on the thread for the scope's lifetime: ops and module calls run eagerly.
+class NoInterposer {
+ public:
+  NoInterposer() noexcept : saved_(detail::t_interposer) { detail::t_interposer = nullptr; }
+  ~NoInterposer() { detail::t_interposer = saved_; }
+  NoInterposer(const NoInterposer&) = delete;
+  NoInterposer& operator=(const NoInterposer&) = delete;
+
+ private:
+  Interposer* saved_;
+};
+
+// `b` merged into `a`: false when their structures differ. A dim the two runs give different
+// sizes, or none, is unknown (an empty result is what a count from the data often is).
+bool merge(OutputMeta& a, const OutputMeta& b) {
+  if (a.nesting != b.nesting || a.keys != b.keys || a.outputs.size() != b.outputs.size()) return false;
+  for (std::size_t i = 0; i < a.outputs.size(); ++i) {
+    TensorMeta& x = a.outputs[i];
+    const TensorMeta& y = b.outputs[i];
+    if (x.dtype != y.dtype || x.shape.rank() != y.shape.rank()) return false;
+    for (std::size_t d = 0; d < x.shape.rank(); ++d)
+      if (x.shape[d] != y.shape[d] || x.shape[d] == Dim(0)) x.shape[d] = Dim::unknown();
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<OutputMeta> RobustTracer::executed_result_meta(Module& module, const ValueList& args, std::source_location where) {
+  const ForwardSignature* signature = module.forward_signature();
+  if (signature == nullptr) return std::nullopt;
+  const std::string_view declared = signature->result_type_name;
+  if (declared.find("List[") == std::string_view::npos && declared.find("Dict[") == std::string_view::npos)
+    return std::nullopt;
+  std::optional<OutputMeta> result;
+  for (std::uint64_t seed : {0u, 1u}) {
+    Generator gen(seed);
+    ValueList inputs;
+    for (const Value& a : args) {
+      std::optional<Value> s = synthetic_value(a, gen, seed == 0 ? 3 : 5);
+      if (!s) return std::nullopt;
+      inputs.push_back(std::move(*s));
+    }
+    OutputMeta meta;
+    meta.is_list = true;
+    try {
+      const NoInterposer eager;
+      const detail::BufferSnapshot state(module);
+      const Value out = module.run_forward(inputs, where);
+      if (out.is_tensor() || !detail::flatten_result(out, meta)) return std::nullopt;
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception&) {
+      return std::nullopt;  // the result stays unknown
+    }
+    if (!result) result = std::move(meta);
+    else if (!merge(*result, meta)) return std::nullopt;
+  }
+  // The first dim is where a selection from the data puts its count (nms, a mask, nonzero):
+  // two runs may agree on it by a cap (at most 1,000 proposals), so it is never taken as known.
+  for (TensorMeta& m : result->outputs)
+    if (m.shape.rank() > 0) m.shape[0] = Dim::unknown();
+  return result;
+}
+
+}  // namespace symtrace
