@@ -48,6 +48,8 @@ OutputMeta binary_meta(const OpCall& call) {
   if (call.op.name() == "sub" && compute == DType::bool_)
     call.fail("subtracting bool tensors is not supported (shapes {} and {}); use ne() or convert with .to(int64)",
               ma.shape, mb.shape);
+  if ((call.op.name() == "floor_divide" || call.op.name() == "remainder") && compute == DType::bool_)
+    call.fail("is not implemented for bool tensors (shapes {} and {}); convert with .to(int64)", ma.shape, mb.shape);
   if (call.op.name() == "pow" && compute == DType::int64 && b.is_number() && b.to_scalar().to_int() < 0)
     call.fail("integers cannot be raised to the negative power {} (base shape {}); convert to float32 first",
               b.to_scalar().to_int(), ma.shape);

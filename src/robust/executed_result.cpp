@@ -5,13 +5,15 @@
 // indexes and iterates the result, and would fail for want of its structure, not for anything
 // in its own code. So such a module is run eagerly, twice, on synthetic inputs of the shapes
 // seen at its call (standard normal floats, zero integers, 3 and then 5 for a dim the trace
-// does not know, other arguments as they are), with
-// no interposer on the thread and its buffers restored afterwards. When both runs give the same
-// structure (list lengths, dict keys, dtypes and ranks), that is the leaf's result; a dim is
-// known where both runs agree and unknown where they differ or are 0 (a count that depends on
-// the data, such as what nms keeps, is often 0 on random inputs), and the first dim, where
-// such counts lie, is always unknown (two runs may agree on a capped count). When an input's shape is not fully known, or a run fails, the
-// result stays unknown.
+// does not know, other arguments as they are), with no interposer on the thread and its
+// buffers restored afterwards. When both runs give the same structure (list lengths, dict
+// keys, dtypes and ranks), that is the leaf's result; a dim is known where both runs agree and
+// unknown where they differ or are 0 (a count that depends on the data, such as what nms
+// keeps, is often 0 on random inputs), and the first dim, where such counts lie, is always
+// unknown (two runs may agree on a capped count). When an input's rank or a size argument is
+// not known, or a run fails, the result stays unknown. The runs share the running TorchScript
+// code's attributes set by the run (Note [Attributes set by a run]): torchvision's are caches
+// computed from known sizes.
 #include "symtrace/robust/robust_tracer.hpp"
 
 #include "symtrace/core/factories.hpp"

@@ -318,7 +318,7 @@ OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::strin
   // A result with lists or dicts: its structure from runs (Note [A failed module's result by
   // execution] in src/trace/executed_result.cpp), for a module with a caller (a failed root's
   // graph is its one leaf: nothing reads its result). The tracer holds modules as const; the
-  // runs leave the module's state as they found it.
+  // runs restore the module's buffers.
   if (!path.empty()) {
     if (std::optional<OutputMeta> meta =
             executed_result_meta(const_cast<Module&>(module), args, where))  // NOLINT(cppcoreguidelines-pro-type-const-cast)

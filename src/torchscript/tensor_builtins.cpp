@@ -40,15 +40,22 @@ Value nested(const std::vector<T>& data, const IntList& sizes, std::size_t d, st
 // prim::tolist(tensor, dim, elem_type): nested lists of numbers (TraceError when symbolic).
 void tolist(const Instr& i, Value* frame) {
   const Tensor& t = in(i, frame, 0).to_tensor();
-  const IntList sizes = t.shape().sizes();
   std::size_t at = 0;
-  switch (t.dtype()) {
-    case DType::float32: out(i, frame) = nested(t.to_vector<float>(i.where), sizes, 0, at); return;
-    case DType::int64: out(i, frame) = nested(t.to_vector<std::int64_t>(i.where), sizes, 0, at); return;
+  switch (t.dtype()) {  // data first: reading a symbolic tensor is the TraceError
+    case DType::float32: {
+      const std::vector<float> data = t.to_vector<float>(i.where);
+      out(i, frame) = nested(data, t.shape().sizes(), 0, at);
+      return;
+    }
+    case DType::int64: {
+      const std::vector<std::int64_t> data = t.to_vector<std::int64_t>(i.where);
+      out(i, frame) = nested(data, t.shape().sizes(), 0, at);
+      return;
+    }
     case DType::bool_: {
       std::vector<bool> flags;
       for (std::int64_t v : t.to(DType::int64, i.where).to_vector<std::int64_t>(i.where)) flags.push_back(v != 0);
-      out(i, frame) = nested(flags, sizes, 0, at);
+      out(i, frame) = nested(flags, t.shape().sizes(), 0, at);
       return;
     }
   }
@@ -148,7 +155,10 @@ void meshgrid(const Instr& i, Value* frame) {
 
 // torch.where(condition): the indices of the nonzero elements, one int64 tensor per dim.
 void where_nonzero(const Instr& i, Value* frame) {
-  Value indices = call_op("nonzero", {in(i, frame, 0)}, i.where);
+  Value condition = in(i, frame, 0);
+  if (condition.to_tensor().dim(i.where) == 0)  // as PyTorch: a 0-dim condition is one element
+    condition = call_op("reshape", {std::move(condition), Value(IntList{1})}, i.where);
+  Value indices = call_op("nonzero", {std::move(condition)}, i.where);
   out(i, frame) = call_op("unbind", {std::move(indices), std::int64_t{1}}, i.where);
 }
 
@@ -189,10 +199,13 @@ void isinstance(const Instr& i, Value* frame) {
   bool yes = false;
   for (const Value& t : i.constant.to_list()) {
     const std::string& name = t.to_string_ref();
-    yes = yes || ((name == "list" || name == "tuple" || name.starts_with("List") || name.starts_with("Tuple")) && v.is_list()) ||
-          (name == "Tensor" && v.is_tensor()) || (name == "int" && (v.is_int() || v.is_symint())) ||
-          (name == "float" && v.is_double()) || (name == "bool" && v.is_bool()) || (name == "str" && v.is_string()) ||
-          (name == "NoneType" && v.is_none()) || (name.starts_with("Dict") && v.is_dict());
+    // Element types are not kept in symtrace's values: `isinstance(x, List[int])` cannot be told.
+    if (name.find('[') != std::string::npos)
+      throw_op_error("isinstance", i.where, "isinstance with the parameterised type {} is not supported by symtrace", name);
+    yes = yes || ((name == "list" || name == "tuple") && v.is_list()) || (name == "Tensor" && v.is_tensor()) ||
+          (name == "int" && (v.is_int() || v.is_symint())) || (name == "float" && v.is_double()) ||
+          (name == "bool" && v.is_bool()) || (name == "str" && v.is_string()) || (name == "NoneType" && v.is_none()) ||
+          (name == "dict" && v.is_dict());
   }
   out(i, frame) = yes;
 }

@@ -740,7 +740,8 @@ void check_inplace_target(const TracingState& st, const OpCall& call) {
 Value Tracer::record_op(const OpCall& call) {
   TracingState& st = state();
   for (const Value& a : call.args) check_recordable(st, a, call.where);
-  if (call.op.has(OpFlags::inplace)) [[unlikely]] check_inplace_target(st, call);
+  // In a side run nothing is recorded, so nothing can read a stale constant.
+  if (call.op.has(OpFlags::inplace) && !st.meta_only()) [[unlikely]] check_inplace_target(st, call);
   OutputMeta meta = has_unknown_rank(call.args) && !call.op.has(OpFlags::unknown_rank) ? unknown_rank_meta(call)
                                                                                       : call.op.meta(call);
   if (st.meta_only()) return meta_result(meta, call.where);

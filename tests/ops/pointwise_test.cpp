@@ -376,4 +376,6 @@ TEST_CASE("floor_divide and remainder round toward negative infinity, as Python'
   check_tensor(op("remainder", x, -2), DType::float32, {5}, {-0.5, -1.5, -0.5, -0.5, -1});
   check_tensor(op("floor_divide", x, 0.0), DType::float32, {5}, {INFINITY, -INFINITY, INFINITY, -INFINITY, INFINITY});
   CHECK_THROWS_WITH_AS(op("floor_divide", a, 0), doctest::Contains("integer division by zero"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(op("remainder", tensor({true, false}), tensor({true, true})),
+                       doctest::Contains("remainder(): is not implemented for bool tensors (shapes [2] and [2])"), OpError);
 }

@@ -906,6 +906,17 @@ TEST_CASE("an in-place write of a traced value into a tensor made from known siz
                                                .c_str()),
                          TraceError);
   }
+  SUBCASE("in a leaf, whose forward runs only for its output's metadata: no error, one call_module node") {
+    auto model = nn::Sequential(std::make_shared<WritesIntoMadeTensor>(false));
+    Tracer tracer;
+    tracer.register_leaf<WritesIntoMadeTensor>();
+    const Graph g = tracer.trace(*model, {InputSpec(Shape{4})});
+    CHECK(to_string(g) == R"(graph():
+    %x : float32[4] [num_users=1] = placeholder[target=x]
+    %_0 : float32[4] [num_users=1] = call_module[target=0](args = (%x,), kwargs = {})
+    return _0
+)");
+  }
   SUBCASE("made from the input: traced, and the interpreter computes what eager does") {
     WritesIntoMadeTensor m(true);
     const Graph g = symbolic_trace(m, {InputSpec(Shape{4})});

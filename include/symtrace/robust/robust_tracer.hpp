@@ -126,7 +126,8 @@ class RobustTracer : public Tracer {
   /// The result metadata of `module`'s forward run eagerly on synthetic inputs of `args`'
   /// shapes, when its declared result holds lists or dicts (Note [A failed module's result by
   /// execution] in src/robust/executed_result.cpp): nullopt when it does not, when an input's
-  /// rank is not known, or when a run fails or two runs disagree on the structure.
+  /// rank or a size argument is not known, or when a run fails or two runs disagree on the
+  /// structure.
   [[nodiscard]] static std::optional<OutputMeta> executed_result_meta(Module& module, const ValueList& args,
                                                                       std::source_location where);
   /// A failed module's result metadata: from the LeafMetaFn registered for its type or a
