@@ -127,6 +127,48 @@ std::vector<CollectionReport::ModuleEntry> read_modules(const Json& modules) {
   return out;
 }
 
+// A constant part of an input (input_spec_json's "value").
+Value read_constant(const Json& j, const std::string& at) {
+  switch (j.type()) {
+    case Json::value_t::null: return Value();
+    case Json::value_t::boolean: return j.get<bool>();
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+      if (detail::too_large_for_int64(j)) document_error(at, "is {}, which is not an int64", j.dump());
+      return j.get<std::int64_t>();
+    case Json::value_t::number_float: return j.get<double>();
+    case Json::value_t::string: return j.get<std::string>();
+    case Json::value_t::array: {
+      ValueList items;
+      for (std::size_t i = 0; i < j.size(); ++i) items.push_back(read_constant(j[i], fmt::format("{}[{}]", at, i)));
+      return items;
+    }
+    default: document_error(at, "is {}; a constant is null, a bool, a number, a string or an array of them", j.type_name());
+  }
+}
+
+// An input's spec (detail::input_spec_json), nested at most `depth` levels more.
+InputSpec read_input_spec(const Json& j, const std::string& at, int depth = 16) {
+  if (!j.is_object()) document_error(at, "is {}, not an object", j.type_name());
+  if (depth == 0) document_error(at, "nests lists and dicts too deeply");
+  if (j.contains("value")) return InputSpec::constant(read_constant(j["value"], at + ".value"));
+  if (j.contains("list")) {
+    const Json& items = document_field(j, at, "list", Json::value_t::array);
+    std::vector<InputSpec> elements;
+    for (std::size_t i = 0; i < items.size(); ++i) elements.push_back(read_input_spec(items[i], fmt::format("{}.list[{}]", at, i), depth - 1));
+    return InputSpec::list(std::move(elements));
+  }
+  if (j.contains("dict")) {
+    const Json& items = document_field(j, at, "dict", Json::value_t::object);
+    std::vector<std::pair<std::string, InputSpec>> elements;
+    for (const auto& [key, item] : items.items()) elements.emplace_back(key, read_input_spec(item, fmt::format("{}.dict.{}", at, key), depth - 1));
+    return InputSpec::dict(std::move(elements));
+  }
+  if (!j.contains("shape")) document_error(at, "has no \"shape\" (nor \"list\", \"dict\" or \"value\")");
+  return InputSpec(detail::read_shape_document(j["shape"], at + ".shape"),
+                   detail::read_dtype_document(j.contains("dtype") ? j["dtype"] : Json(), at + ".dtype"));
+}
+
 std::optional<CollectionReport::ByExecution> read_by_execution(const Json& j, const std::string& at) {
   if (j.is_null()) return std::nullopt;
   if (!j.is_object()) document_error(at, "is {}, not an object or null", j.type_name());
@@ -136,10 +178,7 @@ std::optional<CollectionReport::ByExecution> read_by_execution(const Json& j, co
   const Json& inputs = document_field(j, at, "inputs", Json::value_t::array);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const std::string iat = fmt::format("{}.inputs[{}]", at, i);
-    const Json& input = object_at(inputs, i, iat);
-    if (!input.contains("shape")) document_error(iat, "has no \"shape\"");
-    x.inputs.emplace_back(detail::read_shape_document(input["shape"], iat + ".shape"),
-                          detail::read_dtype_document(input.contains("dtype") ? input["dtype"] : Json(), iat + ".dtype"));
+    x.inputs.push_back(read_input_spec(object_at(inputs, i, iat), iat));
   }
   const Json& warnings = document_field(j, at, "warnings", Json::value_t::array);
   for (std::size_t i = 0; i < warnings.size(); ++i) {

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <exception>
 #include <optional>
 #include <stdexcept>
@@ -43,9 +45,62 @@ std::optional<Argument> as_argument(const Value& value) {
   return std::nullopt;
 }
 
+/// The part of `input` at `path` (`[1]`, `.image_sizes`, `.a[0]`: list indices and dict keys),
+/// or nullptr when it has none.
+const Value* part_at(const Value& input, std::string_view path) {
+  const Value* v = &input;
+  while (!path.empty()) {
+    if (path.front() == '[' && v->is_list()) {
+      const std::size_t close = path.find(']');
+      std::size_t i = 0;
+      const auto [end, ec] = std::from_chars(path.data() + 1, path.data() + std::min(close, path.size()), i);
+      if (close == std::string_view::npos || ec != std::errc() || end != path.data() + close || i >= v->to_list().size())
+        return nullptr;
+      v = &v->to_list()[i];
+      path.remove_prefix(close + 1);
+    } else if (path.front() == '.' && v->is_dict()) {
+      path.remove_prefix(1);
+      // The longest key the path goes on with (a key may hold '.' or '[' itself).
+      const ValueDict& d = v->to_dict();
+      const Value* next = nullptr;
+      std::size_t length = 0;
+      for (std::size_t k = 0; k < d.size(); ++k) {
+        if (!d.keys[k].is_string()) continue;
+        const std::string& key = d.keys[k].to_string_ref();
+        const bool ends = path.size() == key.size() || path[key.size()] == '.' || path[key.size()] == '[';
+        if (path.starts_with(key) && ends && (next == nullptr || key.size() > length)) {
+          next = &d.values[k];
+          length = key.size();
+        }
+      }
+      if (next == nullptr) return nullptr;
+      v = next;
+      path.remove_prefix(length);
+    } else {
+      return nullptr;
+    }
+  }
+  return v;
+}
+
 /// Checks `input` against what the trace assumed for placeholder `node`: its guard value
-/// (concrete_args), or its dtype and known dims.
+/// (concrete_args), the values of its constant parts (a list or dict input's constants, guards
+/// named by their path: `images.image_sizes`), or its dtype and known dims.
 void check_input(const Graph& graph, const Node& node, const Value& input, std::source_location where) {
+  const std::string_view target = node.target();
+  for (const Graph::Guard& guard : graph.guards()) {
+    const std::string_view name = guard.input;
+    if (name.size() <= target.size() || !name.starts_with(target) || (name[target.size()] != '.' && name[target.size()] != '['))
+      continue;
+    const Value* part = part_at(input, name.substr(target.size()));
+    std::optional<Argument> given = part != nullptr ? as_argument(*part) : std::nullopt;
+    if (!given || *given != guard.value) {
+      throw_invalid_argument(where,
+                             "input '{}' was traced with {} = {}, got {}; trace again with this input (its constant "
+                             "parts are specialised)",
+                             target, name, guard.value, part != nullptr ? to_string(*part) : std::string("no such part"));
+    }
+  }
   for (const Graph::Guard& guard : graph.guards()) {
     if (guard.input != node.target()) continue;
     std::optional<Argument> given = as_argument(input);

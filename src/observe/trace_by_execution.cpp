@@ -42,6 +42,7 @@ std::string_view to_string(TraceWarning::Kind kind) noexcept {
 namespace {
 
 bool contains_tensor(const Value& v);
+bool is_undefined_tensor(const Value& v) { return v.is_tensor() && !v.to_tensor().defined(); }
 
 using detail::TensorImpl;
 
@@ -56,45 +57,54 @@ class Recorder {
     }
   }
 
-  /// A placeholder for input `name` holding `value`; a non-tensor input is a guard.
+  /// A placeholder for input `name` holding `value`; a non-tensor input is a guard. A list or a
+  /// str-keyed dict holding tensors is read by a `getitem` node per part that holds tensors, its
+  /// other parts guards named by their path (`images.image_sizes`, `xs[1]`), as a symbolic trace
+  /// of InputSpec::list and InputSpec::dict makes it.
   void add_input(const std::string& name, const Value& value, std::source_location where) {
     Node& node = graph_.create_node(OpKind::placeholder, name, {}, {}, name, where);
+    if (!contains_tensor(value)) {
+      graph_.add_guard(name, argument(value, where));
+      return;
+    }
+    read_part(node, name, name, value, where);
+  }
+
+  /// Maps the tensors `value` holds to `node` (its value) and the getitem nodes that read them.
+  void read_part(Node& node, const std::string& name, const std::string& path, const Value& value, std::source_location where) {
     if (const Tensor* t = boost::variant2::get_if<Tensor>(&value.value); t != nullptr && t->defined()) {
       node.set_tensor_meta(t->meta());
       map(*t, node);
       return;
     }
-    if (const ValueList* list = boost::variant2::get_if<ValueList>(&value.value);
-        list != nullptr && !list->empty() &&
-        std::all_of(list->begin(), list->end(), [](const Value& v) { return v.is_tensor() && v.to_tensor().defined(); })) {
-      for (std::size_t i = 0; i < list->size(); ++i) {
-        const Tensor& t = (*list)[i].to_tensor();
-        Node& item = graph_.create_node(OpKind::call_function, "getitem", {node, static_cast<std::int64_t>(i)}, {}, {},
-                                        where);
-        item.set_tensor_meta(t.meta());
-        map(t, item);
+    const auto part = [&](const Argument& at, const std::string& part_path, const Value& v) {
+      if (!contains_tensor(v)) {
+        graph_.add_guard(part_path, argument(v, where));
+        return;
       }
-      return;
+      Node& item = graph_.create_node(OpKind::call_function, "getitem", {node, at}, {}, {}, where);
+      read_part(item, name, part_path, v, where);
+    };
+    const ValueList* list = boost::variant2::get_if<ValueList>(&value.value);
+    const ValueDict* dict = boost::variant2::get_if<ValueDict>(&value.value);
+    const bool readable =
+        (list != nullptr && std::none_of(list->begin(), list->end(), is_undefined_tensor)) ||
+        (dict != nullptr && std::all_of(dict->keys.begin(), dict->keys.end(), [](const Value& k) { return k.is_string(); }) &&
+         std::none_of(dict->values.begin(), dict->values.end(), is_undefined_tensor));
+    if (!readable) {
+      throw_invalid_argument(where, "input '{}' holds tensors in a form a trace cannot read ({} at {}): give tensors, "
+                                    "lists of tensors or dicts of tensors with str keys",
+                             name, value.type_name(), path);
     }
-    if (const ValueDict* dict = boost::variant2::get_if<ValueDict>(&value.value);
-        dict != nullptr && dict->size() > 0 &&
-        std::all_of(dict->keys.begin(), dict->keys.end(), [](const Value& k) { return k.is_string(); }) &&
-        std::all_of(dict->values.begin(), dict->values.end(),
-                    [](const Value& v) { return v.is_tensor() && v.to_tensor().defined(); })) {
+    if (list != nullptr) {
+      for (std::size_t i = 0; i < list->size(); ++i)
+        part(Argument(static_cast<std::int64_t>(i)), fmt::format("{}[{}]", path, i), (*list)[i]);
+    } else {
       for (std::size_t i = 0; i < dict->size(); ++i) {
-        const Tensor& t = dict->values[i].to_tensor();
-        Node& item = graph_.create_node(OpKind::call_function, "getitem", {node, dict->keys[i].to_string_ref()}, {}, {},
-                                        where);
-        item.set_tensor_meta(t.meta());
-        map(t, item);
+        const std::string& key = dict->keys[i].to_string_ref();
+        part(Argument(key), fmt::format("{}.{}", path, key), dict->values[i]);
       }
-      return;
     }
-    if (contains_tensor(value))
-      throw_invalid_argument(where, "input '{}' holds tensors in a form a trace cannot read ({}): give tensors, lists "
-                                    "of tensors or dicts of tensors with str keys",
-                             name, value.type_name());
-    graph_.add_guard(name, argument(value, where));
   }
 
   /// The graph's output: the forward's result.

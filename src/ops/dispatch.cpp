@@ -146,6 +146,17 @@ bool contains_symbolic(const Value& value) noexcept {
   return false;
 }
 
+bool holds_tensor(const Value& value) noexcept {
+  if (value.is_tensor()) return true;
+  if (const ValueList* l = boost::variant2::get_if<ValueList>(&value.value))
+    for (const Value& v : *l)
+      if (holds_tensor(v)) return true;
+  if (const ValueDict* d = boost::variant2::get_if<ValueDict>(&value.value))
+    for (const Value& v : d->values)
+      if (holds_tensor(v)) return true;
+  return false;
+}
+
 Value dispatch(const OpDef& op, std::span<const Value> args, std::source_location where, CallStyle style) {
   check_arguments(op, args, where);
   const OpCall call{op, args, where, style};

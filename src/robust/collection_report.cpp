@@ -48,13 +48,52 @@ std::size_t CollectionReport::total_nodes() const noexcept {
 
 namespace detail {
 
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// A constant part of an input: None, a bool, a number, a string, or a list of them (anything
+// else as its text).
+Json value_json(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::none: return nullptr;
+    case Value::Kind::boolean: return v.to_bool();
+    case Value::Kind::integer: return v.to_int();
+    case Value::Kind::floating: return v.to_double();
+    case Value::Kind::string: return v.to_string_ref();
+    case Value::Kind::list: {
+      Json items = Json::array();
+      for (const Value& e : v.to_list()) items.push_back(value_json(e));
+      return items;
+    }
+    default: return to_string(v);
+  }
+}
+
+}  // namespace
+
+nlohmann::ordered_json input_spec_json(const InputSpec& s, const FailureJsonStyle& style) {
+  if (s.is_constant) return Json{{"value", value_json(s.value)}};
+  if (s.is_list) {
+    Json items = Json::array();
+    for (const InputSpec& e : s.elements) items.push_back(input_spec_json(e, style));
+    return Json{{"list", std::move(items)}};
+  }
+  if (s.is_dict) {
+    Json items = Json::object();
+    for (std::size_t i = 0; i < s.elements.size(); ++i) items[s.keys[i]] = input_spec_json(s.elements[i], style);
+    return Json{{"dict", std::move(items)}};
+  }
+  return Json{{"dtype", std::string(name(s.dtype))}, {"shape", style.shape(s.shape)}};
+}
+
 nlohmann::ordered_json failure_json(const CollectionReport::Failure& f, const FailureJsonStyle& style) {
   using Json = nlohmann::ordered_json;
   auto null_if_empty = [](const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); };
   Json by_execution = nullptr;
   if (const std::optional<CollectionReport::ByExecution>& x = f.by_execution) {
     Json inputs = Json::array();
-    for (const InputSpec& s : x->inputs) inputs.push_back(Json{{"dtype", std::string(name(s.dtype))}, {"shape", style.shape(s.shape)}});
+    for (const InputSpec& s : x->inputs) inputs.push_back(input_spec_json(s, style));
     Json warnings = Json::array();
     for (const CollectionReport::Warning& w : x->warnings) {
       warnings.push_back(Json{{"kind", w.kind}, {"source", w.source}, {"module", w.module}, {"count", w.count}, {"message", w.message}});

@@ -20,12 +20,20 @@
 #include "symtrace/core/random.hpp"
 #include "symtrace/core/thread_context.hpp"
 #include "symtrace/nn/module.hpp"
+#include "symtrace/ops/dispatch.hpp"
+#include "symtrace/ops/op.hpp"
 #include "symtrace/robust/detail/synthetic_run.hpp"
 #include "symtrace/trace/detail/result_meta.hpp"
 
+#include <fmt/format.h>
+
 #include <new>
 #include <optional>
+#include <stdexcept>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace symtrace {
 
@@ -70,17 +78,62 @@ std::optional<Value> synthetic_value(const Value& v, Generator& gen, std::int64_
   return v;
 }
 
-// No interposer on the thread for the scope's lifetime: ops and module calls run eagerly.
-class NoInterposer {
+// Runs a failed module eagerly (an interposer that lets every op run and every module call run
+// its forward) and keeps the first call of each module it calls, as specs: the inputs of its
+// children, which the collection traces as roots (Note [A failed module's result by execution]).
+class ChildCalls final : public Interposer {
  public:
-  NoInterposer() noexcept : saved_(detail::t_interposer) { detail::t_interposer = nullptr; }
-  ~NoInterposer() { detail::t_interposer = saved_; }
-  NoInterposer(const NoInterposer&) = delete;
-  NoInterposer& operator=(const NoInterposer&) = delete;
+  struct Call {
+    std::vector<InputSpec> specs;  // one per argument: a tensor's or a structure's spec, or a constant
+    bool usable = true;            // false when an argument could not be described
+  };
+  ChildCalls() : Interposer(/*sees_concrete_calls=*/false) {}
+  // Only an op with a symbolic argument comes here: something of the trace reached the run.
+  Value call_op(const OpCall& call) override {
+    throw std::invalid_argument(fmt::format("{}: a symbolic value reached an eager run", call.op.name()));
+  }
+  Value call_module(Module& module, const ValueList& args, std::source_location where) override {
+    if (!calls_.contains(&module)) {
+      Call c;
+      for (const Value& a : args) {
+        std::optional<InputSpec> spec = InputSpec::of(a);
+        if (!spec && (holds_tensor(a) || contains_symbolic(a))) c.usable = false;
+        c.specs.push_back(spec ? std::move(*spec) : InputSpec::constant(c.usable ? a : Value()));
+      }
+      calls_.emplace(&module, std::move(c));
+    }
+    return module.run_forward(args, where);
+  }
+  void on_data_read(DataRead, std::source_location) override {}  // an eager run reads what it likes
+  bool locate(detail::TraceLocation&) const override { return false; }
+  [[nodiscard]] std::unordered_map<const Module*, Call>& calls() noexcept { return calls_; }
 
  private:
-  Interposer* saved_;
+  std::unordered_map<const Module*, Call> calls_;
 };
+
+// Two runs' specs of one argument merged: a dim known where both runs agree and it is not 0;
+// nullopt when their structures or constants differ.
+std::optional<InputSpec> merge_spec(const InputSpec& a, const InputSpec& b) {
+  if (a.is_constant != b.is_constant || a.is_list != b.is_list || a.is_dict != b.is_dict || a.is_int != b.is_int)
+    return std::nullopt;
+  if (a.is_constant) return to_string(a.value) == to_string(b.value) ? std::optional(a) : std::nullopt;
+  if (a.is_list || a.is_dict) {
+    if (a.keys != b.keys || a.elements.size() != b.elements.size()) return std::nullopt;
+    InputSpec out = a;
+    for (std::size_t i = 0; i < a.elements.size(); ++i) {
+      std::optional<InputSpec> e = merge_spec(a.elements[i], b.elements[i]);
+      if (!e) return std::nullopt;
+      out.elements[i] = std::move(*e);
+    }
+    return out;
+  }
+  if (a.dtype != b.dtype || a.shape.rank() != b.shape.rank()) return std::nullopt;
+  InputSpec out = a;
+  for (std::size_t d = 0; d < a.shape.rank(); ++d)
+    if (a.shape[d] != b.shape[d] || a.shape[d] == Dim(0)) out.shape[d] = Dim::unknown();
+  return out;
+}
 
 // `b` merged into `a`: false when their structures differ. A dim the two runs give different
 // sizes, or none, is unknown (an empty result is what a count from the data often is).
@@ -98,13 +151,43 @@ bool merge(OutputMeta& a, const OutputMeta& b) {
 
 }  // namespace
 
-std::optional<OutputMeta> RobustTracer::executed_result_meta(Module& module, const ValueList& args, std::source_location where) {
+namespace {
+
+// The calls both runs made, merged argument by argument; a module whose calls differ in
+// structure or constants is left out.
+std::vector<std::pair<const Module*, ObservedCall>> merged_calls(std::unordered_map<const Module*, ChildCalls::Call>& first,
+                                                                 std::unordered_map<const Module*, ChildCalls::Call>& second,
+                                                                 const Module& runner) {
+  std::vector<std::pair<const Module*, ObservedCall>> out;
+  for (auto& [module, a] : first) {
+    auto it = second.find(module);
+    if (module == &runner || !a.usable || it == second.end() || !it->second.usable || a.specs.size() != it->second.specs.size())
+      continue;
+    ObservedCall call;
+    bool agree = true;
+    for (std::size_t i = 0; agree && i < a.specs.size(); ++i) {
+      std::optional<InputSpec> spec = merge_spec(a.specs[i], it->second.specs[i]);
+      agree = spec.has_value();
+      if (!agree) break;
+      if (spec->is_constant) call.values.emplace_back(i, std::move(spec->value));
+      else call.tensors.push_back(std::move(*spec));
+    }
+    if (agree) out.emplace_back(module, std::move(call));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<OutputMeta> RobustTracer::executed_result_meta(Module& module, const ValueList& args, std::source_location where,
+                                                             std::vector<std::pair<const Module*, ObservedCall>>* calls) {
   const ForwardSignature* signature = module.forward_signature();
   if (signature == nullptr) return std::nullopt;
   const std::string_view declared = signature->result_type_name;
   if (declared.find("List[") == std::string_view::npos && declared.find("Dict[") == std::string_view::npos)
     return std::nullopt;
   std::optional<OutputMeta> result;
+  std::unordered_map<const Module*, ChildCalls::Call> first_run;
   for (std::uint64_t seed : {0u, 1u}) {
     Generator gen(seed);
     ValueList inputs;
@@ -115,8 +198,9 @@ std::optional<OutputMeta> RobustTracer::executed_result_meta(Module& module, con
     }
     OutputMeta meta;
     meta.is_list = true;
+    ChildCalls children;
     try {
-      const NoInterposer eager;
+      const InterposerScope eager(children);
       const detail::BufferSnapshot state(module);
       const Value out = module.run_forward(inputs, where);
       if (out.is_tensor() || !detail::flatten_result(out, meta)) return std::nullopt;
@@ -125,8 +209,14 @@ std::optional<OutputMeta> RobustTracer::executed_result_meta(Module& module, con
     } catch (const std::exception&) {
       return std::nullopt;  // the result stays unknown
     }
-    if (!result) result = std::move(meta);
-    else if (!merge(*result, meta)) return std::nullopt;
+    if (!result) {
+      result = std::move(meta);
+      first_run = std::move(children.calls());
+    } else if (!merge(*result, meta)) {
+      return std::nullopt;
+    } else if (calls != nullptr) {
+      *calls = merged_calls(first_run, children.calls(), module);
+    }
   }
   // The first dim is where a selection from the data puts its count (nms, a mask, nonzero):
   // two runs may agree on it by a cap (at most 1,000 proposals), so it is never taken as known.

@@ -168,7 +168,7 @@ std::optional<Graph> RobustTracer::remembered_leaf_graph(Module& root, const std
   bool unknown_rank = false;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const ParamType type = signature->parameters[i].type;
-    if (inputs[i].is_int || inputs[i].is_list || (type != ParamType::tensor && type != ParamType::any)) return std::nullopt;
+    if (!inputs[i].is_tensor() || (type != ParamType::tensor && type != ParamType::any)) return std::nullopt;
     unknown_rank = unknown_rank || !inputs[i].shape.is_rank_known();
     metas.push_back(TensorMeta{inputs[i].dtype, inputs[i].shape});
   }
@@ -316,13 +316,22 @@ OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::strin
   // A built-in layer's shape function (a traced-through layer that failed).
   if (std::optional<TensorMeta> meta = layer_result_meta(module, args)) return OutputMeta::single(std::move(*meta));
   // A result with lists or dicts: its structure from runs (Note [A failed module's result by
-  // execution] in src/trace/executed_result.cpp), for a module with a caller (a failed root's
+  // execution] in src/robust/executed_result.cpp), for a module with a caller (a failed root's
   // graph is its one leaf: nothing reads its result). The tracer holds modules as const; the
-  // runs restore the module's buffers.
+  // runs restore the module's buffers. The calls the runs made are the inputs of children the
+  // trace never reached, for when they are traced as roots.
   if (!path.empty()) {
+    std::vector<std::pair<const Module*, ObservedCall>> calls;
     if (std::optional<OutputMeta> meta =
-            executed_result_meta(const_cast<Module&>(module), args, where))  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+            executed_result_meta(const_cast<Module&>(module), args, where, &calls)) {  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+      for (auto& [callee, call] : calls) {
+        TraceRecords::Calls& seen = records_->calls(*callee);
+        if (seen.observed) continue;
+        seen.first = std::move(call);
+        seen.observed = true;
+      }
       return std::move(*meta);
+    }
   }
   return unknown_result(module, args, path, where);
 }

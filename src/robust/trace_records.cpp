@@ -52,36 +52,16 @@ std::optional<std::string> TraceRecords::failure_msg(const Module& module) const
   return fmt::format("{}: {}", f->kind, f->message);
 }
 
-namespace {
-// A non-empty list of defined tensors.
-bool is_tensor_list(const Value& v) {
-  if (!v.is_list() || v.to_list().empty()) return false;
-  return std::all_of(v.to_list().begin(), v.to_list().end(),
-                     [](const Value& e) { return e.is_tensor() && e.to_tensor().defined(); });
-}
-// A tensor anywhere in a list or dict (concrete or symbolic).
-bool holds_tensor(const Value& v) {
-  if (v.is_tensor()) return true;
-  if (v.is_list()) return std::any_of(v.to_list().begin(), v.to_list().end(), holds_tensor);
-  if (v.is_dict()) return std::any_of(v.to_dict().values.begin(), v.to_dict().values.end(), holds_tensor);
-  return false;
-}
-}  // namespace
-
 void TraceRecords::observe(Calls& calls, const ValueList& args) {
   if (calls.observed) return;
   std::vector<InputSpec> specs;
   std::vector<std::pair<std::size_t, Value>> values;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const Value& a = args[i];
-    if (const Tensor* t = boost::variant2::get_if<Tensor>(&a.value)) {
-      if (!t->defined()) return;
-      specs.emplace_back(*t);
-    } else if (is_tensor_list(a)) {  // a List[Tensor] input (InputSpec::list)
-      std::vector<InputSpec> elements;
-      for (const Value& e : a.to_list()) elements.emplace_back(e.to_tensor());
-      specs.push_back(InputSpec::list(std::move(elements)));
-    } else if (holds_tensor(a) || contains_symbolic(a)) {  // a dict or an object of tensors: not yet an input
+    // A tensor, or a list or dict holding tensors (List[Tensor], Dict[str, Tensor], an object).
+    if (std::optional<InputSpec> spec = InputSpec::of(a)) {
+      specs.push_back(std::move(*spec));
+    } else if (holds_tensor(a) || contains_symbolic(a)) {  // an undefined tensor, a proxy number, a key not a str
       return;
     } else {
       values.emplace_back(i, a);

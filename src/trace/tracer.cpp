@@ -76,10 +76,10 @@ InputSpec::InputSpec(const Tensor& example) : dtype(example.dtype()), shape(exam
 
 InputSpec InputSpec::list(std::vector<InputSpec> elements) {
   for (std::size_t i = 0; i < elements.size(); ++i) {
-    if (elements[i].is_int || elements[i].is_list)
-      throw std::invalid_argument(fmt::format("InputSpec::list: element {} is {}, not a tensor: a list input holds "
-                                              "tensors",
-                                              i, to_string(elements[i])));
+    if (elements[i].is_int)
+      throw std::invalid_argument(fmt::format("InputSpec::list: element {} is a symbolic int, which a list input cannot "
+                                              "hold; give it as a constant (InputSpec::constant)",
+                                              i));
   }
   InputSpec spec(Shape{});
   spec.is_list = true;
@@ -87,12 +87,82 @@ InputSpec InputSpec::list(std::vector<InputSpec> elements) {
   return spec;
 }
 
+InputSpec InputSpec::dict(std::vector<std::pair<std::string, InputSpec>> items) {
+  InputSpec spec(Shape{});
+  spec.is_dict = true;
+  spec.keys.reserve(items.size());
+  spec.elements.reserve(items.size());
+  for (auto& [key, element] : items) {
+    if (std::find(spec.keys.begin(), spec.keys.end(), key) != spec.keys.end())
+      throw std::invalid_argument(fmt::format("InputSpec::dict: key '{}' is given twice; give each key once", key));
+    if (element.is_int)
+      throw std::invalid_argument(fmt::format("InputSpec::dict: the value of '{}' is a symbolic int, which a dict input "
+                                              "cannot hold; give it as a constant (InputSpec::constant)",
+                                              key));
+    spec.keys.push_back(std::move(key));
+    spec.elements.push_back(std::move(element));
+  }
+  return spec;
+}
+
+InputSpec InputSpec::constant(Value value) {
+  if (holds_tensor(value) || contains_symbolic(value))
+    throw std::invalid_argument(fmt::format("InputSpec::constant: {} holds a tensor or a symbolic value; a constant "
+                                            "is a value forward gets as it is (give tensors their own specs)",
+                                            value));
+  InputSpec spec(Shape{});
+  spec.is_constant = true;
+  spec.value = std::move(value);
+  return spec;
+}
+
+std::optional<InputSpec> InputSpec::of(const Value& value) {
+  if (const Tensor* t = boost::variant2::get_if<Tensor>(&value.value)) {
+    if (!t->defined()) return std::nullopt;
+    return InputSpec(*t);
+  }
+  if (contains_symbolic(value) && !holds_tensor(value)) return std::nullopt;
+  if (value.is_list() && holds_tensor(value)) {
+    std::vector<InputSpec> elements;
+    elements.reserve(value.to_list().size());
+    for (const Value& e : value.to_list()) {
+      std::optional<InputSpec> spec = holds_tensor(e) ? of(e) : contains_symbolic(e) ? std::nullopt : std::optional(constant(e));
+      if (!spec) return std::nullopt;
+      elements.push_back(std::move(*spec));
+    }
+    return list(std::move(elements));
+  }
+  if (value.is_dict() && holds_tensor(value)) {
+    const ValueDict& d = value.to_dict();
+    std::vector<std::pair<std::string, InputSpec>> items;
+    items.reserve(d.size());
+    for (std::size_t i = 0; i < d.size(); ++i) {
+      if (!d.keys[i].is_string()) return std::nullopt;
+      const Value& e = d.values[i];
+      std::optional<InputSpec> spec = holds_tensor(e) ? of(e) : contains_symbolic(e) ? std::nullopt : std::optional(constant(e));
+      if (!spec) return std::nullopt;
+      items.emplace_back(d.keys[i].to_string_ref(), std::move(*spec));
+    }
+    return dict(std::move(items));
+  }
+  return std::nullopt;
+}
+
 std::string to_string(const InputSpec& spec) {
   if (spec.is_int) return "int";
-  if (!spec.is_list) return fmt::format("{}{}", spec.dtype, spec.shape);
-  std::string out = "[";
-  for (std::size_t i = 0; i < spec.elements.size(); ++i) out += (i ? ", " : "") + to_string(spec.elements[i]);
-  return out + "]";
+  if (spec.is_constant) return to_string(spec.value);
+  if (spec.is_list) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < spec.elements.size(); ++i) out += (i ? ", " : "") + to_string(spec.elements[i]);
+    return out + "]";
+  }
+  if (spec.is_dict) {
+    std::string out = "{";
+    for (std::size_t i = 0; i < spec.elements.size(); ++i)
+      out += fmt::format("{}'{}': {}", i ? ", " : "", spec.keys[i], to_string(spec.elements[i]));
+    return out + "}";
+  }
+  return fmt::format("{}{}", spec.dtype, spec.shape);
 }
 
 Tracer::~Tracer() = default;
@@ -191,13 +261,23 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
                                       "tensor, not InputSpec::list",
                                root.type_name(), names[given], parameter.type_name);
       }
+      if (inputs[specs].is_dict && parameter.type != ParamType::any) {
+        throw_invalid_argument(where, "{}.forward's input '{}' is {}, not a dict or an object: give it an InputSpec of "
+                                      "its type, not InputSpec::dict",
+                               root.type_name(), names[given], parameter.type_name);
+      }
+      if (inputs[specs].is_constant) {
+        throw_invalid_argument(where, "{}.forward's input '{}' is given as the constant {}: give it in concrete_args "
+                                      "(a constant is a part of a list or dict input)",
+                               root.type_name(), names[given], inputs[specs].value);
+      }
       if (inputs[specs].is_int && !takes_int) {
         throw_invalid_argument(where,
                                "{}.forward's input '{}' is {}, not a SymInt: a symbolic integer (InputSpec::symbolic_int()) "
                                "needs a SymInt parameter; give it a value in concrete_args",
                                root.type_name(), names[given], parameter.type_name);
       }
-      if (!inputs[specs].is_int && !inputs[specs].is_list && !takes_tensor) {
+      if (inputs[specs].is_tensor() && !takes_tensor) {
         throw_invalid_argument(where,
                                "{}.forward's input '{}' is {}, not a Tensor: give it a value in concrete_args{}",
                                root.type_name(), names[given], parameter.type_name,
@@ -231,6 +311,37 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
     std::vector<Node*> placeholders;
     placeholders.reserve(given);
     for (std::size_t i = 0; i < given; ++i) placeholders.push_back(&create_node(OpKind::placeholder, names[i], {}, {}, where));
+    // What forward gets for a spec read from `node`: a proxy for a tensor or an int; for a list
+    // or dict, one `getitem` node per traced part (in pre-order) and its constants as they are,
+    // each a guard named by its path in the input ("images.image_sizes", "xs[1]").
+    const auto input_value = [&](const auto& self, Node& node, const InputSpec& spec, const std::string& path) -> Value {
+      if (spec.is_int) return wrap_result(node, OutputMeta::number(DType::int64), where);
+      if (spec.is_tensor()) return proxy(node, TensorMeta{spec.dtype, spec.shape});
+      const auto part = [&](std::size_t i, const Argument& at, std::string part_path) -> Value {
+        const InputSpec& e = spec.elements[i];
+        if (e.is_constant) {
+          graph.add_guard(std::move(part_path), create_arg(e.value, where));
+          return e.value;
+        }
+        Node& item = create_node(OpKind::call_function, "getitem", {node, at}, {}, where);
+        return self(self, item, e, part_path);
+      };
+      if (spec.is_list) {
+        ValueList items;
+        items.reserve(spec.elements.size());
+        for (std::size_t i = 0; i < spec.elements.size(); ++i)
+          items.push_back(part(i, Argument(static_cast<std::int64_t>(i)), fmt::format("{}[{}]", path, i)));
+        return items;
+      }
+      ValueDict items;
+      items.keys.reserve(spec.elements.size());
+      items.values.reserve(spec.elements.size());
+      for (std::size_t i = 0; i < spec.elements.size(); ++i) {
+        items.keys.emplace_back(spec.keys[i]);
+        items.values.push_back(part(i, Argument(spec.keys[i]), fmt::format("{}.{}", path, spec.keys[i])));
+      }
+      return items;
+    };
     ValueList args;
     args.reserve(given);
     std::size_t next_spec = 0;
@@ -240,17 +351,7 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
         graph.add_guard(names[i], create_arg(*value, where));
         args.push_back(*value);
       } else {
-        const InputSpec& spec = inputs[next_spec++];
-        if (spec.is_int) {
-          args.push_back(wrap_result(placeholder, OutputMeta::number(DType::int64), where));
-        } else if (spec.is_list) {
-          OutputMeta meta;
-          meta.is_list = true;
-          for (const InputSpec& e : spec.elements) meta.outputs.push_back(TensorMeta{e.dtype, e.shape});
-          args.push_back(wrap_result(placeholder, meta, where));
-        } else {
-          args.emplace_back(proxy(placeholder, TensorMeta{spec.dtype, spec.shape}));
-        }
+        args.push_back(input_value(input_value, placeholder, inputs[next_spec++], names[i]));
       }
     }
     Value result = trace_root(root, args, where);
@@ -276,7 +377,7 @@ Graph Tracer::record_leaf_graph(Module& root, const std::vector<InputSpec>* inpu
     args.reserve(count);
     for (std::size_t i = 0; i < count; ++i) {
       Node& placeholder = create_node(OpKind::placeholder, names[i], {}, {}, where);
-      if (inputs != nullptr && !(*inputs)[i].is_list)
+      if (inputs != nullptr && (*inputs)[i].is_tensor())
         placeholder.set_tensor_meta(TensorMeta{(*inputs)[i].dtype, (*inputs)[i].shape});
       args.emplace_back(placeholder);
     }

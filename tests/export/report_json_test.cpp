@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -104,6 +105,53 @@ TEST_CASE("failures captured by execution round trip with their graphs, inputs a
   }
 }
 
+namespace {
+
+/// Reads d["a"]'s data: fails when traced; a dict with an int list beside its tensor.
+class ReadsDict : public TypedModule<ReadsDict> {
+ public:
+  ReadsDict() { set_input_names({"d"}); }
+  Tensor forward(const Value& d) {
+    const Tensor a = d.to_dict().find("a")->to_tensor();
+    return a.sum().to_bool() ? a : -a;
+  }
+};
+
+class CallsWithDict : public TypedModule<CallsWithDict> {
+ public:
+  CallsWithDict() { reads = register_module("reads", std::make_shared<ReadsDict>()); }
+  Tensor forward(const Tensor& x) {
+    ValueDict d;
+    d.insert_or_assign("a", x);
+    d.insert_or_assign("n", ValueList{Value(2), Value(3)});
+    return reads->call({Value(d)}).to_tensor() + 1.0;
+  }
+  std::shared_ptr<ReadsDict> reads;
+};
+
+}  // namespace
+
+TEST_CASE("a capture whose input is a dict of a tensor and constants round trips its input's spec") {
+  CallsWithDict model;
+  GraphCollection c;
+  c.capture_failed_by_execution();
+  c.recursive_trace(model, {InputSpec(Shape{2, 4})});
+  REQUIRE(c.failures().size() == 1);
+  REQUIRE(c.failures()[0].by_execution != nullptr);
+  const ExecutionCapture& original = *c.failures()[0].by_execution;
+  CAPTURE(original.error);
+  REQUIRE(original.graph != nullptr);
+  REQUIRE(original.inputs.size() == 1);
+  CHECK(to_string(original.inputs[0]) == "{'a': float32[2, 4], 'n': [2, 3]}");
+  CHECK(report_to_json(make_report(c, "calls_with_dict"), -1)
+            .find(R"("inputs":[{"dict":{"a":{"dtype":"float32","shape":[2,4]},"n":{"value":[2,3]}}}])") != std::string::npos);
+  const CollectionReport back = round_trip(c, "calls_with_dict");
+  REQUIRE(back.failures.size() == 1);
+  REQUIRE(back.failures[0].by_execution.has_value());
+  REQUIRE(back.failures[0].by_execution->inputs.size() == 1);
+  CHECK(to_string(back.failures[0].by_execution->inputs[0]) == to_string(original.inputs[0]));
+}
+
 TEST_CASE("a report read back prints the coverage report of its document") {
   const std::string doc = report_with(
       R"({"module": "", "type": "Net", "status": "traced", "children": [{"name": "body", "index": 1}, {"name": "alias", "index": 1}]},
@@ -176,6 +224,10 @@ TEST_CASE("malformed report documents are refused with an error naming the place
        "report_from_json: document.failed[0].source: is empty; write null for none"},
       {report_with(root_module, R"({"module": "", "type": "Net", "kind": "K", "message": "m", "source": null, "op": null, "by_execution": {"graph": null, "inputs": [], "warnings": [{"kind": "guess", "source": "a:1", "module": "", "count": 1, "message": ""}], "error": "e"}})"),
        "report_from_json: document.failed[0].by_execution.warnings[0].kind: 'guess' is not a warning kind; use value_read or branch"},
+      {report_with(root_module, R"({"module": "", "type": "Net", "kind": "K", "message": "m", "source": null, "op": null, "by_execution": {"graph": null, "inputs": [{"dict": {"a": {"list": [{"value": {"x": 1}}]}}}], "warnings": [], "error": "e"}})"),
+       "report_from_json: document.failed[0].by_execution.inputs[0].dict.a.list[0].value: is object; a constant is null, a bool, a number, a string or an array of them"},
+      {report_with(root_module, R"({"module": "", "type": "Net", "kind": "K", "message": "m", "source": null, "op": null, "by_execution": {"graph": null, "inputs": [{"list": 3}], "warnings": [], "error": "e"}})"),
+       "report_from_json: document.failed[0].by_execution.inputs[0]"},
       {report_with(root_module, "", R"({"module": "", "type": "Net", "graph": {"format": "symtrace.graph", "version": 1, "nodes": [{"name": "x", "op": "jump", "target": "x", "args": [], "kwargs": {}}], "guards": [], "constants": [], "subgraphs": []}})"),
        "report_from_json: document.graphs[0].graph.nodes[0] (%x).op: 'jump' is not an opcode"},
       {report_with(root_module, "", R"({"module": "", "type": "Net", "graph": {"format": "symtrace.graph", "version": 1, "nodes": [{"name": "output", "op": "output", "target": "output", "args": [null], "kwargs": {}}], "guards": [], "constants": [], "subgraphs": []}}, {"module": "", "type": "Net", "graph": {}})"),

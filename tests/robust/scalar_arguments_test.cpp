@@ -1,7 +1,8 @@
 // Children that take more than tensors, traced as roots of their own by recursive_trace: a
 // SymInt parameter becomes a symbolic integer input, a C++ value gets the value seen at its call
 // site (a guard of the graph); and a full reduction of a tensor of unknown rank has a known
-// shape and dtype, so cond() on it works after a failure.
+// shape and dtype, so cond() on it works after a failure. A child taking a dict or an object of
+// tensors (torchvision's ImageList, MultiScaleRoIAlign's features) gets the specs of its call.
 #include "support/checks.hpp"
 
 #include "symtrace/symtrace.hpp"
@@ -153,4 +154,67 @@ TEST_CASE("an op on a tensor of unknown rank takes its dtype from the op; only a
   CHECK(to_string(*g.find_node("gt")->tensor_meta()) == "bool[...]");
   CHECK(to_string(*g.find_node("sum")->tensor_meta()) == "float32[...]");  // over dim 1: the rank is unknown
   CHECK(to_string(*g.find_node("sum_1")->tensor_meta()) == "float32[]");   // over every dim
+}
+
+namespace {
+
+/// d["a"] + d["b"] * d["n"]: a dict of tensors with an int beside them.
+class Pool : public TypedModule<Pool> {
+ public:
+  Pool() { set_input_names({"feats"}); }
+  Tensor forward(const Value& feats) {
+    const ValueDict& d = feats.to_dict();
+    return d.find("a")->to_tensor() + d.find("b")->to_tensor() * static_cast<double>(d.find("n")->to_int());
+  }
+};
+
+/// Calls Pool with a dict, then reads data: it fails, and Pool is traced as a root.
+class PoolParent : public TypedModule<PoolParent> {
+ public:
+  PoolParent() { pool = register_module("pool", std::make_shared<Pool>()); }
+  Tensor forward(const Tensor& x) {
+    ValueDict d;
+    d.insert_or_assign("a", x);
+    d.insert_or_assign("b", x.relu());
+    d.insert_or_assign("n", 2);
+    const Tensor y = pool->call({Value(d)}).to_tensor();
+    return y.sum().to_bool() ? y : -y;
+  }
+  std::shared_ptr<Pool> pool;
+};
+
+Value pool_input(const Tensor& a, const Tensor& b, std::int64_t n) {
+  ValueDict d;
+  d.insert_or_assign("a", a);
+  d.insert_or_assign("b", b);
+  d.insert_or_assign("n", n);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("a child taking a dict of tensors is traced as a root with the specs seen at its call") {
+  PoolParent model;
+  const GraphCollection c = recursive_trace(model, {InputSpec(Shape{2, 4})});
+  CHECK(c.is_failed(model));
+  CHECK_FALSE(c.is_failed(*model.pool));
+  const std::optional<ObservedCall> seen = c.records().observed_call(*model.pool);
+  REQUIRE(seen.has_value());
+  REQUIRE(seen->tensors.size() == 1);
+  CHECK(to_string(seen->tensors[0]) == "{'a': float32[2, 4], 'b': float32[2, 4], 'n': 2}");
+  const Graph* g = c.find(*model.pool);
+  REQUIRE(g != nullptr);
+  CHECK_NOTHROW(g->lint());
+  CHECK(to_string(*g) == R"(graph():
+    %feats : [num_users=2] = placeholder[target=feats]
+    %getitem : float32[2, 4] [num_users=1] = call_function[target=getitem](args = (%feats, 'a'), kwargs = {})
+    %getitem_1 : float32[2, 4] [num_users=1] = call_function[target=getitem](args = (%feats, 'b'), kwargs = {})
+    %mul : float32[2, 4] [num_users=1] = call_function[target=mul](args = (%getitem_1, 2.0), kwargs = {})
+    %add : float32[2, 4] [num_users=1] = call_function[target=add](args = (%getitem, %mul), kwargs = {})
+    return add
+)");
+  REQUIRE(g->guards().size() == 1);
+  CHECK(g->guards()[0].input == "feats.n");
+  const Value in = pool_input(randn({2, 4}), randn({2, 4}), 2);
+  CHECK(max_rel_error(Interpreter(*model.pool, *g).run({in}).to_tensor(), model.pool->call({in}).to_tensor()) == 0.0);
 }

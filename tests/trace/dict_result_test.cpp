@@ -150,10 +150,91 @@ TEST_CASE("InputSpec::list traces a List[Tensor] input as a placeholder read by 
   CHECK(max_rel_error(Interpreter(model, g).run({Value(images)}).to_tensor(), model.call({Value(images)}).to_tensor()) == 0);
   CHECK(to_string(InputSpec::list({Shape{3, 4}, InputSpec(Shape{2}, DType::int64)})) == "[float32[3, 4], int64[2]]");
   CHECK_THROWS_WITH_AS((void)InputSpec::list({InputSpec::symbolic_int()}),
-                       doctest::Contains("InputSpec::list: element 0 is int, not a tensor"), std::invalid_argument);
+                       doctest::Contains("InputSpec::list: element 0 is a symbolic int, which a list input cannot hold"), std::invalid_argument);
   CHECK_THROWS_WITH_AS(symbolic_trace(model, {InputSpec(Shape{3, 4})}), doctest::Contains("not a Tensor"),
                        std::invalid_argument);
   GraphCollection c = recursive_trace(model, {InputSpec::list({Shape{3, 4}, Shape{3, 4}})});
   CHECK(c.failures().empty());
   REQUIRE(c.size() == 1);
+}
+
+namespace {
+
+/// images["tensors"] scaled by the first image's height: an object of a TorchScript class
+/// (torchvision's ImageList), a dict of its attributes, whose sizes are plain ints.
+class ObjectIn : public TypedModule<ObjectIn> {
+ public:
+  ObjectIn() { set_input_names({"images"}); }
+  Tensor forward(const Value& images) {
+    const ValueDict& d = images.to_dict();
+    const std::int64_t height = d.find("image_sizes")->to_list()[0].to_list()[0].to_int();
+    return d.find("tensors")->to_tensor() * static_cast<double>(height);
+  }
+};
+
+Value image_list(const Tensor& tensors, std::int64_t height) {
+  ValueDict d;
+  d.insert_or_assign("tensors", tensors);
+  d.insert_or_assign("image_sizes", ValueList{Value(ValueList{Value(height), Value(4)})});
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("InputSpec::dict traces a dict or an object input: a getitem per traced value, its constants guards") {
+  ObjectIn model;
+  const Tensor x = randn({2, 3, 4});
+  const std::optional<InputSpec> spec = InputSpec::of(image_list(x, 3));
+  REQUIRE(spec.has_value());
+  CHECK(to_string(*spec) == "{'tensors': float32[2, 3, 4], 'image_sizes': [[3, 4]]}");
+  Graph g = symbolic_trace(model, {*spec});
+  CHECK_NOTHROW(g.lint());
+  CHECK(to_string(g) == R"(graph():
+    %images : [num_users=1] = placeholder[target=images]
+    %getitem : float32[2, 3, 4] [num_users=1] = call_function[target=getitem](args = (%images, 'tensors'), kwargs = {})
+    %mul : float32[2, 3, 4] [num_users=1] = call_function[target=mul](args = (%getitem, 3.0), kwargs = {})
+    return mul
+)");
+  REQUIRE(g.guards().size() == 1);
+  CHECK(g.guards()[0].input == "images.image_sizes");
+  CHECK(to_string(g.guards()[0].value) == "[[3, 4]]");
+
+  SUBCASE("the interpreter runs it on another object of the same sizes") {
+    const Tensor y = randn({2, 3, 4});
+    CHECK(max_rel_error(Interpreter(model, g).run({image_list(y, 3)}).to_tensor(), model.call({image_list(y, 3)}).to_tensor()) == 0);
+  }
+  SUBCASE("the interpreter refuses an object whose constant parts differ, naming the part") {
+    CHECK_THROWS_WITH_AS(Interpreter(model, g).run({image_list(x, 5)}),
+                         doctest::Contains("input 'images' was traced with images.image_sizes = [[3, 4]], got [[5, 4]]"),
+                         std::invalid_argument);
+    ValueDict without;
+    without.insert_or_assign("tensors", x);
+    CHECK_THROWS_WITH_AS(Interpreter(model, g).run({Value(without)}),
+                         doctest::Contains("images.image_sizes = [[3, 4]], got no such part"), std::invalid_argument);
+  }
+  SUBCASE("a JSON round trip keeps the guard") {
+    const Graph back = graph_from_json(graph_to_json(g));
+    REQUIRE(back.guards().size() == 1);
+    CHECK(back.guards()[0].input == "images.image_sizes");
+    CHECK(back.guards()[0].value == g.guards()[0].value);
+  }
+  SUBCASE("specs that cannot be inputs are refused, saying why") {
+    CHECK_FALSE(InputSpec::of(Value(3)).has_value());
+    CHECK_FALSE(InputSpec::of(Value(ValueList{Value(1), Value(2)})).has_value());
+    CHECK_FALSE(InputSpec::of(Value(ValueList{Value(Tensor())})).has_value());
+    CHECK(to_string(*InputSpec::of(Value(ValueList{Value(x), Value("a")}))) == "[float32[2, 3, 4], 'a']");
+    CHECK_THROWS_WITH_AS((void)InputSpec::dict({{"a", InputSpec(Shape{1})}, {"a", InputSpec(Shape{2})}}),
+                         doctest::Contains("InputSpec::dict: key 'a' is given twice"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS((void)InputSpec::constant(Value(ValueList{Value(x)})),
+                         doctest::Contains("InputSpec::constant: [tensor(dtype=float32, shape=[2, 3, 4])] holds a tensor"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(symbolic_trace(model, {InputSpec::constant(Value(3))}),
+                         doctest::Contains("ObjectIn.forward's input 'images' is given as the constant 3: give it in "
+                                           "concrete_args"),
+                         std::invalid_argument);
+    ListIn takes_list;
+    CHECK_THROWS_WITH_AS(symbolic_trace(takes_list, {*spec}),
+                         doctest::Contains("ListIn.forward's input 'images' is List[Tensor], not a dict or an object"),
+                         std::invalid_argument);
+  }
 }

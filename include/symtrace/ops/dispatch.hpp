@@ -40,4 +40,7 @@ OutputMeta infer_meta(const OpDef& op, std::span<const Value> args,
 /// True when `value` is, or is a list containing, a symbolic tensor.
 [[nodiscard]] bool contains_symbolic(const Value& value) noexcept;
 
+/// True when `value` is, or its lists and dicts hold, a tensor (concrete or symbolic, defined or not).
+[[nodiscard]] bool holds_tensor(const Value& value) noexcept;
+
 }  // namespace symtrace

@@ -127,9 +127,11 @@ class RobustTracer : public Tracer {
   /// shapes, when its declared result holds lists or dicts (Note [A failed module's result by
   /// execution] in src/robust/executed_result.cpp): nullopt when it does not, when an input's
   /// rank or a size argument is not known, or when a run fails or two runs disagree on the
-  /// structure.
-  [[nodiscard]] static std::optional<OutputMeta> executed_result_meta(Module& module, const ValueList& args,
-                                                                      std::source_location where);
+  /// structure. With `calls`, it also gives the first call of each module the runs called (its
+  /// children's inputs, as the runs agree on them).
+  [[nodiscard]] static std::optional<OutputMeta> executed_result_meta(
+      Module& module, const ValueList& args, std::source_location where,
+      std::vector<std::pair<const Module*, ObservedCall>>* calls = nullptr);
   /// A failed module's result metadata: from the LeafMetaFn registered for its type or a
   /// built-in layer's shape function, else, for a module with a caller whose result holds
   /// lists or dicts, from executed_result_meta, else unknown (as the file comment says). A

@@ -58,10 +58,12 @@ struct ModuleFailure {
 /// "resnet.cpp:80: TraceError: a symbolic tensor was read as data ...".
 [[nodiscard]] std::string to_string(const ModuleFailure& failure);
 
-/// What `module`'s first call passed: its tensors' dtypes and shapes, and its other arguments
-/// (ints, floats, bools, strings, None, lists of them) with their positions.
+/// What `module`'s first call passed: its tensors' dtypes and shapes (and the specs of its lists,
+/// dicts and objects holding tensors), and its other arguments (ints, floats, bools, strings,
+/// None, lists of them) with their positions.
 struct ObservedCall {
-  std::vector<InputSpec> tensors;                     ///< in argument order
+  /// Its tensors, and its lists and dicts holding tensors (InputSpec::of), in argument order.
+  std::vector<InputSpec> tensors;
   std::vector<std::pair<std::size_t, Value>> values;  ///< (position, value) of the others
 };
 
@@ -133,7 +135,7 @@ class TraceRecords {
   /// `module`'s first call, or nullopt when it was not called, or called with something
   /// symbolic besides its tensors.
   [[nodiscard]] std::optional<ObservedCall> observed_call(const Module& module) const;
-  /// The dtypes and shapes of `module`'s first call when it passed tensors only, else nullptr.
+  /// The specs of `module`'s first call when it passed tensors only (or lists and dicts of them), else nullptr.
   [[nodiscard]] const std::vector<InputSpec>* observed_inputs(const Module& module) const noexcept;
 
   // ---- Leaf results (a model's records only) -------------------------------------------------

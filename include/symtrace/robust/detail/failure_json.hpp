@@ -18,8 +18,13 @@ struct FailureJsonStyle {
   nlohmann::ordered_json (*shape)(const Shape& shape);
 };
 
+/// An input's spec: `{"dtype", "shape"}` for a tensor, `{"list": [spec...]}`, `{"dict": {key:
+/// spec}}`, and `{"value": v}` for a constant part of a list or dict (null, a bool, a number, a
+/// string or a list of them).
+[[nodiscard]] nlohmann::ordered_json input_spec_json(const InputSpec& spec, const FailureJsonStyle& style);
+
 /// `{"module", "type", "kind", "message", "source", "op", "by_execution"}`: `source` and `op`
-/// null when unknown; `by_execution` null, or `{graph_key, "inputs": [{"dtype", "shape"}],
+/// null when unknown; `by_execution` null, or `{graph_key, "inputs": [spec (input_spec_json)],
 /// "warnings": [{"kind", "source", "module", "count", "message"}], "error"}`.
 [[nodiscard]] nlohmann::ordered_json failure_json(const CollectionReport::Failure& failure, const FailureJsonStyle& style);
 

@@ -37,21 +37,28 @@ class BufferSnapshot {
   std::vector<std::pair<Tensor, Tensor>> saved_;
 };
 
-/// True when every spec has a known rank and known sizes (each element of a list input).
+/// True when every spec has a known rank and known sizes (each part of a list or dict input).
 inline bool fully_known(const std::vector<InputSpec>& specs) {
   return std::all_of(specs.begin(), specs.end(), [](const InputSpec& s) {
-    if (s.is_list) return fully_known(s.elements);
+    if (s.is_list || s.is_dict) return fully_known(s.elements);
+    if (s.is_constant) return true;
     return !s.is_int && s.shape.is_rank_known() &&
            std::all_of(s.shape.begin(), s.shape.end(), [](Dim d) { return d.is_known(); });
   });
 }
 
 /// An input of a spec's shape (fully known): standard normal float32 drawn from `gen`, zeros of
-/// other dtypes; a list of such for a list input.
+/// other dtypes; a list or dict of such for a list or dict input, with its constants as they are.
 inline Value synthetic_input(const InputSpec& s, Generator& gen) {
+  if (s.is_constant) return s.value;
   if (s.is_list) {
     ValueList items;
     for (const InputSpec& e : s.elements) items.push_back(synthetic_input(e, gen));
+    return items;
+  }
+  if (s.is_dict) {
+    ValueDict items;
+    for (std::size_t i = 0; i < s.elements.size(); ++i) items.insert_or_assign(s.keys[i], synthetic_input(s.elements[i], gen));
     return items;
   }
   return s.dtype == DType::float32 ? randn(s.shape.sizes(), gen) : zeros(SymIntList(s.shape.sizes()), s.dtype);
