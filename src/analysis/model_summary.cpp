@@ -157,11 +157,13 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
   }
 
   // Charges `cost` to the module at `scope` and its ancestors (by path).
-  auto charge = [&](std::string_view scope, const NodeCost& cost) {
+  std::vector<bool> counted(h.size(), false);  // an op of known cost was charged to it
+  auto charge = [&](std::string_view scope, const NodeCost& cost, bool op) {
     while (true) {
       const std::size_t i = h.index_of(scope);
       if (i != ModuleHierarchy::npos) {
         ModuleSummary& m = s.modules[i];
+        counted[i] = counted[i] || (op && cost.known);
         if (!cost.known || __builtin_add_overflow(*m.macs, cost.macs, &*m.macs) ||
             __builtin_add_overflow(*m.flops, cost.flops, &*m.flops)) {
           m.complete = false;
@@ -172,35 +174,51 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
       scope = dot == std::string_view::npos ? std::string_view() : scope.substr(0, dot);
     }
   };
-  for (const Node& n : graph->nodes()) {
-    const NodeCost cost = node_cost(n);
-    GraphCost sum{s.macs, s.flops, s.activation_bytes, 0};
-    if (!cost.known || __builtin_add_overflow(sum.macs, cost.macs, &sum.macs) ||
-        __builtin_add_overflow(sum.flops, cost.flops, &sum.flops) ||
-        __builtin_add_overflow(sum.activation_bytes, cost.output_bytes, &sum.activation_bytes)) {
-      s.complete = false;
-    } else {
-      s.macs = sum.macs;
-      s.flops = sum.flops;
-      s.activation_bytes = sum.activation_bytes;
-    }
-    if (n.op() == OpKind::call_module) {
-      const std::size_t i = h.index_of(n.target());
-      if (i != ModuleHierarchy::npos && !inside_unknown[i]) {
-        inside_unknown[i] = true;
-        s.unknown.push_back(h.path(i));
+  const auto join = [](const std::string& root, std::string_view path) {
+    return root.empty() ? std::string(path) : path.empty() ? root : fmt::format("{}.{}", root, path);
+  };
+  // Note [Costs inside failed modules]: the model's graph holds a failed module as a leaf of
+  // unknown cost. Its children traced as roots (the collection's other graphs, each of a module
+  // inside a failed one) are charged too, at their paths in the model: what they compute on
+  // one call, at the inputs of their call. A failed module calls them at least once (they
+  // were called, or their inputs are unknown and so is their cost), so the sums up their
+  // ancestors, to the model's totals, are lower bounds. Each node of the model lies in one
+  // graph: a graph's own failed modules are leaves there, with graphs of their own.
+  for (const GraphCollection::Entry& e : collection) {
+    const std::string& root_path = e.path;  // "" for the model
+    for (const Node& n : e.graph.nodes()) {
+      const NodeCost cost = node_cost(n);
+      GraphCost sum{s.macs, s.flops, s.activation_bytes, 0};
+      if (!cost.known || __builtin_add_overflow(sum.macs, cost.macs, &sum.macs) ||
+          __builtin_add_overflow(sum.flops, cost.flops, &sum.flops) ||
+          __builtin_add_overflow(sum.activation_bytes, cost.output_bytes, &sum.activation_bytes)) {
+        s.complete = false;
+      } else {
+        s.macs = sum.macs;
+        s.flops = sum.flops;
+        s.activation_bytes = sum.activation_bytes;
       }
+      if (n.op() == OpKind::call_module) {
+        const std::size_t i = h.index_of(join(root_path, n.target()));
+        if (i != ModuleHierarchy::npos && !inside_unknown[i]) {
+          inside_unknown[i] = true;
+          s.unknown.push_back(h.path(i));
+        }
+      }
+      charge(join(root_path, n.scope()), cost, n.op() == OpKind::call_function || n.op() == OpKind::call_method);
     }
-    charge(n.scope(), cost);
   }
-  // A module inside a failed module or leaf: how often and on what it runs is unknown.
+  // A module inside a failed module or leaf: how often and on what it runs is unknown. What its
+  // graphs gave is a lower bound; with no op of known cost, its cost is unknown.
   for (std::size_t i = 0; i < h.size(); ++i) {
     const std::string& path = s.modules[i].path;
     for (const std::string& u : s.unknown) {
       if (path == u || (path.starts_with(u) && (u.empty() || path[u.size()] == '.'))) {
-        s.modules[i].macs.reset();
-        s.modules[i].flops.reset();
         s.modules[i].complete = false;
+        if (!counted[i]) {
+          s.modules[i].macs.reset();
+          s.modules[i].flops.reset();
+        }
       }
     }
   }

@@ -20,7 +20,10 @@
 ///
 /// A failed module or a `call_module` leaf contributes its own parameter count, but its cost is
 /// unknown: it is not guessed. The table shows "?" for it (and for the modules inside a failed
-/// one), and "≥" before a total that misses it.
+/// one), and "≥" before a total that misses it. The children of a failed module that the
+/// collection traced as roots count with what their own graphs compute (one call, at the
+/// inputs of their call): the failed module and its ancestors then show a lower bound ("≥")
+/// that includes them.
 
 #include "symtrace/core/tensor_meta.hpp"
 #include "symtrace/robust/coverage_report.hpp"
@@ -65,8 +68,8 @@ struct ModuleSummary {
   /// The tensors its first call returned; empty when it was never called.
   std::vector<TensorMeta> output;
   std::int64_t parameters = 0;  ///< of its subtree, each tensor once
-  /// MACs and FLOPs of its calls in the model's graph; nullopt when unknown (a failed module
-  /// or leaf, or a module inside a failed one).
+  /// MACs and FLOPs of its calls in the model's graph and its children's graphs; nullopt when
+  /// unknown (a failed module or leaf, or a module inside a failed one, with no graph to count).
   std::optional<std::int64_t> macs;
   std::optional<std::int64_t> flops;
   /// False when a module inside it has an unknown cost: `macs` is then a lower bound.
@@ -78,7 +81,7 @@ struct ModelSummary {
   std::string model;                    ///< the name given to summarize()
   std::vector<ModuleSummary> modules;   ///< every module, in named_modules() order (the model first)
   std::int64_t parameters = 0;          ///< Module::num_parameters() of the model
-  std::int64_t macs = 0;                ///< of the model's graph (a lower bound unless complete)
+  std::int64_t macs = 0;                ///< of the collection's graphs (a lower bound unless complete)
   std::int64_t flops = 0;
   std::int64_t activation_bytes = 0;
   bool complete = true;
