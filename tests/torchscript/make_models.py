@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import warnings
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import torch
 import torch.fx
@@ -233,8 +233,14 @@ class ListSum(torch.nn.Module):
         return images[0] + images[1] * 2
 
 
+class DictSum(torch.nn.Module):
+    """Takes a dict of feature maps, as torchvision's MultiScaleRoIAlign does."""
+    def forward(self, feats: Dict[str, torch.Tensor]):
+        return feats["a"] + feats["b"] * 2
+
+
 # Models saved scripted only: the tests make their inputs.
-SCRIPTED_ONLY = {"nms_topk": NmsTopk, "nms_branch": NmsBranch, "list_sum": ListSum}
+SCRIPTED_ONLY = {"nms_topk": NmsTopk, "nms_branch": NmsBranch, "list_sum": ListSum, "dict_sum": DictSum}
 
 
 # name: (make, input shape); those in TRACED are saved traced too

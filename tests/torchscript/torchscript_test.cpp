@@ -418,10 +418,32 @@ TEST_CASE("the program takes a TorchScript file wherever it takes a MODEL") {
           std::string::npos);
     const Run bad = run_cli({"trace", list_file, "--input", "[2x3,2x3"});
     CHECK(bad.code == 2);
-    CHECK(bad.err.find("a list of shapes is written [SHAPE,SHAPE,...]") != std::string::npos);
+    CHECK(bad.err.find("--input '[2x3,2x3': ']' is missing at the end; write a list of shapes as [SHAPE,SHAPE,...]") !=
+          std::string::npos);
     const Run runs = run_cli({"check", list_file, "--input", "[2x3,2x3]"});
     CHECK(runs.code == 2);
-    CHECK(runs.err.find("a list of tensors is an input of trace and report") != std::string::npos);
+    CHECK(runs.err.find("a list or dict of tensors is an input of trace, report and analyze") != std::string::npos);
+  }
+  SUBCASE("a dict of tensors is one --input of keyed shapes in braces") {
+    const std::string dict_file = (models / "dict_sum.script.pt").string();
+    const Run r = run_cli({"trace", dict_file, "--input", "{a:2x3,b:2x3}"});
+    REQUIRE(r.code == 0);
+    CHECK(r.out.find("%getitem : float32[2, 3] [num_users=1] = call_function[target=getitem](args = (%feats, 'a')") !=
+          std::string::npos);
+    CHECK(r.out.find("%getitem_1 : float32[2, 3] [num_users=1] = call_function[target=getitem](args = (%feats, 'b')") !=
+          std::string::npos);
+    for (const auto& [text, error] : std::vector<std::pair<std::string, std::string>>{
+             {"{a:2x3,a:2x3}", "the key 'a' is given twice"},
+             {"{2x3}", "a key is missing at position 2"},
+             {"{a:2x3]", "'}' expected at position 7, found ']'"},
+             {"[]", "the list is empty"},
+             {"[2x3]x", "'x' after the end of the input"},
+             {"{a:2xy}", "'y' is not a size"}}) {
+      CAPTURE(text);
+      const Run bad = run_cli({"trace", dict_file, "--input", text});
+      CHECK(bad.code == 2);
+      CHECK(bad.err.find(error) != std::string::npos);
+    }
   }
   SUBCASE("check --against-torch needs a file") {
     const Run r = run_cli({"check", "resnet18", "--against-torch"});

@@ -57,12 +57,10 @@ zoo::ModelInfo find_model(const Options& options) {
   }
 }
 
-std::vector<Shape> input_shapes(const zoo::ModelInfo& model, const Options& options, bool known_sizes) {
-  std::vector<Shape> shapes;
-  if (options.inputs.empty()) {
-    for (const zoo::ExampleInput& in : model.inputs) shapes.emplace_back(in.shape);
-    return shapes;
-  }
+namespace {
+
+/// Throws UsageError unless there is one --input per input of the model.
+void check_input_count(const zoo::ModelInfo& model, const Options& options) {
   if (options.inputs.size() != model.inputs.size()) {
     std::vector<std::string> names;
     for (const zoo::ExampleInput& in : model.inputs) names.push_back(in.name);
@@ -71,10 +69,21 @@ std::vector<Shape> input_shapes(const zoo::ModelInfo& model, const Options& opti
                                  model.inputs.size(), model.inputs.size() == 1 ? "" : "s", fmt::join(names, ", "),
                                  options.inputs.size()));
   }
+}
+
+}  // namespace
+
+std::vector<Shape> input_shapes(const zoo::ModelInfo& model, const Options& options, bool known_sizes) {
+  std::vector<Shape> shapes;
+  if (options.inputs.empty()) {
+    for (const zoo::ExampleInput& in : model.inputs) shapes.emplace_back(in.shape);
+    return shapes;
+  }
+  check_input_count(model, options);
   for (const std::string& text : options.inputs) {
-    if (text.starts_with('['))
-      throw UsageError(options.command, fmt::format("--input '{}': a list of tensors is an input of trace and report; {} "
-                                                    "runs the model on tensors only",
+    if (text.starts_with('[') || text.starts_with('{'))
+      throw UsageError(options.command, fmt::format("--input '{}': a list or dict of tensors is an input of trace, report "
+                                                    "and analyze; {} runs the model on tensors only",
                                                     text, options.command));
     Shape shape = parse_shape(text, options.command);
     if (known_sizes) {
@@ -90,35 +99,99 @@ std::vector<Shape> input_shapes(const zoo::ModelInfo& model, const Options& opti
   return shapes;
 }
 
+namespace {
+
+/// Reads one spec of a structured --input from `text` at `at`: a shape, `[SPEC,SPEC,...]` (a list
+/// of tensors, List[Tensor]) or `{KEY:SPEC,...}` (a dict with str keys, Dict[str, Tensor]), nested
+/// at most `depth` levels more.
+class StructuredInput {
+ public:
+  StructuredInput(std::string_view text, const Options& options, DType dtype)
+      : text_(text), options_(options), dtype_(dtype) {}
+
+  InputSpec parse() {
+    InputSpec spec = parse_at(16);
+    if (at_ != text_.size()) fail(fmt::format("'{}' after the end of the input", text_.substr(at_)));
+    return spec;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw UsageError(options_.command, fmt::format("--input '{}': {}; write a list of shapes as [SHAPE,SHAPE,...] and "
+                                                   "a dict as {{KEY:SHAPE,...}}, e.g. --input '[3x320x320,3x320x320]'",
+                                                   text_, why));
+  }
+
+  void expect(char c) {
+    if (at_ >= text_.size() || text_[at_] != c)
+      fail(at_ >= text_.size() ? fmt::format("'{}' is missing at the end", c)
+                               : fmt::format("'{}' expected at position {}, found '{}'", c, at_ + 1, text_[at_]));
+    ++at_;
+  }
+
+  InputSpec parse_at(int depth) {
+    if (depth == 0) fail("lists and dicts nest too deeply");
+    if (at_ < text_.size() && text_[at_] == '[') {
+      ++at_;
+      std::vector<InputSpec> elements;
+      if (at_ < text_.size() && text_[at_] == ']') fail("the list is empty");
+      while (true) {
+        elements.push_back(parse_at(depth - 1));
+        if (at_ < text_.size() && text_[at_] == ',') {
+          ++at_;
+          continue;
+        }
+        expect(']');
+        return InputSpec::list(std::move(elements));
+      }
+    }
+    if (at_ < text_.size() && text_[at_] == '{') {
+      ++at_;
+      std::vector<std::pair<std::string, InputSpec>> items;
+      while (true) {
+        const std::size_t key_end = text_.find(':', at_);
+        if (key_end == std::string_view::npos || key_end == at_) fail(fmt::format("a key is missing at position {}", at_ + 1));
+        std::string key(text_.substr(at_, key_end - at_));
+        if (key.find_first_of("[]{},") != std::string::npos) fail(fmt::format("'{}' is not a key", key));
+        for (const auto& [k, v] : items)
+          if (k == key) fail(fmt::format("the key '{}' is given twice", key));
+        at_ = key_end + 1;
+        items.emplace_back(std::move(key), parse_at(depth - 1));
+        if (at_ < text_.size() && text_[at_] == ',') {
+          ++at_;
+          continue;
+        }
+        expect('}');
+        return InputSpec::dict(std::move(items));
+      }
+    }
+    const std::size_t end = std::min(text_.find_first_of(",]}", at_), text_.size());
+    const std::string_view shape = text_.substr(at_, end - at_);
+    at_ = end;
+    return InputSpec(parse_shape(shape, options_.command), dtype_);
+  }
+
+  std::string_view text_;
+  const Options& options_;
+  DType dtype_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
 std::vector<InputSpec> input_specs(const zoo::ModelInfo& model, const Options& options) {
-  // `--input '[3x320x320,3x320x320]'`: a list of tensors (List[Tensor]), one shape per element.
-  Options tensors_only = options;
-  std::vector<std::optional<InputSpec>> lists(options.inputs.size());
+  // `--input '[3x320x320,3x320x320]'`: a list of tensors (List[Tensor]); `--input
+  // '{a:1x8,b:1x8}'`: a dict (Dict[str, Tensor]); nested as the forward takes them.
+  std::vector<InputSpec> specs;
+  if (options.inputs.empty()) {
+    for (const zoo::ExampleInput& in : model.inputs) specs.emplace_back(Shape(in.shape), in.dtype);
+    return specs;
+  }
+  check_input_count(model, options);
   for (std::size_t i = 0; i < options.inputs.size(); ++i) {
     const std::string& text = options.inputs[i];
-    if (!text.starts_with('[')) continue;
-    if (!text.ends_with(']') || text.size() < 3)
-      throw UsageError(options.command, fmt::format("--input '{}': a list of shapes is written [SHAPE,SHAPE,...], "
-                                                    "e.g. --input '[3x320x320,3x320x320]'",
-                                                    text));
-    std::vector<InputSpec> elements;
-    const std::string_view inner = std::string_view(text).substr(1, text.size() - 2);
-    for (std::size_t start = 0;;) {
-      const std::size_t end = inner.find(',', start);
-      elements.emplace_back(parse_shape(inner.substr(start, end == std::string_view::npos ? end : end - start),
-                                        options.command),
-                            i < model.inputs.size() ? model.inputs[i].dtype : DType::float32);
-      if (end == std::string_view::npos) break;
-      start = end + 1;
-    }
-    lists[i] = InputSpec::list(std::move(elements));
-    tensors_only.inputs[i] = "1";  // checked above; the count is checked below
-  }
-  std::vector<Shape> shapes = input_shapes(model, tensors_only, false);
-  std::vector<InputSpec> specs;
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    if (i < lists.size() && lists[i]) specs.push_back(std::move(*lists[i]));
-    else specs.emplace_back(std::move(shapes[i]), model.inputs[i].dtype);
+    if (text.starts_with('[') || text.starts_with('{')) specs.push_back(StructuredInput(text, options, model.inputs[i].dtype).parse());
+    else specs.emplace_back(parse_shape(text, options.command), model.inputs[i].dtype);
   }
   return specs;
 }

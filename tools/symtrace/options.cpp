@@ -45,7 +45,8 @@ struct CommandSpec {
 int run_zoo(const Options& options, Output& output, std::ostream&) { return zoo_command(options, output); }
 
 constexpr std::string_view input_default = "the shape of the next input, sizes separated by x (1x3x224x224; ? for an "
-                                           "unknown size); default: the model's example inputs";
+                                           "unknown size; [SHAPE,...] for a list of tensors, {KEY:SHAPE,...} for a "
+                                           "dict); default: the model's example inputs";
 constexpr std::string_view input_known = "the shape of the next input (1x3x64x64); default: the model's example inputs";
 
 const std::array<CommandSpec, 6>& commands() {
@@ -97,8 +98,9 @@ const std::array<CommandSpec, 6>& commands() {
        ops_command},
       {"analyze", "parameters and MACs per module, and the channel groups for pruning",
        "Traces MODEL for analysis (robustly, with built-in layers traced through) and prints a summary table (every "
-       "module with its output shape, parameters and MACs; one multiply-add is one MAC; the cost of a failed module "
-       "is unknown, shown as ?, and totals that miss it as lower bounds), then the channel groups structured pruning "
+       "module with its output shape, parameters and MACs; one multiply-add is one MAC; a failed module counts with "
+       "what its children traced as roots compute, its own code's cost unknown, so it and the totals above it are "
+       "lower bounds, ? when nothing is known), then the channel groups structured pruning "
        "must cut together, whether each can be pruned (and why not), and the layers failed modules hide.",
        {"text", "json"}, true, input_default, false, {},
        "JSON: {\"model\", \"summary\": {\"parameters\", \"macs\", \"flops\", \"activation_bytes\", "
