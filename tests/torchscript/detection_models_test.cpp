@@ -204,8 +204,12 @@ TEST_CASE("torchvision's detection models traced robustly: failures where sizes 
     CHECK(root_failed == (name != "fasterrcnn_mobilenet_v3_large_320_fpn"));
     if (root_failed) {
       // RetinaNet and SSD post-process in the root's own forward, Mask R-CNN splits its masks by
-      // counts from the data there: the backbone is then a graph of its own.
+      // counts from the data there: the root's graph is its one leaf, and each of its children
+      // (backbone, anchor generator, heads, transform) is a graph of its own.
       for (const auto& [child_name, child] : model->named_children()) CHECK_MESSAGE(c.find(*child) != nullptr, child_name);
+      const Graph* root = c.find(*model);
+      REQUIRE(root != nullptr);
+      check_detections(first_image_detections(Interpreter(*model, *root).run({Value(ValueList{Value(image)})})), m);
       continue;
     }
     const Graph* root = c.find(*model);
