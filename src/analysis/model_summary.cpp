@@ -157,13 +157,13 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
   }
 
   // Charges `cost` to the module at `scope` and its ancestors (by path).
-  std::vector<bool> counted(h.size(), false);  // an op of known cost was charged to it
+  std::vector<bool> counted(h.size(), false);  // an op of known, nonzero cost was charged to it
   auto charge = [&](std::string_view scope, const NodeCost& cost, bool op) {
     while (true) {
       const std::size_t i = h.index_of(scope);
       if (i != ModuleHierarchy::npos) {
         ModuleSummary& m = s.modules[i];
-        counted[i] = counted[i] || (op && cost.known);
+        counted[i] = counted[i] || (op && cost.known && (cost.macs != 0 || cost.flops != 0));
         if (!cost.known || __builtin_add_overflow(*m.macs, cost.macs, &*m.macs) ||
             __builtin_add_overflow(*m.flops, cost.flops, &*m.flops)) {
           m.complete = false;
@@ -209,7 +209,8 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
     }
   }
   // A module inside a failed module or leaf: how often and on what it runs is unknown. What its
-  // graphs gave is a lower bound; with no op of known cost, its cost is unknown.
+  // graphs gave is a lower bound; with no op of known cost (views and getitems cost nothing,
+  // and say nothing), its cost is unknown.
   for (std::size_t i = 0; i < h.size(); ++i) {
     const std::string& path = s.modules[i].path;
     for (const std::string& u : s.unknown) {

@@ -127,8 +127,9 @@ std::vector<CollectionReport::ModuleEntry> read_modules(const Json& modules) {
   return out;
 }
 
-// A constant part of an input (input_spec_json's "value").
-Value read_constant(const Json& j, const std::string& at) {
+// A constant part of an input (input_spec_json's "value"), nested at most `depth` levels more.
+Value read_constant(const Json& j, const std::string& at, int depth = 16) {
+  if (depth == 0) document_error(at, "nests arrays too deeply");
   switch (j.type()) {
     case Json::value_t::null: return Value();
     case Json::value_t::boolean: return j.get<bool>();
@@ -140,28 +141,37 @@ Value read_constant(const Json& j, const std::string& at) {
     case Json::value_t::string: return j.get<std::string>();
     case Json::value_t::array: {
       ValueList items;
-      for (std::size_t i = 0; i < j.size(); ++i) items.push_back(read_constant(j[i], fmt::format("{}[{}]", at, i)));
+      for (std::size_t i = 0; i < j.size(); ++i) items.push_back(read_constant(j[i], fmt::format("{}[{}]", at, i), depth - 1));
       return items;
     }
     default: document_error(at, "is {}; a constant is null, a bool, a number, a string or an array of them", j.type_name());
   }
 }
 
-// An input's spec (detail::input_spec_json), nested at most `depth` levels more.
-InputSpec read_input_spec(const Json& j, const std::string& at, int depth = 16) {
+// An input's spec (detail::input_spec_json), nested at most `depth` levels more; a constant
+// only as a part of a list or dict.
+InputSpec read_input_spec(const Json& j, const std::string& at, int depth = 16, bool part = false) {
   if (!j.is_object()) document_error(at, "is {}, not an object", j.type_name());
   if (depth == 0) document_error(at, "nests lists and dicts too deeply");
-  if (j.contains("value")) return InputSpec::constant(read_constant(j["value"], at + ".value"));
+  const int kinds = static_cast<int>(j.contains("value")) + static_cast<int>(j.contains("list")) +
+                    static_cast<int>(j.contains("dict")) + static_cast<int>(j.contains("shape") || j.contains("dtype"));
+  if (kinds > 1) document_error(at, "mixes the keys of two kinds of spec; a spec has \"shape\" and \"dtype\", \"list\", \"dict\" or \"value\"");
+  if (j.contains("value")) {
+    if (!part) document_error(at, "is a constant, which only a part of a list or dict input is");
+    return InputSpec::constant(read_constant(j["value"], at + ".value"));
+  }
   if (j.contains("list")) {
     const Json& items = document_field(j, at, "list", Json::value_t::array);
     std::vector<InputSpec> elements;
-    for (std::size_t i = 0; i < items.size(); ++i) elements.push_back(read_input_spec(items[i], fmt::format("{}.list[{}]", at, i), depth - 1));
+    for (std::size_t i = 0; i < items.size(); ++i)
+      elements.push_back(read_input_spec(items[i], fmt::format("{}.list[{}]", at, i), depth - 1, true));
     return InputSpec::list(std::move(elements));
   }
   if (j.contains("dict")) {
     const Json& items = document_field(j, at, "dict", Json::value_t::object);
     std::vector<std::pair<std::string, InputSpec>> elements;
-    for (const auto& [key, item] : items.items()) elements.emplace_back(key, read_input_spec(item, fmt::format("{}.dict.{}", at, key), depth - 1));
+    for (const auto& [key, item] : items.items())
+      elements.emplace_back(key, read_input_spec(item, fmt::format("{}.dict.{}", at, key), depth - 1, true));
     return InputSpec::dict(std::move(elements));
   }
   if (!j.contains("shape")) document_error(at, "has no \"shape\" (nor \"list\", \"dict\" or \"value\")");

@@ -1,6 +1,7 @@
 // Interpreter: one pass over the node order with an environment indexed by node id.
 #include "symtrace/interp/interpreter.hpp"
 
+#include "symtrace/graph/input_path.hpp"
 #include "symtrace/graph/printer.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/ops/dispatch.hpp"
@@ -10,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <exception>
 #include <optional>
 #include <stdexcept>
@@ -45,42 +45,76 @@ std::optional<Argument> as_argument(const Value& value) {
   return std::nullopt;
 }
 
-/// The part of `input` at `path` (`[1]`, `.image_sizes`, `.a[0]`: list indices and dict keys),
-/// or nullptr when it has none.
+/// The part of `input` at `path` (graph/input_path.hpp), or nullptr when it has none.
 const Value* part_at(const Value& input, std::string_view path) {
   const Value* v = &input;
   while (!path.empty()) {
-    if (path.front() == '[' && v->is_list()) {
-      const std::size_t close = path.find(']');
-      std::size_t i = 0;
-      const auto [end, ec] = std::from_chars(path.data() + 1, path.data() + std::min(close, path.size()), i);
-      if (close == std::string_view::npos || ec != std::errc() || end != path.data() + close || i >= v->to_list().size())
-        return nullptr;
-      v = &v->to_list()[i];
-      path.remove_prefix(close + 1);
-    } else if (path.front() == '.' && v->is_dict()) {
-      path.remove_prefix(1);
-      // The longest key the path goes on with (a key may hold '.' or '[' itself).
-      const ValueDict& d = v->to_dict();
-      const Value* next = nullptr;
-      std::size_t length = 0;
-      for (std::size_t k = 0; k < d.size(); ++k) {
-        if (!d.keys[k].is_string()) continue;
-        const std::string& key = d.keys[k].to_string_ref();
-        const bool ends = path.size() == key.size() || path[key.size()] == '.' || path[key.size()] == '[';
-        if (path.starts_with(key) && ends && (next == nullptr || key.size() > length)) {
-          next = &d.values[k];
-          length = key.size();
-        }
-      }
-      if (next == nullptr) return nullptr;
-      v = next;
-      path.remove_prefix(length);
+    const std::optional<InputPathStep> step = next_input_path_step(path);
+    if (!step) return nullptr;
+    if (step->is_key) {
+      if (!v->is_dict()) return nullptr;
+      v = v->to_dict().find(Value(step->key));
+      if (v == nullptr) return nullptr;
     } else {
-      return nullptr;
+      if (!v->is_list() || step->index >= v->to_list().size()) return nullptr;
+      v = &v->to_list()[step->index];
     }
   }
   return v;
+}
+
+/// Checks `v`, the part of input `target` at `path`, against its traced `structure`
+/// (meta_keys::structure): list lengths, dict keys, each traced tensor's dtype and known sizes.
+void check_structure(const Argument& structure, const Value& v, const std::string& path, std::string_view target,
+                     std::source_location where) {
+  const auto refuse = [&](const std::string& traced) {
+    throw_invalid_argument(where, "input '{}' was traced with {} at {}, got {}; trace again with an input of this "
+                                  "structure",
+                           target, traced, path, v);
+  };
+  const ArgumentList* parts = structure.get_if<ArgumentList>();
+  if (parts == nullptr || parts->empty()) return;  // a constant: its guard checks it
+  const std::string* kind = (*parts)[0].get_if<std::string>();
+  if (kind == nullptr) return;
+  if (*kind == "tensor" && parts->size() == 3) {
+    const DType* dtype = (*parts)[1].get_if<DType>();
+    const ArgumentList* sizes = (*parts)[2].get_if<ArgumentList>();
+    std::string traced = fmt::format("a {} tensor", dtype != nullptr ? name(*dtype) : "");
+    if (sizes != nullptr) {
+      std::vector<std::string> dims;
+      for (const Argument& d : *sizes) dims.push_back(d.get_if<std::int64_t>() ? fmt::format("{}", *d.get_if<std::int64_t>()) : "?");
+      traced = fmt::format("{} of shape [{}]", traced, fmt::join(dims, ", "));
+    }
+    const Tensor* t = boost::variant2::get_if<Tensor>(&v.value);
+    bool fits = t != nullptr && t->defined() && (dtype == nullptr || t->dtype() == *dtype);
+    if (fits && sizes != nullptr) {
+      fits = t->shape().rank() == sizes->size();
+      for (std::size_t d = 0; fits && d < sizes->size(); ++d) {
+        const std::int64_t* size = (*sizes)[d].get_if<std::int64_t>();
+        fits = size == nullptr || !t->shape()[d].is_known() || t->shape()[d].raw() == *size;
+      }
+    }
+    if (!fits) refuse(traced);
+  } else if (*kind == "list") {
+    if (!v.is_list() || v.to_list().size() != parts->size() - 1) refuse(fmt::format("a list of {}", parts->size() - 1));
+    for (std::size_t i = 1; i < parts->size(); ++i)
+      check_structure((*parts)[i], v.to_list()[i - 1], append_index(path, i - 1), target, where);
+  } else if (*kind == "dict") {
+    std::vector<std::string> keys;
+    for (std::size_t i = 1; i < parts->size(); ++i) {
+      const ArgumentList* item = (*parts)[i].get_if<ArgumentList>();
+      if (item != nullptr && item->size() == 2 && (*item)[0].get_if<std::string>() != nullptr)
+        keys.push_back(*(*item)[0].get_if<std::string>());
+    }
+    bool fits = v.is_dict() && v.to_dict().size() == keys.size();
+    for (std::size_t i = 0; fits && i < keys.size(); ++i) fits = v.to_dict().find(Value(keys[i])) != nullptr;
+    if (!fits) refuse(fmt::format("a dict of keys {}", fmt::join(keys, ", ")));
+    for (std::size_t i = 1; i < parts->size(); ++i) {
+      const ArgumentList& item = *(*parts)[i].get_if<ArgumentList>();
+      const std::string& key = *item[0].get_if<std::string>();
+      check_structure(item[1], *v.to_dict().find(Value(key)), append_key(path, key), target, where);
+    }
+  }
 }
 
 /// Checks `input` against what the trace assumed for placeholder `node`: its guard value
@@ -88,6 +122,8 @@ const Value* part_at(const Value& input, std::string_view path) {
 /// named by their path: `images.image_sizes`), or its dtype and known dims.
 void check_input(const Graph& graph, const Node& node, const Value& input, std::source_location where) {
   const std::string_view target = node.target();
+  if (const Argument* structure = node.meta(meta_keys::structure))
+    check_structure(*structure, input, std::string(target), target, where);
   for (const Graph::Guard& guard : graph.guards()) {
     const std::string_view name = guard.input;
     if (name.size() <= target.size() || !name.starts_with(target) || (name[target.size()] != '.' && name[target.size()] != '['))

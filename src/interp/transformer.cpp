@@ -94,6 +94,12 @@ Graph Transformer::transform(std::source_location where) {
     for (const Graph::Guard& g : graph().guards()) {
       if (g.input == node.target()) guard = &g;
     }
+    if (node.meta(meta_keys::structure) != nullptr) {
+      throw_invalid_argument(where,
+                             "placeholder %{} is a list or dict input, which the Transformer cannot make again; "
+                             "transform a graph whose inputs are tensors and numbers",
+                             node.name());
+    }
     if (guard != nullptr) {
       concrete.emplace_back(std::string(node.target()), value_of(guard->value));
     } else if (const TensorMeta* meta = node.tensor_meta()) {

@@ -12,6 +12,7 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/thread_context.hpp"
+#include "symtrace/graph/input_path.hpp"
 #include "symtrace/interp/interpreter.hpp"
 #include "symtrace/nn/shape_layers.hpp"
 #include "symtrace/nn/module.hpp"
@@ -19,6 +20,7 @@
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/ops/record_function.hpp"
 #include "symtrace/ops/op.hpp"
+#include "symtrace/trace/tracer.hpp"
 
 #include <fmt/format.h>
 
@@ -43,6 +45,9 @@ namespace {
 
 bool contains_tensor(const Value& v);
 bool is_undefined_tensor(const Value& v) { return v.is_tensor() && !v.to_tensor().defined(); }
+bool holds_dict(const Value& v) {
+  return v.is_dict() || (v.is_list() && std::any_of(v.to_list().begin(), v.to_list().end(), holds_dict));
+}
 
 using detail::TensorImpl;
 
@@ -67,6 +72,9 @@ class Recorder {
       graph_.add_guard(name, argument(value, where));
       return;
     }
+    if (!value.is_tensor()) {
+      if (const std::optional<InputSpec> spec = InputSpec::of(value)) node.set_meta(meta_keys::structure, input_structure(*spec));
+    }
     read_part(node, name, name, value, where);
   }
 
@@ -78,7 +86,7 @@ class Recorder {
       return;
     }
     const auto part = [&](const Argument& at, const std::string& part_path, const Value& v) {
-      if (!contains_tensor(v)) {
+      if (!contains_tensor(v) && !holds_dict(v)) {  // a value a guard can hold
         graph_.add_guard(part_path, argument(v, where));
         return;
       }
@@ -97,12 +105,11 @@ class Recorder {
                              name, value.type_name(), path);
     }
     if (list != nullptr) {
-      for (std::size_t i = 0; i < list->size(); ++i)
-        part(Argument(static_cast<std::int64_t>(i)), fmt::format("{}[{}]", path, i), (*list)[i]);
+      for (std::size_t i = 0; i < list->size(); ++i) part(Argument(static_cast<std::int64_t>(i)), append_index(path, i), (*list)[i]);
     } else {
       for (std::size_t i = 0; i < dict->size(); ++i) {
         const std::string& key = dict->keys[i].to_string_ref();
-        part(Argument(key), fmt::format("{}.{}", path, key), dict->values[i]);
+        part(Argument(key), append_key(path, key), dict->values[i]);
       }
     }
   }

@@ -5,13 +5,17 @@
 // indexes and iterates the result, and would fail for want of its structure, not for anything
 // in its own code. So such a module is run eagerly, twice, on synthetic inputs of the shapes
 // seen at its call (standard normal floats, zero integers, 3 and then 5 for a dim the trace
-// does not know, other arguments as they are), with no interposer on the thread and its
+// does not know, other arguments as they are), with an interposer on the thread that lets
+// everything run eagerly and keeps the first call of each module the runs call, and its
 // buffers restored afterwards. When both runs give the same structure (list lengths, dict
 // keys, dtypes and ranks), that is the leaf's result; a dim is known where both runs agree and
 // unknown where they differ or are 0 (a count that depends on the data, such as what nms
 // keeps, is often 0 on random inputs), and the first dim, where such counts lie, is always
 // unknown (two runs may agree on a capped count). When an input's rank or a size argument is
-// not known, or a run fails, the result stays unknown. The runs share the running TorchScript
+// not known, or a run fails, the result stays unknown. The calls are merged the same way,
+// first dims unknown, and become the observed inputs of the children the trace never reached
+// (the module failed before calling them), for when the collection traces them as roots; a
+// child the runs called differently (other structure or constants) gets none. The runs share the running TorchScript
 // code's attributes set by the run (Note [Attributes set by a run]): torchvision's are caches
 // computed from known sizes.
 #include "symtrace/robust/robust_tracer.hpp"
@@ -153,6 +157,13 @@ bool merge(OutputMeta& a, const OutputMeta& b) {
 
 namespace {
 
+// As for results: a count from the data (boxes kept by nms, capped at 1,000) lies in the first
+// dim, where two runs may agree on it by the cap, so it is never taken as known.
+void first_dims_unknown(InputSpec& spec) {
+  for (InputSpec& e : spec.elements) first_dims_unknown(e);
+  if (spec.is_tensor() && spec.shape.is_rank_known() && spec.shape.rank() > 0) spec.shape[0] = Dim::unknown();
+}
+
 // The calls both runs made, merged argument by argument; a module whose calls differ in
 // structure or constants is left out.
 std::vector<std::pair<const Module*, ObservedCall>> merged_calls(std::unordered_map<const Module*, ChildCalls::Call>& first,
@@ -169,8 +180,12 @@ std::vector<std::pair<const Module*, ObservedCall>> merged_calls(std::unordered_
       std::optional<InputSpec> spec = merge_spec(a.specs[i], it->second.specs[i]);
       agree = spec.has_value();
       if (!agree) break;
-      if (spec->is_constant) call.values.emplace_back(i, std::move(spec->value));
-      else call.tensors.push_back(std::move(*spec));
+      if (spec->is_constant) {
+        call.values.emplace_back(i, std::move(spec->value));
+      } else {
+        first_dims_unknown(*spec);
+        call.tensors.push_back(std::move(*spec));
+      }
     }
     if (agree) out.emplace_back(module, std::move(call));
   }

@@ -8,6 +8,7 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/stack_guard.hpp"
+#include "symtrace/graph/input_path.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/ops/op.hpp"
@@ -105,10 +106,22 @@ InputSpec InputSpec::dict(std::vector<std::pair<std::string, InputSpec>> items) 
   return spec;
 }
 
+namespace {
+// A dict anywhere in `v`'s lists (a graph argument cannot hold one: such parts are dict specs).
+bool holds_dict(const Value& v) {
+  if (v.is_dict()) return true;
+  return v.is_list() && std::any_of(v.to_list().begin(), v.to_list().end(), holds_dict);
+}
+}  // namespace
+
 InputSpec InputSpec::constant(Value value) {
   if (holds_tensor(value) || contains_symbolic(value))
     throw std::invalid_argument(fmt::format("InputSpec::constant: {} holds a tensor or a symbolic value; a constant "
                                             "is a value forward gets as it is (give tensors their own specs)",
+                                            value));
+  if (holds_dict(value))
+    throw std::invalid_argument(fmt::format("InputSpec::constant: {} holds a dict; describe a dict with "
+                                            "InputSpec::dict (its values may be constants)",
                                             value));
   InputSpec spec(Shape{});
   spec.is_constant = true;
@@ -116,36 +129,64 @@ InputSpec InputSpec::constant(Value value) {
   return spec;
 }
 
-std::optional<InputSpec> InputSpec::of(const Value& value) {
-  if (const Tensor* t = boost::variant2::get_if<Tensor>(&value.value)) {
+namespace {
+// The spec of a part of a structured input: a tensor's, a list's or dict's that holds tensors or
+// dicts, else a constant; nullopt when it cannot be described.
+std::optional<InputSpec> part_spec(const Value& v) {
+  if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value)) {
     if (!t->defined()) return std::nullopt;
     return InputSpec(*t);
   }
-  if (contains_symbolic(value) && !holds_tensor(value)) return std::nullopt;
-  if (value.is_list() && holds_tensor(value)) {
+  if (v.is_list() && (holds_tensor(v) || holds_dict(v))) {
     std::vector<InputSpec> elements;
-    elements.reserve(value.to_list().size());
-    for (const Value& e : value.to_list()) {
-      std::optional<InputSpec> spec = holds_tensor(e) ? of(e) : contains_symbolic(e) ? std::nullopt : std::optional(constant(e));
+    elements.reserve(v.to_list().size());
+    for (const Value& e : v.to_list()) {
+      std::optional<InputSpec> spec = part_spec(e);
       if (!spec) return std::nullopt;
       elements.push_back(std::move(*spec));
     }
-    return list(std::move(elements));
+    return InputSpec::list(std::move(elements));
   }
-  if (value.is_dict() && holds_tensor(value)) {
-    const ValueDict& d = value.to_dict();
+  if (v.is_dict()) {
+    const ValueDict& d = v.to_dict();
     std::vector<std::pair<std::string, InputSpec>> items;
     items.reserve(d.size());
     for (std::size_t i = 0; i < d.size(); ++i) {
       if (!d.keys[i].is_string()) return std::nullopt;
-      const Value& e = d.values[i];
-      std::optional<InputSpec> spec = holds_tensor(e) ? of(e) : contains_symbolic(e) ? std::nullopt : std::optional(constant(e));
+      std::optional<InputSpec> spec = part_spec(d.values[i]);
       if (!spec) return std::nullopt;
       items.emplace_back(d.keys[i].to_string_ref(), std::move(*spec));
     }
-    return dict(std::move(items));
+    return InputSpec::dict(std::move(items));
   }
-  return std::nullopt;
+  if (contains_symbolic(v)) return std::nullopt;
+  return InputSpec::constant(v);
+}
+}  // namespace
+
+std::optional<InputSpec> InputSpec::of(const Value& value) {
+  if (!holds_tensor(value)) return std::nullopt;  // a value: concrete_args, not a spec
+  return part_spec(value);
+}
+
+Argument input_structure(const InputSpec& spec) {
+  if (spec.is_constant) return Argument(std::string("const"));
+  if (spec.is_list || spec.is_dict) {
+    ArgumentList parts{Argument(std::string(spec.is_list ? "list" : "dict"))};
+    parts.reserve(spec.elements.size() + 1);
+    for (std::size_t i = 0; i < spec.elements.size(); ++i) {
+      if (spec.is_list) parts.push_back(input_structure(spec.elements[i]));
+      else parts.emplace_back(ArgumentList{Argument(spec.keys[i]), input_structure(spec.elements[i])});
+    }
+    return Argument(std::move(parts));
+  }
+  if (spec.is_int) return Argument(std::string("int"));
+  ArgumentList sizes;
+  if (spec.shape.is_rank_known()) {
+    for (Dim d : spec.shape) sizes.push_back(d.is_known() ? Argument(d.raw()) : Argument());
+  }
+  return Argument(ArgumentList{Argument(std::string("tensor")), Argument(spec.dtype),
+                               spec.shape.is_rank_known() ? Argument(std::move(sizes)) : Argument()});
 }
 
 std::string to_string(const InputSpec& spec) {
@@ -256,6 +297,14 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
       const bool takes_int = parameter.type == ParamType::sym_int || parameter.type == ParamType::any;
       const bool takes_tensor = parameter.type == ParamType::tensor || parameter.type == ParamType::any;
       const bool takes_list = parameter.type == ParamType::tensor_list || parameter.type == ParamType::any;
+      if (inputs[specs].is_list && parameter.type == ParamType::tensor_list) {
+        for (std::size_t e = 0; e < inputs[specs].elements.size(); ++e) {
+          if (!inputs[specs].elements[e].is_tensor())
+            throw_invalid_argument(where, "{}.forward's input '{}' is List[Tensor], but element {} of its spec is {}: give "
+                                          "a list of tensor specs",
+                                   root.type_name(), names[given], e, to_string(inputs[specs].elements[e]));
+        }
+      }
       if (inputs[specs].is_list && !takes_list) {
         throw_invalid_argument(where, "{}.forward's input '{}' is {}, not a list of tensors: give it an InputSpec of a "
                                       "tensor, not InputSpec::list",
@@ -330,7 +379,7 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
         ValueList items;
         items.reserve(spec.elements.size());
         for (std::size_t i = 0; i < spec.elements.size(); ++i)
-          items.push_back(part(i, Argument(static_cast<std::int64_t>(i)), fmt::format("{}[{}]", path, i)));
+          items.push_back(part(i, Argument(static_cast<std::int64_t>(i)), append_index(path, i)));
         return items;
       }
       ValueDict items;
@@ -338,7 +387,7 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
       items.values.reserve(spec.elements.size());
       for (std::size_t i = 0; i < spec.elements.size(); ++i) {
         items.keys.emplace_back(spec.keys[i]);
-        items.values.push_back(part(i, Argument(spec.keys[i]), fmt::format("{}.{}", path, spec.keys[i])));
+        items.values.push_back(part(i, Argument(spec.keys[i]), append_key(path, spec.keys[i])));
       }
       return items;
     };
@@ -351,7 +400,9 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
         graph.add_guard(names[i], create_arg(*value, where));
         args.push_back(*value);
       } else {
-        args.push_back(input_value(input_value, placeholder, inputs[next_spec++], names[i]));
+        const InputSpec& spec = inputs[next_spec++];
+        if (spec.is_list || spec.is_dict) placeholder.set_meta(meta_keys::structure, input_structure(spec));
+        args.push_back(input_value(input_value, placeholder, spec, names[i]));
       }
     }
     Value result = trace_root(root, args, where);

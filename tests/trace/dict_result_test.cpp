@@ -210,7 +210,22 @@ TEST_CASE("InputSpec::dict traces a dict or an object input: a getitem per trace
     ValueDict without;
     without.insert_or_assign("tensors", x);
     CHECK_THROWS_WITH_AS(Interpreter(model, g).run({Value(without)}),
-                         doctest::Contains("images.image_sizes = [[3, 4]], got no such part"), std::invalid_argument);
+                         doctest::Contains("input 'images' was traced with a dict of keys tensors, image_sizes at images, "
+                                           "got {'tensors': "),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(Interpreter(model, g).run({image_list(randn({2, 3, 5}), 3)}),
+                         doctest::Contains("input 'images' was traced with a float32 tensor of shape [2, 3, 4] at "
+                                           "images.tensors, got tensor("),
+                         std::invalid_argument);
+  }
+  SUBCASE("a trace by execution reads the object the same way: a getitem for its tensor, a guard for its sizes") {
+    ExecutionTrace t = trace_by_execution(model, {image_list(x, 3)});
+    REQUIRE(t.graph.guards().size() == 1);
+    CHECK(t.graph.guards()[0].input == "images.image_sizes");
+    const Tensor y = randn({2, 3, 4});
+    CHECK(max_rel_error(Interpreter(model, t.graph).run({image_list(y, 3)}).to_tensor(), model.call({image_list(y, 3)}).to_tensor()) == 0);
+    CHECK_THROWS_WITH_AS(Interpreter(model, t.graph).run({image_list(y, 4)}),
+                         doctest::Contains("images.image_sizes = [[3, 4]], got [[4, 4]]"), std::invalid_argument);
   }
   SUBCASE("a JSON round trip keeps the guard") {
     const Graph back = graph_from_json(graph_to_json(g));
@@ -225,6 +240,13 @@ TEST_CASE("InputSpec::dict traces a dict or an object input: a getitem per trace
     CHECK(to_string(*InputSpec::of(Value(ValueList{Value(x), Value("a")}))) == "[float32[2, 3, 4], 'a']");
     CHECK_THROWS_WITH_AS((void)InputSpec::dict({{"a", InputSpec(Shape{1})}, {"a", InputSpec(Shape{2})}}),
                          doctest::Contains("InputSpec::dict: key 'a' is given twice"), std::invalid_argument);
+    CHECK_THROWS_WITH_AS((void)InputSpec::constant(Value(ValueDict{{Value("k")}, {Value(1)}})),
+                         doctest::Contains("InputSpec::constant: {'k': 1} holds a dict; describe a dict with InputSpec::dict"),
+                         std::invalid_argument);
+    ListIn lists;
+    CHECK_THROWS_WITH_AS(symbolic_trace(lists, {InputSpec::list({Shape{3, 4}, InputSpec::constant(Value(2))})}),
+                         doctest::Contains("ListIn.forward's input 'images' is List[Tensor], but element 1 of its spec is 2"),
+                         std::invalid_argument);
     CHECK_THROWS_WITH_AS((void)InputSpec::constant(Value(ValueList{Value(x)})),
                          doctest::Contains("InputSpec::constant: [tensor(dtype=float32, shape=[2, 3, 4])] holds a tensor"),
                          std::invalid_argument);
@@ -237,4 +259,59 @@ TEST_CASE("InputSpec::dict traces a dict or an object input: a getitem per trace
                          doctest::Contains("ListIn.forward's input 'images' is List[Tensor], not a dict or an object"),
                          std::invalid_argument);
   }
+}
+
+namespace {
+
+/// d["x.y"] * d["cfg"]["k"]: a key that is no identifier, and a dict of ints beside the tensor.
+class OddKeys : public TypedModule<OddKeys> {
+ public:
+  OddKeys() { set_input_names({"d"}); }
+  Tensor forward(const Value& d) {
+    const ValueDict& dict = d.to_dict();
+    return dict.find("x.y")->to_tensor() * static_cast<double>(dict.find("cfg")->to_dict().find("k")->to_int());
+  }
+};
+
+Value odd_keys(const Tensor& x, std::int64_t k, std::int64_t also) {
+  ValueDict cfg;
+  cfg.insert_or_assign("k", k);
+  ValueDict d;
+  d.insert_or_assign("cfg", cfg);
+  d.insert_or_assign("x.y", x);
+  d.insert_or_assign("cfg.k", also);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("a dict input's dicts of constants are read part by part, and keys that are no identifiers are quoted in paths") {
+  OddKeys model;
+  const Tensor x = randn({2, 2});
+  const std::optional<InputSpec> spec = InputSpec::of(odd_keys(x, 3, 7));
+  REQUIRE(spec.has_value());
+  CHECK(to_string(*spec) == "{'cfg': {'k': 3}, 'x.y': float32[2, 2], 'cfg.k': 7}");
+  for (const bool by_execution : {false, true}) {
+    CAPTURE(by_execution);
+    const Graph g = by_execution ? trace_by_execution(model, {odd_keys(x, 3, 7)}).graph : symbolic_trace(model, {*spec});
+    CHECK_NOTHROW(g.lint());
+    std::vector<std::string> guards;
+    for (const Graph::Guard& guard : g.guards()) guards.push_back(fmt::format("{} = {}", guard.input, guard.value));
+    CHECK(guards == std::vector<std::string>{"d.cfg.k = 3", "d['cfg.k'] = 7"});
+    const Tensor y = randn({2, 2});
+    CHECK(max_rel_error(Interpreter(model, g).run({odd_keys(y, 3, 7)}).to_tensor(), model.call({odd_keys(y, 3, 7)}).to_tensor()) == 0);
+    CHECK_THROWS_WITH_AS(Interpreter(model, g).run({odd_keys(y, 3, 8)}), doctest::Contains("d['cfg.k'] = 7, got 8"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(Interpreter(model, g).run({odd_keys(y, 4, 7)}), doctest::Contains("d.cfg.k = 3, got 4"),
+                         std::invalid_argument);
+  }
+}
+
+TEST_CASE("the interpreter refuses a list input of another length than the one traced") {
+  ListIn model;
+  const Graph g = symbolic_trace(model, {InputSpec::list({Shape{3, 4}, Shape{3, 4}})});
+  const ValueList three{Value(randn({3, 4})), Value(randn({3, 4})), Value(randn({3, 4}))};
+  CHECK_THROWS_WITH_AS(Interpreter(model, g).run({Value(three)}),
+                       doctest::Contains("input 'images' was traced with a list of 2 at images, got ["),
+                       std::invalid_argument);
 }

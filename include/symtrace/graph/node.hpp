@@ -47,6 +47,11 @@ inline constexpr std::string_view failure = "failure";
 /// Set on a node whose value is not a tensor (size arithmetic: `int`, `bool`); the value is the
 /// type's name, printed where a tensor node prints its dtype and shape (`%size : int [...]`).
 inline constexpr std::string_view type = "type";
+/// Set on the placeholder of a list or dict input: its structure, which the interpreter checks
+/// an input against. A traced tensor is `['tensor', dtype, [sizes]]` (an unknown size None), a
+/// constant part `'const'` (a guard checks its value), a list `['list', part...]`, a dict
+/// `['dict', [key, part]...]`.
+inline constexpr std::string_view structure = "structure";
 }  // namespace meta_keys
 
 /// A module scope interned in a graph (Graph::intern_scope, Graph::child_scope), valid in that

@@ -85,13 +85,18 @@ struct InputSpec {
   [[nodiscard]] static InputSpec dict(std::vector<std::pair<std::string, InputSpec>> items);
   /// A part of a list or dict input that forward gets as it is (an int, a list of ints, a
   /// string, ...); the graph records it as a guard (`images.image_sizes`). Throws
-  /// std::invalid_argument for a value holding a tensor or something symbolic.
+  /// std::invalid_argument for a value holding a tensor, a dict (describe it with `dict`) or
+  /// something symbolic.
   [[nodiscard]] static InputSpec constant(Value value);
   /// The spec of `value` as an input: a tensor's dtype and shape; for a list or str-keyed
-  /// dict that holds a tensor, a list or dict spec whose other parts are constants; nullopt
-  /// for anything else (a value holding no tensor, an undefined tensor, a symbolic number).
+  /// dict that holds a tensor, a list or dict spec (dicts inside it dict specs too) whose other
+  /// parts are constants; nullopt for anything else (a value holding no tensor, an undefined
+  /// tensor, a dict key not a str, a symbolic number).
   [[nodiscard]] static std::optional<InputSpec> of(const Value& value);
 };
+
+/// The structure of a list or dict input, as its placeholder records it (`meta_keys::structure`).
+[[nodiscard]] Argument input_structure(const InputSpec& spec);
 
 /// "float32[1, 3, 224, 224]", "int" (symbolic_int), "[float32[3, 320, 320], float32[3, 320, 320]]",
 /// "{'tensors': float32[1, 3, 320, 320], 'image_sizes': [[240, 320]]}".
