@@ -12,6 +12,8 @@
 // which expressions were first built.
 #include "symtrace/core/sym_expr.hpp"
 
+#include "symtrace/core/detail/identifier.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -365,10 +367,7 @@ SymExpr::SymExpr(std::int64_t value) {
 }
 
 SymExpr SymExpr::symbol(std::string_view name) {
-  bool identifier = !name.empty() && !(name.front() >= '0' && name.front() <= '9');
-  for (char c : name)
-    identifier = identifier && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
-  if (!identifier)
+  if (!detail::is_identifier(name))
     throw std::invalid_argument(fmt::format("'{}' cannot name a dim: a dim's name is an identifier (letters, digits "
                                             "and _, not first a digit), such as N or H",
                                             name));

@@ -63,6 +63,18 @@ const Value* part_at(const Value& input, std::string_view path) {
   return v;
 }
 
+/// Whether `input` is a tensor of `traced`'s dtype and rank (when known) and known sizes.
+bool fits(const TensorMeta& traced, const Value& input) {
+  const Tensor* t = boost::variant2::get_if<Tensor>(&input.value);
+  bool ok = t != nullptr && t->defined() && t->dtype() == traced.dtype &&
+            (!traced.shape.is_rank_known() || t->shape().rank() == traced.shape.rank());
+  for (std::size_t d = 0; ok && traced.shape.is_rank_known() && d < traced.shape.rank(); ++d) {
+    const Dim given = t->shape()[d];
+    ok = !traced.shape[d].is_known() || !given.is_known() || traced.shape[d] == given;
+  }
+  return ok;
+}
+
 /// Checks `v`, the part of input `target` at `path`, against its traced `structure`
 /// (meta_keys::structure): list lengths, dict keys, each traced tensor's dtype and known sizes.
 void check_structure(const Argument& structure, const Value& v, const std::string& path, std::string_view target,
@@ -76,25 +88,16 @@ void check_structure(const Argument& structure, const Value& v, const std::strin
   if (parts == nullptr || parts->empty()) return;  // a constant: its guard checks it
   const std::string* kind = (*parts)[0].get_if<std::string>();
   if (kind == nullptr) return;
-  if (*kind == "tensor" && parts->size() == 3) {
-    const DType* dtype = (*parts)[1].get_if<DType>();
-    const ArgumentList* sizes = (*parts)[2].get_if<ArgumentList>();
-    std::string traced = fmt::format("a {} tensor", dtype != nullptr ? name(*dtype) : "");
-    if (sizes != nullptr) {
-      std::vector<std::string> dims;
-      for (const Argument& d : *sizes) dims.push_back(d.get_if<std::int64_t>() ? fmt::format("{}", *d.get_if<std::int64_t>()) : "?");
-      traced = fmt::format("{} of shape [{}]", traced, fmt::join(dims, ", "));
+  if (*kind == "tensor" && parts->size() == 3 && (*parts)[1].get_if<DType>() != nullptr) {
+    TensorMeta traced{*(*parts)[1].get_if<DType>(), Shape::unknown_rank()};
+    if (const ArgumentList* sizes = (*parts)[2].get_if<ArgumentList>()) {
+      traced.shape = Shape{};
+      for (const Argument& d : *sizes) traced.shape.push_back(d.get_if<std::int64_t>() ? Dim(*d.get_if<std::int64_t>()) : Dim());
     }
-    const Tensor* t = boost::variant2::get_if<Tensor>(&v.value);
-    bool fits = t != nullptr && t->defined() && (dtype == nullptr || t->dtype() == *dtype);
-    if (fits && sizes != nullptr) {
-      fits = t->shape().rank() == sizes->size();
-      for (std::size_t d = 0; fits && d < sizes->size(); ++d) {
-        const std::int64_t* size = (*sizes)[d].get_if<std::int64_t>();
-        fits = size == nullptr || !t->shape()[d].is_known() || t->shape()[d].raw() == *size;
-      }
+    if (!fits(traced, v)) {
+      refuse(traced.shape.is_rank_known() ? fmt::format("a {} tensor of shape {}", name(traced.dtype), traced.shape)
+                                          : fmt::format("a {} tensor", name(traced.dtype)));
     }
-    if (!fits) refuse(traced);
   } else if (*kind == "list") {
     if (!v.is_list() || v.to_list().size() != parts->size() - 1) refuse(fmt::format("a list of {}", parts->size() - 1));
     for (std::size_t i = 1; i < parts->size(); ++i)
@@ -150,15 +153,8 @@ void check_input(const Graph& graph, const Node& node, const Value& input, std::
   }
   const TensorMeta* meta = node.tensor_meta();
   if (meta == nullptr) return;
-  const Tensor* t = boost::variant2::get_if<Tensor>(&input.value);
-  bool fits = t != nullptr && t->defined() && t->dtype() == meta->dtype &&
-              (!meta->shape.is_rank_known() || t->shape().rank() == meta->shape.rank());
-  for (std::size_t d = 0; fits && meta->shape.is_rank_known() && d < meta->shape.rank(); ++d) {
-    Dim traced = meta->shape[d];
-    Dim given = t->shape()[d];
-    fits = !traced.is_known() || !given.is_known() || traced == given;
-  }
-  if (!fits) {
+  if (!fits(*meta, input)) {
+    const Tensor* t = boost::variant2::get_if<Tensor>(&input.value);
     throw_invalid_argument(where,
                            "input '{}' was traced as {}, got {}; trace with this shape, or with unknown dims "
                            "(Dim::unknown()) where sizes vary",

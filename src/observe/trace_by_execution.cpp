@@ -45,9 +45,6 @@ namespace {
 
 bool contains_tensor(const Value& v);
 bool is_undefined_tensor(const Value& v) { return v.is_tensor() && !v.to_tensor().defined(); }
-bool holds_dict(const Value& v) {
-  return v.is_dict() || (v.is_list() && std::any_of(v.to_list().begin(), v.to_list().end(), holds_dict));
-}
 
 using detail::TensorImpl;
 

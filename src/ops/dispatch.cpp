@@ -157,6 +157,14 @@ bool holds_tensor(const Value& value) noexcept {
   return false;
 }
 
+bool holds_dict(const Value& value) noexcept {
+  if (value.is_dict()) return true;
+  if (const ValueList* l = boost::variant2::get_if<ValueList>(&value.value))
+    for (const Value& v : *l)
+      if (holds_dict(v)) return true;
+  return false;
+}
+
 Value dispatch(const OpDef& op, std::span<const Value> args, std::source_location where, CallStyle style) {
   check_arguments(op, args, where);
   const OpCall call{op, args, where, style};

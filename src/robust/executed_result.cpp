@@ -24,7 +24,6 @@
 #include "symtrace/core/random.hpp"
 #include "symtrace/core/thread_context.hpp"
 #include "symtrace/nn/module.hpp"
-#include "symtrace/ops/dispatch.hpp"
 #include "symtrace/ops/op.hpp"
 #include "symtrace/robust/detail/synthetic_run.hpp"
 #include "symtrace/trace/detail/result_meta.hpp"
@@ -87,37 +86,34 @@ std::optional<Value> synthetic_value(const Value& v, Generator& gen, std::int64_
 // children, which the collection traces as roots (Note [A failed module's result by execution]).
 class ChildCalls final : public Interposer {
  public:
-  struct Call {
-    std::vector<InputSpec> specs;  // one per argument: a tensor's or a structure's spec, or a constant
-    bool usable = true;            // false when an argument could not be described
-  };
+  using Calls = std::unordered_map<const Module*, TraceRecords::Calls>;
   ChildCalls() : Interposer(/*sees_concrete_calls=*/false) {}
   // Only an op with a symbolic argument comes here: something of the trace reached the run.
   Value call_op(const OpCall& call) override {
     throw std::invalid_argument(fmt::format("{}: a symbolic value reached an eager run", call.op.name()));
   }
   Value call_module(Module& module, const ValueList& args, std::source_location where) override {
-    if (!calls_.contains(&module)) {
-      Call c;
-      for (const Value& a : args) {
-        std::optional<InputSpec> spec = InputSpec::of(a);
-        if (!spec && (holds_tensor(a) || contains_symbolic(a))) c.usable = false;
-        c.specs.push_back(spec ? std::move(*spec) : InputSpec::constant(c.usable ? a : Value()));
-      }
-      calls_.emplace(&module, std::move(c));
-    }
+    // The first call only, as a trace observes it (unobserved when it cannot be described).
+    if (auto [it, first] = calls_.try_emplace(&module); first) TraceRecords::observe(it->second, args);
     return module.run_forward(args, where);
   }
   void on_data_read(DataRead, std::source_location) override {}  // an eager run reads what it likes
   bool locate(detail::TraceLocation&) const override { return false; }
-  [[nodiscard]] std::unordered_map<const Module*, Call>& calls() noexcept { return calls_; }
+  [[nodiscard]] Calls& calls() noexcept { return calls_; }
 
  private:
-  std::unordered_map<const Module*, Call> calls_;
+  Calls calls_;
 };
 
-// Two runs' specs of one argument merged: a dim known where both runs agree and it is not 0;
-// nullopt when their structures or constants differ.
+// `y` merged into `x` (of the same rank): a dim the two runs give different sizes, or none, is
+// unknown (an empty result is what a count from the data often is).
+void merge_dims(Shape& x, const Shape& y) {
+  for (std::size_t d = 0; d < x.rank(); ++d)
+    if (x[d] != y[d] || x[d] == Dim(0)) x[d] = Dim::unknown();
+}
+
+// Two runs' specs of one argument merged (merge_dims); nullopt when their structures or
+// constants differ.
 std::optional<InputSpec> merge_spec(const InputSpec& a, const InputSpec& b) {
   if (a.is_constant != b.is_constant || a.is_list != b.is_list || a.is_dict != b.is_dict || a.is_int != b.is_int)
     return std::nullopt;
@@ -134,21 +130,18 @@ std::optional<InputSpec> merge_spec(const InputSpec& a, const InputSpec& b) {
   }
   if (a.dtype != b.dtype || a.shape.rank() != b.shape.rank()) return std::nullopt;
   InputSpec out = a;
-  for (std::size_t d = 0; d < a.shape.rank(); ++d)
-    if (a.shape[d] != b.shape[d] || a.shape[d] == Dim(0)) out.shape[d] = Dim::unknown();
+  merge_dims(out.shape, b.shape);
   return out;
 }
 
-// `b` merged into `a`: false when their structures differ. A dim the two runs give different
-// sizes, or none, is unknown (an empty result is what a count from the data often is).
+// `b` merged into `a` (merge_dims): false when their structures differ.
 bool merge(OutputMeta& a, const OutputMeta& b) {
   if (a.nesting != b.nesting || a.keys != b.keys || a.outputs.size() != b.outputs.size()) return false;
   for (std::size_t i = 0; i < a.outputs.size(); ++i) {
     TensorMeta& x = a.outputs[i];
     const TensorMeta& y = b.outputs[i];
     if (x.dtype != y.dtype || x.shape.rank() != y.shape.rank()) return false;
-    for (std::size_t d = 0; d < x.shape.rank(); ++d)
-      if (x.shape[d] != y.shape[d] || x.shape[d] == Dim(0)) x.shape[d] = Dim::unknown();
+    merge_dims(x.shape, y.shape);
   }
   return true;
 }
@@ -164,30 +157,28 @@ void first_dims_unknown(InputSpec& spec) {
   if (spec.is_tensor() && spec.shape.is_rank_known() && spec.shape.rank() > 0) spec.shape[0] = Dim::unknown();
 }
 
-// The calls both runs made, merged argument by argument; a module whose calls differ in
-// structure or constants is left out.
-std::vector<std::pair<const Module*, ObservedCall>> merged_calls(std::unordered_map<const Module*, ChildCalls::Call>& first,
-                                                                 std::unordered_map<const Module*, ChildCalls::Call>& second,
-                                                                 const Module& runner) {
+// The calls both runs made and observed, merged argument by argument (merge_spec, first dims
+// unknown); a module whose calls differ in structure or other values is left out.
+std::vector<std::pair<const Module*, ObservedCall>> merged_calls(ChildCalls::Calls& first, const ChildCalls::Calls& second) {
   std::vector<std::pair<const Module*, ObservedCall>> out;
   for (auto& [module, a] : first) {
     auto it = second.find(module);
-    if (module == &runner || !a.usable || it == second.end() || !it->second.usable || a.specs.size() != it->second.specs.size())
-      continue;
-    ObservedCall call;
-    bool agree = true;
-    for (std::size_t i = 0; agree && i < a.specs.size(); ++i) {
-      std::optional<InputSpec> spec = merge_spec(a.specs[i], it->second.specs[i]);
+    if (!a.observed || it == second.end() || !it->second.observed) continue;
+    const ObservedCall& b = it->second.first;
+    bool agree = a.first.tensors.size() == b.tensors.size() && a.first.values.size() == b.values.size();
+    for (std::size_t i = 0; agree && i < a.first.values.size(); ++i) {
+      agree = a.first.values[i].first == b.values[i].first &&
+              to_string(a.first.values[i].second) == to_string(b.values[i].second);
+    }
+    for (std::size_t i = 0; agree && i < a.first.tensors.size(); ++i) {
+      std::optional<InputSpec> spec = merge_spec(a.first.tensors[i], b.tensors[i]);
       agree = spec.has_value();
-      if (!agree) break;
-      if (spec->is_constant) {
-        call.values.emplace_back(i, std::move(spec->value));
-      } else {
+      if (agree) {
         first_dims_unknown(*spec);
-        call.tensors.push_back(std::move(*spec));
+        a.first.tensors[i] = std::move(*spec);
       }
     }
-    if (agree) out.emplace_back(module, std::move(call));
+    if (agree) out.emplace_back(module, std::move(a.first));
   }
   return out;
 }
@@ -202,7 +193,7 @@ std::optional<OutputMeta> RobustTracer::executed_result_meta(Module& module, con
   if (declared.find("List[") == std::string_view::npos && declared.find("Dict[") == std::string_view::npos)
     return std::nullopt;
   std::optional<OutputMeta> result;
-  std::unordered_map<const Module*, ChildCalls::Call> first_run;
+  ChildCalls::Calls first_run;
   for (std::uint64_t seed : {0u, 1u}) {
     Generator gen(seed);
     ValueList inputs;
@@ -230,7 +221,7 @@ std::optional<OutputMeta> RobustTracer::executed_result_meta(Module& module, con
     } else if (!merge(*result, meta)) {
       return std::nullopt;
     } else if (calls != nullptr) {
-      *calls = merged_calls(first_run, children.calls(), module);
+      *calls = merged_calls(first_run, children.calls());
     }
   }
   // The first dim is where a selection from the data puts its count (nms, a mask, nonzero):

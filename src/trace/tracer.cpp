@@ -106,14 +106,6 @@ InputSpec InputSpec::dict(std::vector<std::pair<std::string, InputSpec>> items) 
   return spec;
 }
 
-namespace {
-// A dict anywhere in `v`'s lists (a graph argument cannot hold one: such parts are dict specs).
-bool holds_dict(const Value& v) {
-  if (v.is_dict()) return true;
-  return v.is_list() && std::any_of(v.to_list().begin(), v.to_list().end(), holds_dict);
-}
-}  // namespace
-
 InputSpec InputSpec::constant(Value value) {
   if (holds_tensor(value) || contains_symbolic(value))
     throw std::invalid_argument(fmt::format("InputSpec::constant: {} holds a tensor or a symbolic value; a constant "

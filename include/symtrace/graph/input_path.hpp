@@ -11,6 +11,8 @@
 /// A symbolic trace and a trace by execution write them; the interpreter reads them back.
 /// The structure itself is `meta_keys::structure` on the input's placeholder.
 
+#include "symtrace/core/detail/identifier.hpp"
+
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -34,11 +36,7 @@ struct InputPathStep {
 
 /// `path` followed by `key` of a dict: `.key` for an identifier, else `['key']`.
 [[nodiscard]] inline std::string append_key(const std::string& path, std::string_view key) {
-  bool identifier = !key.empty() && !(key.front() >= '0' && key.front() <= '9');
-  for (char c : key) {
-    identifier = identifier && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
-  }
-  if (identifier) return path + "." + std::string(key);
+  if (detail::is_identifier(key)) return path + "." + std::string(key);
   std::string out = path + "['";
   for (char c : key) {
     if (c == '\'' || c == '\\') out += '\\';

@@ -43,4 +43,7 @@ OutputMeta infer_meta(const OpDef& op, std::span<const Value> args,
 /// True when `value` is, or its lists and dicts hold, a tensor (concrete or symbolic, defined or not).
 [[nodiscard]] bool holds_tensor(const Value& value) noexcept;
 
+/// True when `value` is, or its lists hold, a dict (no graph argument can hold one).
+[[nodiscard]] bool holds_dict(const Value& value) noexcept;
+
 }  // namespace symtrace
