@@ -8,6 +8,40 @@
 
 namespace symtrace {
 
+namespace {
+// An expression id in the raw value: raw = -2 - id.
+constexpr std::int64_t encode(std::uint32_t id) noexcept { return -2 - static_cast<std::int64_t>(id); }
+constexpr std::uint32_t decode(std::int64_t raw) noexcept { return static_cast<std::uint32_t>(-2 - raw); }
+}  // namespace
+
+Dim::Dim(SymExpr e) {
+  if (const std::optional<std::int64_t> c = e.constant_value()) size_ = *c < 0 ? -1 : *c;
+  else size_ = encode(e.id());
+}
+
+std::optional<SymExpr> Dim::expr() const {
+  if (is_known()) return SymExpr(size_);
+  if (is_symbolic()) return SymExpr::from_id(decode(size_));
+  return std::nullopt;
+}
+
+Dim Dim::combine(Dim a, Dim b, int op) {
+  const std::optional<SymExpr> x = a.expr(), y = b.expr();
+  if (!x || !y) return Dim();
+  switch (op) {
+    case 0: return Dim(*x + *y);
+    case 1: return Dim(*x - *y);
+    default: return Dim(*x * *y);
+  }
+}
+
+Dim floordiv(Dim a, std::int64_t k) {
+  SYMTRACE_ASSERT(k > 0, "floordiv of a dim by a non-positive divisor");
+  if (a.is_known()) return Dim(a.size_ / k);
+  if (a.is_anonymous()) return Dim();
+  return Dim(floordiv(*a.expr(), k));
+}
+
 std::int64_t Dim::value() const {
   SYMTRACE_ASSERT(is_known(), "value() of an unknown dim");
   return size_;
@@ -15,6 +49,17 @@ std::int64_t Dim::value() const {
 
 bool Shape::is_fully_known() const noexcept {
   return rank_known_ && std::all_of(dims_.begin(), dims_.end(), [](Dim d) { return d.is_known(); });
+}
+
+bool Shape::is_fully_described() const noexcept {
+  return rank_known_ && std::none_of(dims_.begin(), dims_.end(), [](Dim d) { return d.is_anonymous(); });
+}
+
+Dim Shape::numel_dim() const {
+  if (!rank_known_) return Dim();
+  Dim n = 1;
+  for (Dim d : dims_) n = n * d;
+  return n;
 }
 
 std::optional<std::int64_t> Shape::numel() const noexcept {
@@ -37,7 +82,11 @@ std::vector<std::int64_t> Shape::sizes() const {
   return out;
 }
 
-std::string to_string(Dim dim) { return dim.is_known() ? std::to_string(dim.raw()) : "?"; }
+std::string to_string(Dim dim) {
+  if (dim.is_known()) return std::to_string(dim.raw());
+  if (dim.is_anonymous()) return "?";
+  return to_string(*dim.expr());
+}
 
 std::string to_string(const Shape& shape) {
   if (!shape.is_rank_known()) return "[...]";

@@ -22,6 +22,7 @@
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 namespace symtrace {
@@ -33,6 +34,7 @@ enum class AtomKind : std::uint8_t { symbol, floordiv, min, max };
 struct Atom {
   AtomKind kind = AtomKind::symbol;
   std::string name;       // symbol
+  SymRange range;         // symbol
   std::uint32_t a = 0;    // floordiv: the dividend; min, max: the smaller id
   std::uint32_t b = 0;    // min, max: the larger id
   std::int64_t k = 0;     // floordiv: the divisor (> 1)
@@ -99,6 +101,26 @@ class Table {
     return id;
   }
 
+  // Note [Memoised size arithmetic]: a trace computes the same few expressions over and over
+  // (every convolution of a stage gives `H//4`), so each operation on ids is remembered.
+  struct OpKey {
+    std::uint32_t op;
+    std::uint32_t a;
+    std::int64_t b;
+    friend bool operator==(const OpKey&, const OpKey&) = default;
+  };
+  struct OpKeyHash {
+    std::size_t operator()(const OpKey& k) const noexcept {
+      return std::hash<std::uint64_t>{}((std::uint64_t{k.op} << 32 | k.a) * 0x9E3779B97F4A7C15ULL ^
+                                        static_cast<std::uint64_t>(k.b));
+    }
+  };
+  std::optional<std::uint32_t> remembered(const OpKey& k) const {
+    if (auto it = ops_.find(k); it != ops_.end()) return it->second;
+    return std::nullopt;
+  }
+  void remember(const OpKey& k, std::uint32_t id) { ops_.emplace(k, id); }
+
   const Poly& poly(std::uint32_t id) const { return polys_[id]; }
   const Atom& atom(std::uint32_t id) const { return atoms_[id]; }
   std::size_t size() const { return polys_.size(); }
@@ -118,7 +140,7 @@ class Table {
   }
   static std::string atom_key(const Atom& a) {
     switch (a.kind) {
-      case AtomKind::symbol: return "s" + a.name;
+      case AtomKind::symbol: return fmt::format("s{}:{}:{}", a.name, a.range.lo, a.range.hi);
       case AtomKind::floordiv: return fmt::format("f{}/{}", a.a, a.k);
       case AtomKind::min: return fmt::format("m{},{}", a.a, a.b);
       case AtomKind::max: return fmt::format("M{},{}", a.a, a.b);
@@ -131,6 +153,7 @@ class Table {
   std::unordered_map<std::string, std::uint32_t> poly_ids_;
   std::deque<Atom> atoms_;
   std::unordered_map<std::string, std::uint32_t> atom_ids_;
+  std::unordered_map<OpKey, std::uint32_t, OpKeyHash> ops_;
 };
 
 Table& table() {
@@ -223,10 +246,15 @@ Poly floordiv_poly(const Poly& e, std::int64_t k) {
   return add(q, atom_poly(table().intern_atom(std::move(a))));
 }
 
+// True when the ranges prove d <= 0, false when they prove d >= 0 (d is not 0), nullopt when
+// they decide neither.
+std::optional<bool> known_nonpositive(const Poly& d);
+
 std::uint32_t extremum(std::uint32_t a, std::uint32_t b, bool is_max) {
   if (a == b) return a;
   const Poly d = add(table().poly(a), table().poly(b), -1);
   if (d.terms.empty()) return (d.constant <= 0) != is_max ? a : b;  // a - b known: pick
+  if (const std::optional<bool> a_le_b = known_nonpositive(d)) return *a_le_b != is_max ? a : b;  // the ranges decide
   Atom atom;
   atom.kind = is_max ? AtomKind::max : AtomKind::min;
   atom.a = std::min(a, b);
@@ -315,7 +343,32 @@ std::string print_factors(const Term& t) {
   return out;
 }
 
+std::string print_terms(const Poly& p);
+
+// `X % k` is stored as `X - k*(X//k)`; printed as it was written.
+std::optional<std::string> print_mod(const Poly& p) {
+  for (const Term& t : p.terms) {
+    if (t.coeff >= -1 || t.atoms.size() != 1) continue;
+    const Atom& a = table().atom(t.atoms[0]);
+    if (a.kind != AtomKind::floordiv || a.k != -t.coeff) continue;
+    const Poly& x = table().poly(a.a);
+    Poly r = add(add(p, atom_poly(t.atoms[0]), a.k), x, -1);
+    if (r.terms.size() + x.terms.size() + 1 != p.terms.size()) continue;  // X is not all there
+    const bool bare = x.constant == 0 && x.terms.size() == 1 && x.terms[0].coeff == 1 && x.terms[0].atoms.size() == 1 &&
+                      table().atom(x.terms[0].atoms[0]).kind == AtomKind::symbol;
+    std::string text = bare ? fmt::format("{} % {}", print_terms(x), a.k) : fmt::format("({}) % {}", print_terms(x), a.k);
+    if (r.terms.empty() && r.constant == 0) return text;
+    return print_terms(r) + " + " + text;
+  }
+  return std::nullopt;
+}
+
 std::string print_poly(const Poly& p) {
+  if (auto m = print_mod(p)) return *m;
+  return print_terms(p);
+}
+
+std::string print_terms(const Poly& p) {
   struct Printed {
     std::size_t degree;
     std::string factors;
@@ -349,6 +402,137 @@ std::string print_poly(const Poly& p) {
   return out;
 }
 
+// ---- bounds (the table's lock held) -----------------------------------------------------------
+
+// Interval arithmetic on 128 bits, with `inf` standing for no bound.
+using Wide = __int128;
+constexpr Wide inf = Wide{1} << 100;
+
+Wide clamp_wide(Wide v) { return v > inf ? inf : v < -inf ? -inf : v; }
+Wide mul_wide(Wide a, Wide b) {
+  if (a == 0 || b == 0) return 0;
+  if (a >= inf || a <= -inf || b >= inf || b <= -inf) return (a > 0) == (b > 0) ? inf : -inf;
+  // Both below 2^100 in magnitude: clamp before the product can overflow.
+  const Wide limit = inf / (b < 0 ? -b : b);
+  if ((a < 0 ? -a : a) > limit) return (a > 0) == (b > 0) ? inf : -inf;
+  return clamp_wide(a * b);
+}
+// A bound of a sum: an infinite bound on either side makes it infinite; opposite infinities
+// (which interval sums of like bounds do not make) give no bound.
+Wide add_bound(Wide a, Wide b, bool upper) {
+  if ((a >= inf && b <= -inf) || (a <= -inf && b >= inf)) return upper ? inf : -inf;
+  if (a >= inf || b >= inf) return inf;
+  if (a <= -inf || b <= -inf) return -inf;
+  return clamp_wide(a + b);
+}
+Wide floordiv_wide(Wide a, std::int64_t k) {
+  if (a >= inf || a <= -inf) return a;
+  Wide q = a / k;
+  if (a % k != 0 && a < 0) --q;
+  return q;
+}
+
+struct Interval {
+  Wide lo, hi;
+};
+
+Interval bounds_poly(const Poly& p);
+
+Interval bounds_atom(const Atom& a) {
+  switch (a.kind) {
+    case AtomKind::symbol:
+      return {a.range.lo == -SymRange::unbounded ? -inf : Wide{a.range.lo},
+              a.range.hi == SymRange::unbounded ? inf : Wide{a.range.hi}};
+    case AtomKind::floordiv: {
+      const Interval x = bounds_poly(table().poly(a.a));
+      return {floordiv_wide(x.lo, a.k), floordiv_wide(x.hi, a.k)};
+    }
+    case AtomKind::min:
+    case AtomKind::max: {
+      const Interval x = bounds_poly(table().poly(a.a));
+      const Interval y = bounds_poly(table().poly(a.b));
+      if (a.kind == AtomKind::min) return {std::min(x.lo, y.lo), std::min(x.hi, y.hi)};
+      return {std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
+    }
+  }
+  return {-inf, inf};
+}
+
+Interval times(Interval x, Interval y) {
+  const Wide c[4] = {mul_wide(x.lo, y.lo), mul_wide(x.lo, y.hi), mul_wide(x.hi, y.lo), mul_wide(x.hi, y.hi)};
+  return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+}
+
+Interval bounds_poly(const Poly& p) {
+  Interval sum{p.constant, p.constant};
+  for (const Term& t : p.terms) {
+    Interval term{t.coeff, t.coeff};
+    // A power of one atom is a product of equal values: x*x is never negative.
+    for (std::size_t i = 0; i < t.atoms.size(); ++i) {
+      const Interval a = bounds_atom(table().atom(t.atoms[i]));
+      if (i + 1 < t.atoms.size() && t.atoms[i + 1] == t.atoms[i]) {
+        Interval sq = times(a, a);
+        if (a.lo <= 0 && a.hi >= 0) sq.lo = 0;
+        else sq.lo = std::max<Wide>(sq.lo, std::min(mul_wide(a.lo, a.lo), mul_wide(a.hi, a.hi)));
+        term = times(term, sq);
+        ++i;
+      } else {
+        term = times(term, a);
+      }
+    }
+    sum = {add_bound(sum.lo, term.lo, false), add_bound(sum.hi, term.hi, true)};
+  }
+  return sum;
+}
+
+std::optional<bool> known_nonpositive(const Poly& d) {
+  const Interval b = bounds_poly(d);
+  if (b.hi <= 0) return true;
+  if (b.lo >= 0) return false;
+  return std::nullopt;
+}
+
+// `a / b` for b a nonzero constant or one term, when it divides every term of `a`.
+std::optional<Poly> quotient(const Poly& a, const Poly& b) {
+  if (b.terms.empty()) {
+    if (b.constant == 0) return std::nullopt;
+    Poly q = constant_poly(0);
+    if (a.constant % b.constant != 0) return std::nullopt;
+    q.constant = a.constant / b.constant;
+    for (const Term& t : a.terms) {
+      if (t.coeff % b.constant != 0) return std::nullopt;
+      q.terms.push_back(Term{t.atoms, t.coeff / b.constant});
+    }
+    return q;
+  }
+  if (b.constant != 0 || b.terms.size() != 1 || a.constant != 0) return std::nullopt;
+  const Term& m = b.terms[0];
+  Poly q;
+  for (const Term& t : a.terms) {
+    if (t.coeff % m.coeff != 0) return std::nullopt;
+    std::vector<std::uint32_t> rest;
+    if (!std::includes(t.atoms.begin(), t.atoms.end(), m.atoms.begin(), m.atoms.end())) return std::nullopt;
+    std::set_difference(t.atoms.begin(), t.atoms.end(), m.atoms.begin(), m.atoms.end(), std::back_inserter(rest));
+    if (rest.empty()) q.constant = add_checked(q.constant, t.coeff / m.coeff);
+    else add_term(q.terms, std::move(rest), t.coeff / m.coeff);
+  }
+  return q;
+}
+
+void collect_symbol_atoms(const Poly& p, std::vector<const Atom*>& out) {
+  for (const Term& t : p.terms) {
+    for (std::uint32_t id : t.atoms) {
+      const Atom& a = table().atom(id);
+      if (a.kind == AtomKind::symbol) {
+        out.push_back(&a);
+      } else {
+        collect_symbol_atoms(table().poly(a.a), out);
+        if (a.kind != AtomKind::floordiv) collect_symbol_atoms(table().poly(a.b), out);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 struct SymExprAccess {
@@ -363,18 +547,27 @@ SymExpr handle(Poly p) { return SymExprAccess::make(table().intern(std::move(p))
 SymExpr::SymExpr(std::int64_t value) {
   if (value == 0) return;
   const std::lock_guard lock(table().mutex());
-  id_ = table().intern(constant_poly(value));
+  const Table::OpKey key{~std::uint32_t{0}, 0, value};
+  if (auto id = table().remembered(key)) {
+    id_ = *id;
+  } else {
+    id_ = table().intern(constant_poly(value));
+    table().remember(key, id_);
+  }
 }
 
-SymExpr SymExpr::symbol(std::string_view name) {
-  if (!detail::is_identifier(name))
+SymExpr SymExpr::symbol(std::string_view name, SymRange range) {
+  if (!detail::is_identifier(name) || name == "min" || name == "max")
     throw std::invalid_argument(fmt::format("'{}' cannot name a dim: a dim's name is an identifier (letters, digits "
-                                            "and _, not first a digit), such as N or H",
+                                            "and _, not first a digit, not min or max), such as N or H",
                                             name));
+  if (range.lo > range.hi)
+    throw std::invalid_argument(fmt::format("dim '{}' has the empty range {}..{}: give lo <= hi", name, range.lo, range.hi));
   const std::lock_guard lock(table().mutex());
   Atom a;
   a.kind = AtomKind::symbol;
   a.name = std::string(name);
+  a.range = range;
   return handle(atom_poly(table().intern_atom(std::move(a))));
 }
 
@@ -389,6 +582,41 @@ std::optional<std::int64_t> SymExpr::constant_value() const {
   const Poly& p = table().poly(id_);
   if (!p.terms.empty()) return std::nullopt;
   return p.constant;
+}
+
+std::vector<std::pair<std::string, SymRange>> SymExpr::symbol_ranges() const {
+  std::vector<std::pair<std::string, SymRange>> out;
+  {
+    const std::lock_guard lock(table().mutex());
+    std::vector<const Atom*> atoms;
+    collect_symbol_atoms(table().poly(id_), atoms);
+    for (const Atom* a : atoms) out.emplace_back(a->name, a->range);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) {
+    return std::tie(x.first, x.second.lo, x.second.hi) < std::tie(y.first, y.second.lo, y.second.hi);
+  });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::optional<std::pair<std::string, SymRange>> SymExpr::as_symbol() const {
+  const std::lock_guard lock(table().mutex());
+  const Poly& p = table().poly(id_);
+  if (p.constant != 0 || p.terms.size() != 1 || p.terms[0].coeff != 1 || p.terms[0].atoms.size() != 1) return std::nullopt;
+  const Atom& a = table().atom(p.terms[0].atoms[0]);
+  if (a.kind != AtomKind::symbol) return std::nullopt;
+  return std::pair{a.name, a.range};
+}
+
+SymRange SymExpr::bounds() const {
+  Interval b;
+  {
+    const std::lock_guard lock(table().mutex());
+    b = bounds_poly(table().poly(id_));
+  }
+  constexpr std::int64_t top = SymRange::unbounded;
+  return SymRange{b.lo <= -Wide{top} ? -top : static_cast<std::int64_t>(b.lo),
+                  b.hi >= Wide{top} ? top : static_cast<std::int64_t>(b.hi)};
 }
 
 std::int64_t SymExpr::evaluate(const SymBindings& bindings) const {
@@ -407,28 +635,56 @@ std::vector<std::string> SymExpr::symbols() const {
   return out;
 }
 
+namespace {
+enum class OpCode : std::uint32_t { add, sub, mul, floordiv, min, max };
+
+// Computes `f()` once per (op, a, b); the table's lock held.
+template <class F>
+SymExpr memoised(OpCode op, std::uint32_t a, std::int64_t b, F&& f) {
+  const Table::OpKey key{static_cast<std::uint32_t>(op), a, b};
+  if (auto id = table().remembered(key)) return SymExprAccess::make(*id);
+  const SymExpr r = f();
+  table().remember(key, r.id());
+  return r;
+}
+}  // namespace
+
 SymExpr operator+(SymExpr a, SymExpr b) {
+  if (b.id_ == 0) return a;
+  if (a.id_ == 0) return b;
   const std::lock_guard lock(table().mutex());
-  return handle(add(table().poly(a.id_), table().poly(b.id_)));
+  if (a.id_ > b.id_) std::swap(a, b);
+  return memoised(OpCode::add, a.id_, b.id_, [&] { return handle(add(table().poly(a.id_), table().poly(b.id_))); });
 }
 
 SymExpr operator-(SymExpr a, SymExpr b) {
+  if (b.id_ == 0) return a;
   const std::lock_guard lock(table().mutex());
-  return handle(add(table().poly(a.id_), table().poly(b.id_), -1));
+  return memoised(OpCode::sub, a.id_, b.id_, [&] { return handle(add(table().poly(a.id_), table().poly(b.id_), -1)); });
 }
 
 SymExpr operator-(SymExpr a) { return SymExpr(0) - a; }
 
 SymExpr operator*(SymExpr a, SymExpr b) {
   const std::lock_guard lock(table().mutex());
-  return handle(multiply(table().poly(a.id_), table().poly(b.id_)));
+  if (a.id_ > b.id_) std::swap(a, b);
+  return memoised(OpCode::mul, a.id_, b.id_, [&] { return handle(multiply(table().poly(a.id_), table().poly(b.id_))); });
 }
 
 SymExpr floordiv(SymExpr a, std::int64_t k) {
   if (k <= 0) throw std::invalid_argument(fmt::format("floor division of a size by {}: the divisor must be positive", k));
   const std::lock_guard lock(table().mutex());
-  const Poly e = table().poly(a.id_);  // a copy: interning may grow the table
-  return handle(floordiv_poly(e, k));
+  return memoised(OpCode::floordiv, a.id_, k, [&] {
+    const Poly e = table().poly(a.id_);  // a copy: interning may grow the table
+    return handle(floordiv_poly(e, k));
+  });
+}
+
+std::optional<SymExpr> divide_exactly(SymExpr a, SymExpr b) {
+  const std::lock_guard lock(table().mutex());
+  std::optional<Poly> q = quotient(table().poly(a.id_), table().poly(b.id_));
+  if (!q) return std::nullopt;
+  return handle(std::move(*q));
 }
 
 SymExpr mod(SymExpr a, std::int64_t k) {
@@ -438,12 +694,178 @@ SymExpr mod(SymExpr a, std::int64_t k) {
 
 SymExpr min(SymExpr a, SymExpr b) {
   const std::lock_guard lock(table().mutex());
-  return SymExprAccess::make(extremum(a.id_, b.id_, false));
+  if (a.id_ > b.id_) std::swap(a, b);
+  return memoised(OpCode::min, a.id_, b.id_, [&] { return SymExprAccess::make(extremum(a.id_, b.id_, false)); });
 }
 
 SymExpr max(SymExpr a, SymExpr b) {
   const std::lock_guard lock(table().mutex());
-  return SymExprAccess::make(extremum(a.id_, b.id_, true));
+  if (a.id_ > b.id_) std::swap(a, b);
+  return memoised(OpCode::max, a.id_, b.id_, [&] { return SymExprAccess::make(extremum(a.id_, b.id_, true)); });
+}
+
+// ---- parsing ----------------------------------------------------------------------------------
+
+namespace {
+
+// Recursive descent over Python's precedence: sums of products of unary terms.
+class Parser {
+ public:
+  Parser(std::string_view text, const std::function<SymRange(std::string_view)>& range_of)
+      : text_(text), range_of_(range_of) {}
+
+  SymExpr parse() {
+    SymExpr e = sum();
+    skip_space();
+    if (pos_ != text_.size()) fail("an operator or the end");
+    return e;
+  }
+
+ private:
+  [[noreturn]] void fail(std::string_view wanted) const {
+    const std::string_view found = pos_ < text_.size() ? text_.substr(pos_, 1) : std::string_view("the end");
+    throw std::invalid_argument(fmt::format("bad size expression '{}': at position {}, expected {}, found '{}'", text_,
+                                            pos_ + 1, wanted, found));
+  }
+  void skip_space() {
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+  }
+  bool eat(std::string_view token) {
+    skip_space();
+    if (text_.substr(pos_, token.size()) != token) return false;
+    pos_ += token.size();
+    return true;
+  }
+  void expect(std::string_view token) {
+    if (!eat(token)) fail(fmt::format("'{}'", token));
+  }
+
+  SymExpr sum() {
+    SymExpr e = product();
+    while (true) {
+      if (eat("+")) e = e + product();
+      else if (eat("-")) e = e - product();
+      else return e;
+    }
+  }
+  SymExpr product() {
+    SymExpr e = unary();
+    while (true) {
+      if (eat("*")) {
+        e = e * unary();
+      } else if (eat("//") || eat("%")) {
+        const bool is_mod = text_[pos_ - 1] == '%';
+        const std::size_t at = pos_;
+        const std::optional<std::int64_t> k = unary().constant_value();
+        if (!k || *k <= 0) {
+          pos_ = at;
+          skip_space();
+          fail("a positive integer divisor");
+        }
+        e = is_mod ? mod(e, *k) : floordiv(e, *k);
+      } else {
+        return e;
+      }
+    }
+  }
+  SymExpr unary() {
+    if (eat("-")) return -unary();
+    return primary();
+  }
+  SymExpr primary() {
+    skip_space();
+    if (eat("(")) {
+      SymExpr e = sum();
+      expect(")");
+      return e;
+    }
+    const std::size_t start = pos_;
+    if (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
+      std::int64_t v = 0;
+      while (pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9') {
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, text_[pos_] - '0', &v)) {
+          pos_ = start;
+          fail("an integer of at most 64 bits");
+        }
+        ++pos_;
+      }
+      return SymExpr(v);
+    }
+    while (pos_ < text_.size() && detail::is_identifier(text_.substr(start, pos_ - start + 1))) ++pos_;
+    const std::string_view name = text_.substr(start, pos_ - start);
+    if (name.empty()) fail("a number, a dim's name, min, max or '('");
+    if (name == "min" || name == "max") {
+      expect("(");
+      SymExpr a = sum();
+      expect(",");
+      SymExpr b = sum();
+      expect(")");
+      return name == "min" ? min(a, b) : max(a, b);
+    }
+    return SymExpr::symbol(name, range_of_(name));
+  }
+
+  std::string_view text_;
+  const std::function<SymRange(std::string_view)>& range_of_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+SymExpr SymExpr::parse(std::string_view text, const std::function<SymRange(std::string_view)>& range_of) {
+  return Parser(text, range_of).parse();
+}
+
+// ---- facts ------------------------------------------------------------------------------------
+
+std::string_view to_string(SymRel r) noexcept {
+  switch (r) {
+    case SymRel::eq: return "==";
+    case SymRel::ne: return "!=";
+    case SymRel::lt: return "<";
+    case SymRel::le: return "<=";
+    case SymRel::gt: return ">";
+    case SymRel::ge: return ">=";
+  }
+  return "?";
+}
+
+std::optional<bool> SymFact::decide() const {
+  const SymExpr d = lhs - rhs;
+  const SymRange b = d.bounds();
+  const bool pos = b.lo > 0, neg = b.hi < 0, zero = b.lo == 0 && b.hi == 0;
+  const bool nonneg = b.lo >= 0, nonpos = b.hi <= 0;
+  switch (rel) {
+    case SymRel::eq: return zero ? std::optional(true) : (pos || neg) ? std::optional(false) : std::nullopt;
+    case SymRel::ne: return zero ? std::optional(false) : (pos || neg) ? std::optional(true) : std::nullopt;
+    case SymRel::lt: return neg ? std::optional(true) : nonneg ? std::optional(false) : std::nullopt;
+    case SymRel::le: return nonpos ? std::optional(true) : pos ? std::optional(false) : std::nullopt;
+    case SymRel::gt: return pos ? std::optional(true) : nonpos ? std::optional(false) : std::nullopt;
+    case SymRel::ge: return nonneg ? std::optional(true) : neg ? std::optional(false) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+bool SymFact::holds(const SymBindings& bindings) const {
+  const std::int64_t a = lhs.evaluate(bindings), b = rhs.evaluate(bindings);
+  switch (rel) {
+    case SymRel::eq: return a == b;
+    case SymRel::ne: return a != b;
+    case SymRel::lt: return a < b;
+    case SymRel::le: return a <= b;
+    case SymRel::gt: return a > b;
+    case SymRel::ge: return a >= b;
+  }
+  return false;
+}
+
+std::string to_string(const SymFact& f) { return fmt::format("{} {} {}", f.lhs, to_string(f.rel), f.rhs); }
+
+std::string to_string(const SymRange& r) {
+  std::string out = r.lo == -SymRange::unbounded ? "" : std::to_string(r.lo);
+  out += "..";
+  if (r.hi != SymRange::unbounded) out += std::to_string(r.hi);
+  return out;
 }
 
 std::string to_string(SymExpr e) {
@@ -456,4 +878,9 @@ std::string to_string(SymExpr e) {
 auto fmt::formatter<symtrace::SymExpr>::format(symtrace::SymExpr e, format_context& ctx) const
     -> format_context::iterator {
   return formatter<std::string_view>::format(symtrace::to_string(e), ctx);
+}
+
+auto fmt::formatter<symtrace::SymFact>::format(const symtrace::SymFact& f, format_context& ctx) const
+    -> format_context::iterator {
+  return formatter<std::string_view>::format(symtrace::to_string(f), ctx);
 }

@@ -21,10 +21,11 @@ std::string origin(std::source_location made, std::source_location where) {
 
 }  // namespace
 
-SymInt SymInt::symbolic(Tensor proxy, Where where) noexcept {
+SymInt SymInt::symbolic(Tensor proxy, Where where, Dim dim) noexcept {
   SymInt s;
   s.proxy_ = std::move(proxy);
   s.where_ = where;
+  s.dim_ = dim;
   return s;
 }
 

@@ -10,6 +10,11 @@ void Interposer::on_data_read(DataRead read, std::source_location where) {
   if (outer_ != nullptr) outer_->on_data_read(read, where);
 }
 
+void Interposer::assume(const SymFact& fact, std::source_location where) {
+  if (outer_ != nullptr) return outer_->assume(fact, where);
+  throw_trace_error(where, "an op needs the size fact {} but no trace is active to record it as a guard", fact);
+}
+
 bool Interposer::locate(detail::TraceLocation& location) const {
   return outer_ != nullptr && outer_->locate(location);
 }

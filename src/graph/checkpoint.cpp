@@ -19,7 +19,7 @@ namespace symtrace::detail {
 
 std::uint64_t GraphImpl::open_checkpoint() {
   std::uint64_t serial = next_serial_++;
-  checkpoints_.push_back(CheckpointRecord{serial, log_.size(), num_slots(), constants.size(), subgraphs.size(),
+  checkpoints_.push_back(CheckpointRecord{serial, log_.size(), num_slots(), constants.size(), subgraphs.size(), size_guards.size(),
                                           arena_.mark(), point_mode_, point_anchor_});
   return serial;
 }
@@ -57,6 +57,10 @@ void GraphImpl::rollback(std::uint64_t serial) noexcept {
   arena_.release(record.arena);
   constants.erase(constants.begin() + static_cast<std::ptrdiff_t>(record.num_constants), constants.end());
   subgraphs.erase(subgraphs.begin() + static_cast<std::ptrdiff_t>(record.num_subgraphs), subgraphs.end());
+  while (size_guards.size() > record.num_size_guards) {  // erasing from a hash set does not allocate
+    size_guard_keys.erase(size_guard_key(size_guards.back().fact));
+    size_guards.pop_back();
+  }
   point_mode_ = record.point_mode;
   point_anchor_ = record.point_anchor;
   checkpoints_.erase(it, checkpoints_.end());

@@ -188,6 +188,22 @@ void Graph::add_guard(std::string input, Argument value) {
   impl().guards.push_back(Guard{std::move(input), std::move(value)});
 }
 
+void Graph::add_size_guard(const SymFact& fact, std::source_location where) {
+  detail::GraphImpl& g = impl();
+  if (!g.size_guard_keys.insert(detail::size_guard_key(fact)).second) return;
+  try {
+    g.size_guards.push_back(SizeGuard{fact, where});
+  } catch (...) {
+    g.size_guard_keys.erase(detail::size_guard_key(fact));
+    throw;
+  }
+}
+
+const std::vector<Graph::SizeGuard>& Graph::size_guards() const noexcept {
+  static const std::vector<SizeGuard> none;
+  return impl_ ? impl_->size_guards : none;
+}
+
 const std::vector<Graph::Guard>& Graph::guards() const noexcept {
   static const std::vector<Guard> none;
   return impl_ ? impl_->guards : none;

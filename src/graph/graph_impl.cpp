@@ -188,7 +188,7 @@ std::vector<NodeId> node_refs(const Arguments& args, const KeywordArguments& kwa
 GraphImpl::GraphImpl(Graph* owner_graph) : owner(owner_graph) {}
 
 GraphImpl::GraphImpl(const GraphImpl& other, Graph* owner_graph)
-    : owner(owner_graph), constants(other.constants), guards(other.guards), subgraphs(other.subgraphs), names_(other.names_, arena_), scopes_(other.scopes_) {
+    : owner(owner_graph), constants(other.constants), guards(other.guards), size_guards(other.size_guards), size_guard_keys(other.size_guard_keys), subgraphs(other.subgraphs), names_(other.names_, arena_), scopes_(other.scopes_) {
   copy_nodes(other);
 }
 

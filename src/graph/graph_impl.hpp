@@ -161,6 +161,19 @@ struct EntriesChanged {
 using Record = boost::variant2::variant<Created, Erased, ArgsChanged, RunChanged, Moved, MetaChanged, EntriesChanged>;
 }  // namespace undo
 
+/// A size guard's identity: its fact's expression ids and relation.
+struct SizeGuardKey {
+  std::uint32_t lhs, rhs;
+  SymRel rel;
+  friend bool operator==(const SizeGuardKey&, const SizeGuardKey&) = default;
+  struct Hash {
+    std::size_t operator()(const SizeGuardKey& k) const noexcept {
+      return std::hash<std::uint64_t>{}((std::uint64_t{k.lhs} << 32 | k.rhs) ^ (std::uint64_t{static_cast<std::uint8_t>(k.rel)} << 61));
+    }
+  };
+};
+inline SizeGuardKey size_guard_key(const SymFact& f) noexcept { return {f.lhs.id(), f.rhs.id(), f.rel}; }
+
 class GraphImpl {
  public:
   enum PointMode : std::uint8_t { at_end, before, after };
@@ -239,6 +252,8 @@ class GraphImpl {
   std::size_t live_count = 0;
   std::vector<Tensor> constants;  // Graph::add_constant; append-only, truncated by rollback
   std::vector<Graph::Guard> guards;  // Graph::add_guard
+  std::vector<Graph::SizeGuard> size_guards;  // Graph::add_size_guard; truncated by rollback
+  std::unordered_set<SizeGuardKey, SizeGuardKey::Hash> size_guard_keys;  // of size_guards, for O(1) dedup
   // Graph::add_subgraph; append-only (shared by copies: subgraphs are immutable), truncated by rollback
   std::vector<std::pair<std::string, std::shared_ptr<const Graph>>> subgraphs;
 
@@ -278,6 +293,7 @@ class GraphImpl {
     std::size_t num_slots;
     std::size_t num_constants;
     std::size_t num_subgraphs;
+    std::size_t num_size_guards;
     TextArena::Mark arena;
     std::uint8_t point_mode;
     NodeId point_anchor;

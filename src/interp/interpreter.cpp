@@ -1,6 +1,7 @@
 // Interpreter: one pass over the node order with an environment indexed by node id.
 #include "symtrace/interp/interpreter.hpp"
 
+#include "symtrace/graph/dim_bindings.hpp"
 #include "symtrace/graph/input_path.hpp"
 #include "symtrace/graph/printer.hpp"
 #include "symtrace/nn/module.hpp"
@@ -294,8 +295,20 @@ Value Interpreter::run(const ValueList& inputs, std::source_location where) {
                            inputs.size());
   }
   std::size_t index = 0;
+  bool named_dims = !graph_.size_guards().empty();
   for (const Node& node : graph_.nodes()) {
-    if (node.op() == OpKind::placeholder) check_input(graph_, node, inputs[index++], where);
+    if (node.op() != OpKind::placeholder) continue;
+    check_input(graph_, node, inputs[index++], where);
+    if (const TensorMeta* meta = node.tensor_meta(); meta != nullptr && !named_dims)
+      named_dims = std::any_of(meta->shape.begin(), meta->shape.end(), [](Dim d) { return d.is_symbolic(); });
+  }
+  if (named_dims) {  // DESIGN decision 13: the named dims' ranges and the graph's size guards
+    std::vector<std::optional<Shape>> shapes;
+    for (const Value& v : inputs) {
+      const Tensor* t = boost::variant2::get_if<Tensor>(&v.value);
+      shapes.push_back(t != nullptr && t->defined() ? std::optional<Shape>(t->shape()) : std::nullopt);
+    }
+    check_size_guards(graph_, bind_input_dims(graph_, shapes, where), where);
   }
   // The value of a node is dropped after its last use, so peak memory follows the graph's
   // live values. A value nobody uses goes right after it is made.

@@ -88,6 +88,12 @@ OutputMeta conv2d_meta(const OpCall& call) {
     const Dim k = w[2 + i];
     padded[i] = in + Dim(2 * p.padding[i]);
     if (k.is_known()) span[i] = Dim(p.dilation[i] * (k.raw() - 1) + 1);
+    if (padded[i].is_symbolic() && span[i].is_known()) {
+      detail::require(call, SymFact{*padded[i].expr(), SymRel::ge, SymExpr(span[i].raw())},
+                      fmt::format("the kernel of size {} must fit the padded input in spatial dim {}", span[i], i));
+      out[i] = floordiv(padded[i] - span[i], p.stride[i]) + Dim(1);
+      continue;
+    }
     if (!padded[i].is_known() || !span[i].is_known()) continue;
     if (span[i].raw() > padded[i].raw()) fits = false;
     else out[i] = Dim((padded[i].raw() - span[i].raw()) / p.stride[i] + 1);
@@ -251,6 +257,14 @@ OutputMeta conv_transpose2d_meta(const OpCall& call) {
   for (std::size_t i = 0; i < 2; ++i) {
     const Dim in = x[c_dim + 1 + i];
     const Dim k = w[2 + i];
+    if (in.is_symbolic() && k.is_known()) {
+      const Dim size = (in - Dim(1)) * Dim(p.stride[i]) +
+                       Dim(SymExpr(p.dilation[i] * (k.raw() - 1) + p.output_padding[i] + 1 - 2 * p.padding[i]));
+      detail::require(call, SymFact{*size.expr(), SymRel::gt, SymExpr(0)},
+                      fmt::format("the output must have a positive size in spatial dim {}", i));
+      out[i] = size;
+      continue;
+    }
     if (!in.is_known() || !k.is_known()) continue;
     const std::int64_t size = (in.raw() - 1) * p.stride[i] - 2 * p.padding[i] + p.dilation[i] * (k.raw() - 1) +
                               p.output_padding[i] + 1;

@@ -33,18 +33,22 @@ using detail::wrap_dim;
 // ---- cat, stack --------------------------------------------------------------------------
 
 // The shape shared by `tensors` in every dim except `skip` (none when skip == rank): known dims
-// must agree; a dim unknown in one tensor takes its size from the others.
+// must agree, named ones are guarded equal; a dim unknown in one tensor takes its size from the
+// others.
 Shape common_shape(const OpCall& call, const TensorList& tensors, std::size_t skip, std::string_view rule) {
   Shape out = tensors[0].shape();
   std::vector<std::size_t> source(out.rank(), 0);  // which tensor each known size came from
   for (std::size_t i = 1; i < tensors.size(); ++i) {
     const Shape& s = tensors[i].shape();
     for (std::size_t d = 0; d < out.rank(); ++d) {
-      if (d == skip || !s[d].is_known()) continue;
-      if (!out[d].is_known()) {
+      if (d == skip || s[d].is_anonymous() || out[d] == s[d]) continue;
+      if (out[d].is_anonymous()) {
         out[d] = s[d];
         source[d] = i;
-      } else if (out[d] != s[d]) {
+      } else if (const std::optional<Dim> same = detail::same_size(call, out[d], s[d], rule)) {
+        if (*same != out[d]) source[d] = i;
+        out[d] = *same;
+      } else {
         call.fail("{}, but dimension {} is {} in tensor {} (shape {}) and {} in tensor {} (shape {})", rule, d,
                   out[d], source[d], tensors[source[d]].shape(), s[d], i, s);
       }

@@ -47,7 +47,7 @@ MatmulShapes matmul_shapes(const OpCall& call, const Shape& a, const Shape& b) {
   s.k = a[ra - 1];
   const Dim kb = rb == 1 ? b[0] : b[rb - 2];
   s.n = rb == 1 ? Dim(1) : b[rb - 1];
-  if (s.k.is_known() && kb.is_known() && s.k != kb)
+  if (!detail::same_size(call, s.k, kb, "multiplying matrices: the inner dims must agree"))
     call.fail("cannot multiply shapes {} and {}: the last dim of the first ({}) must equal the {} of the second "
               "({}); transpose or reshape one of them so they match",
               a, b, s.k, rb == 1 ? "only dim" : "second-to-last dim", kb);
@@ -151,7 +151,7 @@ OutputMeta linear_meta(const OpCall& call) {
     call.fail("argument 'input' must have at least 1 dim, got shape {} (weight of shape {}); give it a features dim",
               x.shape(), weight.shape());
   const Dim in = x.shape()[x.shape().rank() - 1];
-  if (in.is_known() && weight.shape()[1].is_known() && in != weight.shape()[1])
+  if (!detail::same_size(call, in, weight.shape()[1], "linear(): the input's last dim must be the weight's in_features"))
     call.fail("input of shape {} does not match weight of shape {}: the last dim of the input ({}) must equal the "
               "weight's second dim (in_features, {})", x.shape(), weight.shape(), in, weight.shape()[1]);
   Dim out_features = weight.shape()[0];

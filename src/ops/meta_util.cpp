@@ -1,5 +1,7 @@
 #include "ops/meta_util.hpp"
 
+#include "symtrace/core/thread_context.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -29,21 +31,57 @@ std::int64_t wrap_insert_dim(const OpCall& call, std::int64_t dim, std::int64_t 
   return dim < 0 ? dim + rank + 1 : dim;
 }
 
+void require(const OpCall& call, const SymFact& fact, std::string_view what) {
+  const std::optional<bool> decided = fact.decide();
+  if (decided == true) return;
+  if (decided == false) {
+    std::string ranges;
+    for (const auto& [name, range] : (fact.lhs - fact.rhs).symbol_ranges())
+      ranges += fmt::format("{}{} in {}", ranges.empty() ? "" : ", ", name, to_string(range));
+    call.fail("{}: {} holds for no size the dims' ranges allow ({}); give the dims other ranges", what, fact, ranges);
+  }
+  Interposer* interposer = current_interposer();
+  if (interposer == nullptr) call.fail("{}: {} cannot be proved and no trace is active to assume it", what, fact);
+  interposer->assume(fact, call.where);
+}
+
+std::optional<Dim> same_size(const OpCall& call, Dim a, Dim b, std::string_view what) {
+  if (a == b || b.is_anonymous()) return a;
+  if (a.is_anonymous()) return b;
+  if (a.is_known() && b.is_known()) return std::nullopt;
+  require(call, SymFact{*a.expr(), SymRel::eq, *b.expr()}, what);
+  return b.is_known() ? b : a;
+}
+
+// Note [Broadcasting named dims]: a named dim broadcast against a known size n > 1 must be n,
+// and two different named dims must be equal: each is a guard, as torch.export assumes. A
+// named dim may be 1 at run time, which broadcasting would also allow; the guard refuses that
+// input rather than let the graph's shapes be wrong.
 Shape broadcast_shapes(const OpCall& call, const Shape& a, const Shape& b) {
   const std::size_t rank = std::max(a.rank(), b.rank());
   Shape out = Shape::unknown(rank);
   for (std::size_t i = 0; i < rank; ++i) {
     const Dim da = i < rank - a.rank() ? Dim(1) : a[i - (rank - a.rank())];
     const Dim db = i < rank - b.rank() ? Dim(1) : b[i - (rank - b.rank())];
-    if (da.is_known() && db.is_known()) {
-      if (da.raw() != db.raw() && da.raw() != 1 && db.raw() != 1)
+    if (da == db) {
+      out[i] = da;
+    } else if (da.is_known() && db.is_known()) {
+      if (da.raw() != 1 && db.raw() != 1)
         call.fail("shapes {} and {} cannot be broadcast: dimension {} is {} in one and {} in the other; "
                   "make them equal or 1", a, b, i, da.raw(), db.raw());
       out[i] = da.raw() == 1 ? db : da;
-    } else if (da.is_known()) {
-      out[i] = da.raw() == 1 ? db : da;  // an unknown dim broadcast against n > 1 must be n (or 1)
-    } else if (db.is_known()) {
-      out[i] = db.raw() == 1 ? da : db;
+    } else if (da.is_known() && da.raw() == 1) {
+      out[i] = db;
+    } else if (db.is_known() && db.raw() == 1) {
+      out[i] = da;
+    } else if (da.is_anonymous() || db.is_anonymous()) {
+      // An unknown dim broadcast against n > 1 must be n (or 1); against a named one, either.
+      if (da.is_known()) out[i] = da;
+      else if (db.is_known()) out[i] = db;
+    } else {
+      require(call, SymFact{*da.expr(), SymRel::eq, *db.expr()},
+              fmt::format("broadcasting shapes {} and {} at dimension {}", a, b, i));
+      out[i] = da.is_known() ? da : db.is_known() ? db : da;
     }
   }
   return out;

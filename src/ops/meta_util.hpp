@@ -17,7 +17,17 @@ Pair pair_arg(const OpCall& call, std::size_t index);
 std::int64_t wrap_dim(const OpCall& call, std::int64_t dim, std::int64_t rank, const Shape& shape);
 /// Same, for inserting a new dim (range [-rank-1, rank]).
 std::int64_t wrap_insert_dim(const OpCall& call, std::int64_t dim, std::int64_t rank, const Shape& shape);
-/// The broadcast of two shapes (unknown dims stay unknown unless the other side is > 1).
+/// Makes sure the size fact `fact` holds where the op needs it (`what` says why): nothing to do
+/// when the dims' ranges prove it, a failure when they refute it, else the active trace records
+/// it as a guard (Interposer::assume).
+void require(const OpCall& call, const SymFact& fact, std::string_view what);
+/// The size two dims must share (a matmul's inner dims, cat's other dims): either when they are
+/// equal or one is anonymous; two different expressions are assumed equal (`require`), and the
+/// known one or `a` is returned. nullopt when both are known and differ: the caller fails,
+/// saying why they must agree.
+std::optional<Dim> same_size(const OpCall& call, Dim a, Dim b, std::string_view what);
+/// The broadcast of two shapes (unknown dims stay unknown unless the other side is > 1; named
+/// dims that must be equal are guards: Note [Broadcasting named dims]).
 Shape broadcast_shapes(const OpCall& call, const Shape& a, const Shape& b);
 /// True when a result of shape `result` can be stored in a target of shape `target`: same rank,
 /// and each dim equal or unknown in the target (an unknown target dim may be that size).

@@ -95,6 +95,13 @@ OutputMeta pool_meta(const OpCall& call) {
   const Shape& in = call.tensor(0).shape();
   std::array<Dim, 2> out{};
   for (std::size_t i = 0; i < 2; ++i) {
+    if (in[hd + i].is_symbolic()) {
+      out[i] = detail::pooled_dim(in[hd + i], p.kernel[i], p.stride[i], p.padding[i], p.dilation[i], p.ceil_mode);
+      if (out[i].is_symbolic())
+        detail::require(call, SymFact{*out[i].expr(), SymRel::ge, SymExpr(1)},
+                        fmt::format("the pooled output must not be empty in spatial dim {}", i));
+      continue;
+    }
     if (!in[hd + i].is_known()) continue;
     out[i] = Dim(pooled_size(in[hd + i].raw(), i, p));
     if (out[i].raw() < 1)
@@ -256,6 +263,11 @@ OutputMeta resampled_meta(const OpCall& call, std::size_t scale_at) {
   const std::array<double, 2> scale = scale_pair(call, scale_at);
   std::array<Dim, 2> out{};
   for (std::size_t i = 0; i < 2; ++i) {
+    // A whole scale multiplies a named dim; another scale gives an anonymous dim.
+    if (in[hd + i].is_symbolic() && scale[i] >= 1 && scale[i] == std::floor(scale[i]) && scale[i] < 1e9) {
+      out[i] = in[hd + i] * Dim(static_cast<std::int64_t>(scale[i]));
+      continue;
+    }
     if (!in[hd + i].is_known()) continue;
     out[i] = Dim(static_cast<std::int64_t>(std::floor(static_cast<double>(in[hd + i].raw()) * scale[i])));
     if (out[i].raw() < 1)

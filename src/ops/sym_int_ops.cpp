@@ -49,10 +49,22 @@ std::int64_t floor_mod(std::int64_t a, std::int64_t b) noexcept {
 
 // ---- Ops ---------------------------------------------------------------------------------
 
+// What is known of an int argument: its value, or a proxy's expression (nullopt when anonymous).
+std::optional<SymExpr> int_expr(const Value& v) {
+  if (v.is_symint()) return v.to_sym_int().dim().expr();
+  return SymExpr(v.to_int());
+}
+
+OutputMeta number_meta(Dim value) {
+  OutputMeta m = OutputMeta::number(DType::int64);
+  m.number_value = value;
+  return m;
+}
+
 OutputMeta size_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
-  (void)detail::wrap_dim(call, call.integer(1), x.dim(), x.shape());
-  return OutputMeta::number(DType::int64);
+  const std::int64_t d = detail::wrap_dim(call, call.integer(1), x.dim(), x.shape());
+  return number_meta(x.shape().is_rank_known() ? x.shape()[static_cast<std::size_t>(d)] : Dim());
 }
 Value size_kernel(const OpCall& call, const OutputMeta&) {
   const Tensor& x = call.tensor(0);
@@ -60,15 +72,29 @@ Value size_kernel(const OpCall& call, const OutputMeta&) {
   return x.shape()[static_cast<std::size_t>(d)].value();
 }
 
-OutputMeta numel_meta(const OpCall&) { return OutputMeta::number(DType::int64); }
+OutputMeta numel_meta(const OpCall& call) { return number_meta(call.tensor(0).shape().numel_dim()); }
 Value numel_kernel(const OpCall& call, const OutputMeta&) { return *call.tensor(0).shape().numel(); }
 
-OutputMeta int_meta(const OpCall&) { return OutputMeta::number(DType::int64); }
+// add, sub, mul, sym_min, sym_max: the expression of the result when both operands have one.
+OutputMeta int_meta(const OpCall& call) {
+  const std::optional<SymExpr> a = int_expr(call.arg(0)), b = int_expr(call.arg(1));
+  if (!a || !b) return number_meta(Dim());
+  const std::string& name = call.op.name();
+  if (name == "operator.add") return number_meta(*a + *b);
+  if (name == "operator.sub") return number_meta(*a - *b);
+  if (name == "operator.mul") return number_meta(*a * *b);
+  if (name == "sym_min") return number_meta(min(*a, *b));
+  return number_meta(max(*a, *b));
+}
 OutputMeta bool_meta(const OpCall&) { return OutputMeta::number(DType::bool_); }
-// Division: a known zero divisor fails in the trace as it would when run.
+// Division: a known zero divisor fails in the trace as it would when run. By a positive
+// constant, the result has an expression; by anything else it is anonymous.
 OutputMeta division_meta(const OpCall& call) {
   if (call.arg(1).is_int() && call.integer(1) == 0) call.fail("integer division or modulo by zero");
-  return OutputMeta::number(DType::int64);
+  const std::optional<SymExpr> a = int_expr(call.arg(0));
+  if (!a || !call.arg(1).is_int() || call.integer(1) < 0) return number_meta(Dim());
+  const std::int64_t k = call.integer(1);
+  return number_meta(call.op.name() == "operator.mod" ? mod(*a, k) : floordiv(*a, k));
 }
 
 template <class F>
@@ -261,10 +287,16 @@ SymInt division(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b,
   return arithmetic<F>(op, a, b);
 }
 
+// A comparison that the ranges of the named dims decide is a plain bool: it holds for every
+// input the graph accepts (the interpreter checks the ranges).
 template <class F>
-SymBool comparison(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b) {
+SymBool comparison(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b, SymRel rel) {
   if (a.value.is_known() && b.value.is_known()) [[likely]]
     return F{}(*a.value.maybe(), *b.value.maybe());
+  const std::optional<SymExpr> x = a.value.dim().expr(), y = b.value.dim().expr();
+  if (x && y) {
+    if (const std::optional<bool> decided = SymFact{*x, rel, *y}.decide()) return *decided;
+  }
   return SymBool::symbolic(record(op, a, b), b.where);
 }
 
@@ -347,12 +379,12 @@ SymInt operator%(const SymIntOperand& a, const SymIntOperand& b) {
 }
 SymInt sym_min(const SymIntOperand& a, const SymIntOperand& b) { return arithmetic<Min>(SYMTRACE_OP("sym_min"), a, b); }
 SymInt sym_max(const SymIntOperand& a, const SymIntOperand& b) { return arithmetic<Max>(SYMTRACE_OP("sym_max"), a, b); }
-SymBool operator==(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Eq>(SYMTRACE_OP("operator.eq"), a, b); }
-SymBool operator!=(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Ne>(SYMTRACE_OP("operator.ne"), a, b); }
-SymBool operator<(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Lt>(SYMTRACE_OP("operator.lt"), a, b); }
-SymBool operator<=(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Le>(SYMTRACE_OP("operator.le"), a, b); }
-SymBool operator>(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Gt>(SYMTRACE_OP("operator.gt"), a, b); }
-SymBool operator>=(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Ge>(SYMTRACE_OP("operator.ge"), a, b); }
+SymBool operator==(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Eq>(SYMTRACE_OP("operator.eq"), a, b, SymRel::eq); }
+SymBool operator!=(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Ne>(SYMTRACE_OP("operator.ne"), a, b, SymRel::ne); }
+SymBool operator<(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Lt>(SYMTRACE_OP("operator.lt"), a, b, SymRel::lt); }
+SymBool operator<=(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Le>(SYMTRACE_OP("operator.le"), a, b, SymRel::le); }
+SymBool operator>(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Gt>(SYMTRACE_OP("operator.gt"), a, b, SymRel::gt); }
+SymBool operator>=(const SymIntOperand& a, const SymIntOperand& b) { return comparison<Ge>(SYMTRACE_OP("operator.ge"), a, b, SymRel::ge); }
 
 Operand::Operand(const SymInt& s, std::source_location where) : where(where) {
   if (s.is_known()) {

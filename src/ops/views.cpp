@@ -34,44 +34,71 @@ using detail::size_list_text;
 
 // ---- reshape, view, flatten --------------------------------------------------------------
 
-// `shape` with its -1 (at most one) resolved against the input's element count. With an
-// unknown count, or a proxy size (OpCall::unknown_size) in `shape`, the -1 stays unknown and
-// the sizes are taken as given.
-Shape infer_size(const OpCall& call, const IntList& shape, const Shape& input) {
+// `shape` with its -1 (at most one) resolved against the input's element count. Sizes may be
+// proxies (their expressions, or anonymous dims). With an anonymous count or size, the -1 stays
+// anonymous and the sizes are taken as given. Over named dims, the -1 is the count divided by
+// the other sizes: exactly when they divide it as polynomials, else a floor division by a
+// constant with the guard that it divides (`H*W % 32 == 0`); an equal count is a guard too.
+Shape infer_size(const OpCall& call, const std::vector<OpCall::SizeArg>& shape, const Shape& input) {
+  IntList text;  // for messages
+  for (const OpCall::SizeArg& s : shape) text.push_back(s.value);
   std::optional<std::size_t> inferred;
   std::int64_t product = 1;
+  Dim product_dim = 1;
   bool symbolic = false;
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == OpCall::unknown_size) {
+    const std::int64_t v = shape[i].value;
+    if (v == OpCall::unknown_size) {
       symbolic = true;
-    } else if (shape[i] == -1) {
+      product_dim = product_dim * shape[i].dim;
+    } else if (v == -1) {
       if (inferred)
         call.fail("only one dimension can be inferred, but shape {} has -1 at {} and {} (input shape {})",
-                  size_list_text(shape), *inferred, i, input);
+                  size_list_text(text), *inferred, i, input);
       inferred = i;
-    } else if (shape[i] < 0) {
+    } else if (v < 0) {
       call.fail("invalid size {} at dimension {} of shape {}; sizes must be >= 0, or -1 to infer one "
-                "(input shape {})", shape[i], i, size_list_text(shape), input);
+                "(input shape {})", v, i, size_list_text(text), input);
     } else {
-      product *= shape[i];
+      product *= v;
+      product_dim = product_dim * Dim(v);
     }
   }
-  Shape out(shape);  // a -1 or a proxy becomes an unknown dim
+  Shape out;
+  for (std::size_t i = 0; i < shape.size(); ++i) out.push_back(inferred == i ? Dim() : shape[i].dim);
   const std::optional<std::int64_t> numel = input.numel();
+  const Dim numel_dim = input.numel_dim();
+  const bool described = !numel_dim.is_anonymous() && !product_dim.is_anonymous();
   if (inferred) {
-    if (product == 0)
+    if (product == 0 || product_dim == Dim(0))
       call.fail("cannot infer the -1 in shape {} for an input of shape {}: the other sizes multiply to 0, "
-                "so any size would do; give every size explicitly", size_list_text(shape), input);
-    if (!numel || symbolic) return out;
-    if (*numel % product != 0)
-      call.fail("shape {} is invalid for an input of shape {} ({} elements): {} is not divisible by {}",
-                size_list_text(shape), input, *numel, *numel, product);
-    out[*inferred] = *numel / product;
+                "so any size would do; give every size explicitly", size_list_text(text), input);
+    if (numel && !symbolic) {
+      if (*numel % product != 0)
+        call.fail("shape {} is invalid for an input of shape {} ({} elements): {} is not divisible by {}",
+                  size_list_text(text), input, *numel, *numel, product);
+      out[*inferred] = *numel / product;
+      return out;
+    }
+    if (!described) return out;
+    const SymExpr count = *numel_dim.expr(), given = *product_dim.expr();
+    if (const std::optional<SymExpr> q = divide_exactly(count, given)) {
+      out[*inferred] = *q;
+    } else if (const std::optional<std::int64_t> k = given.constant_value(); k && *k > 0) {
+      detail::require(call, SymFact{mod(count, *k), SymRel::eq, SymExpr(0)},
+                      fmt::format("reshaping {} to {}", input, size_list_text(text)));
+      out[*inferred] = floordiv(count, *k);
+    }
     return out;
   }
-  if (numel && !symbolic && *numel != product)
-    call.fail("shape {} is invalid for an input of shape {}: it holds {} elements, the input {}",
-              size_list_text(shape), input, product, *numel);
+  if (numel && !symbolic) {
+    if (*numel != product)
+      call.fail("shape {} is invalid for an input of shape {}: it holds {} elements, the input {}",
+                size_list_text(text), input, product, *numel);
+  } else if (described) {
+    detail::require(call, SymFact{*numel_dim.expr(), SymRel::eq, *product_dim.expr()},
+                    fmt::format("reshaping {} to {}", input, out));
+  }
   return out;
 }
 
@@ -130,12 +157,12 @@ Tensor reshape_to(const Tensor& x, const Shape& shape) {
 
 OutputMeta reshape_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
-  return OutputMeta::single(x.dtype(), infer_size(call, call.size_list(1), x.shape()));
+  return OutputMeta::single(x.dtype(), infer_size(call, call.size_args(1), x.shape()));
 }
 
 OutputMeta view_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
-  Shape shape = infer_size(call, call.size_list(1), x.shape());
+  Shape shape = infer_size(call, call.size_args(1), x.shape());
   // Strides are known only for concrete tensors; a symbolic input is assumed viewable.
   if (x.is_concrete() && shape.is_fully_known() && !compute_stride(x.shape().sizes(), x.strides(), shape.sizes()))
     call.fail("view size is not compatible with input tensor's size and stride: shape {} with strides [{}] "
@@ -242,6 +269,13 @@ Value unsqueeze_kernel(const OpCall& call, const OutputMeta& meta) {
   return Tensor::view_of(x, meta.outputs[0].shape, std::move(strides), x.storage_offset());
 }
 
+// For squeeze: 1 or 2 (not 1) when a named dim's range decides it, else the dim itself.
+Dim is_one(Dim n) {
+  if (!n.is_symbolic()) return n;
+  const std::optional<bool> one = SymFact{*n.expr(), SymRel::eq, SymExpr(1)}.decide();
+  return one ? Dim(*one ? 1 : 2) : n;
+}
+
 OutputMeta squeeze_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
   const Shape& in = x.shape();
@@ -250,7 +284,7 @@ OutputMeta squeeze_meta(const OpCall& call) {
   if (dim) {
     const std::int64_t d = wrap_dim(call, *dim, x.dim(), in);
     if (x.dim() == 0) return OutputMeta::single(x.dtype(), in);
-    const Dim n = in[static_cast<std::size_t>(d)];
+    const Dim n = is_one(in[static_cast<std::size_t>(d)]);
     if (!n.is_known())
       throw_trace_error(call.where, "{}(): cannot tell whether dimension {} of shape {} is 1 (and so removed) "
                                     "because it is unknown; give example shapes or use reshape() with explicit "
@@ -260,11 +294,11 @@ OutputMeta squeeze_meta(const OpCall& call) {
     return OutputMeta::single(x.dtype(), std::move(out));
   }
   for (std::size_t d = 0; d < in.rank(); ++d) {
-    if (!in[d].is_known())
+    if (!is_one(in[d]).is_known())
       throw_trace_error(call.where, "{}(): cannot tell whether dimension {} of shape {} is 1 (and so removed) "
                                     "because it is unknown; give example shapes or squeeze known dims one by one "
                                     "with squeeze(dim)", call.op.name(), d, in);
-    if (in[d].raw() != 1) out.push_back(in[d]);
+    if (is_one(in[d]).raw() != 1) out.push_back(in[d]);
   }
   return OutputMeta::single(x.dtype(), std::move(out));
 }
@@ -286,6 +320,7 @@ OutputMeta expand_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
   const Shape& in = x.shape();
   const IntList sizes = call.size_list(1);
+  const std::vector<OpCall::SizeArg> dims = call.size_args(1);
   if (sizes.size() < in.rank())
     call.fail("the number of sizes given ({}, {}) must be at least the number of dims of shape {}",
               sizes.size(), size_list_text(sizes), in);
@@ -295,8 +330,8 @@ OutputMeta expand_meta(const OpCall& call) {
     const std::int64_t target = sizes[i];
     const Dim n = i < lead ? Dim(1) : in[i - lead];
     if (target == OpCall::unknown_size) {
-      // A proxy size: the existing size if it cannot grow, else unknown.
-      out.push_back(n.is_known() && n.raw() != 1 ? n : Dim::unknown());
+      // A proxy size: the existing size if it cannot grow, else the proxy's.
+      out.push_back(n.is_known() && n.raw() != 1 ? n : n.is_symbolic() && dims[i].dim.is_anonymous() ? n : dims[i].dim);
       continue;
     }
     if (target < -1)
@@ -356,6 +391,20 @@ SliceRange slice_range(std::int64_t size, std::optional<std::int64_t> start_opt,
   return {start, (end - start + step - 1) / step};
 }
 
+// slice_range's length for a size that is an expression: Python's clamping as min and max,
+// which the dims' ranges usually fold (`x[:, 1:]` of `[N, H]` is `[N, H - 1]`).
+SymExpr symbolic_slice_length(SymExpr size, std::optional<std::int64_t> start_opt, std::optional<std::int64_t> end_opt,
+                              std::int64_t step) {
+  const auto bound = [&](std::optional<std::int64_t> v, SymExpr missing) {
+    if (!v) return missing;
+    const SymExpr b = *v < 0 ? size + SymExpr(*v) : SymExpr(*v);
+    return min(max(b, SymExpr(0)), size);
+  };
+  const SymExpr start = bound(start_opt, SymExpr(0));
+  const SymExpr end = max(bound(end_opt, size), start);
+  return floordiv(end - start + SymExpr(step - 1), step);
+}
+
 std::int64_t slice_dim(const OpCall& call, const Tensor& x) {
   if (x.dim() == 0) call.fail("cannot slice a 0-dim tensor (shape []); unsqueeze() it first");
   return wrap_dim(call, call.integer(1), x.dim(), x.shape());
@@ -369,7 +418,8 @@ OutputMeta slice_meta(const OpCall& call) {
   const std::int64_t step = call.integer(4);
   if (step <= 0) call.fail("step must be positive, got {} (shape {}); flip() is not supported", step, x.shape());
   Shape out = x.shape();
-  if (out[d].is_known()) out[d] = slice_range(out[d].raw(), start, end, step).length;  // else stays unknown
+  if (out[d].is_known()) out[d] = slice_range(out[d].raw(), start, end, step).length;
+  else if (out[d].is_symbolic()) out[d] = symbolic_slice_length(*out[d].expr(), start, end, step);
   return OutputMeta::single(x.dtype(), std::move(out));
 }
 
@@ -401,6 +451,11 @@ OutputMeta narrow_meta(const OpCall& call) {
     if (first + length > n.raw())
       call.fail("start ({}) + length ({}) exceeds the size {} of dimension {} (shape {})", first, length, n.raw(),
                 d, x.shape());
+  } else if (n.is_symbolic()) {
+    const SymExpr end = start < 0 ? *n.expr() : SymExpr(start + length);
+    if (start < 0) detail::require(call, SymFact{*n.expr(), SymRel::ge, SymExpr(-start)}, "narrow()'s start must be in range");
+    if (start >= 0) detail::require(call, SymFact{end, SymRel::le, *n.expr()}, "narrow()'s start + length must fit the dim");
+    else if (length > -start) call.fail("start ({}) + length ({}) exceeds the end of dimension {} (shape {})", start, length, d, x.shape());
   }
   out[static_cast<std::size_t>(d)] = length;
   return OutputMeta::single(x.dtype(), std::move(out));
@@ -423,6 +478,9 @@ OutputMeta select_meta(const OpCall& call) {
   if (n.is_known() && (index < -n.raw() || index >= n.raw()))
     call.fail("index {} is out of range for dimension {} of size {} (shape {}); expected {} to {}", index, d,
               n.raw(), x.shape(), -n.raw(), n.raw() - 1);
+  if (n.is_symbolic())
+    detail::require(call, SymFact{*n.expr(), index < 0 ? SymRel::ge : SymRel::gt, SymExpr(index < 0 ? -index : index)},
+                    fmt::format("index {} must be in range for dimension {}", index, d));
   Shape out = x.shape();
   out.erase(d);
   return OutputMeta::single(x.dtype(), std::move(out));

@@ -226,6 +226,12 @@ bool Tracer::intercepts(const Tensor& tensor) const {
   return state != nullptr && tensor.is_concrete() && state->tensor_path_of(tensor.impl_ptr().get()) != nullptr;
 }
 
+void Tracer::assume(const SymFact& fact, std::source_location where) {
+  const TracingState* state = trace_of(*this);
+  if (state == nullptr) return Interposer::assume(fact, where);
+  state->graph().add_size_guard(fact, where);
+}
+
 bool Tracer::locate(detail::TraceLocation& location) const {
   const TracingState* state = trace_of(*this);
   if (state == nullptr) return Interposer::locate(location);
@@ -677,7 +683,7 @@ OutputMeta Tracer::leaf_result_meta(Module& module, const std::string& path, con
 Value Tracer::meta_result(const OutputMeta& meta, std::source_location where) const {
   // Node 0 is never read: nothing is recorded in a side run, and its tensors die with it.
   const SymbolicRef ref{state().id(), 0};
-  if (meta.is_number) return SymInt::symbolic(Tensor::symbolic(meta.outputs.at(0), ref), where);
+  if (meta.is_number) return SymInt::symbolic(Tensor::symbolic(meta.outputs.at(0), ref), where, meta.number_value);
   if (!meta.is_list) return Tensor::symbolic(meta.outputs.at(0), ref);
   if (!meta.nesting.empty()) {
     std::size_t pos = 0, next = 0, key = 0;
@@ -703,7 +709,8 @@ Value Tracer::wrap_result(Node& node, const OutputMeta& meta, std::source_locati
   if (meta.is_number) {
     const TensorMeta& number = meta.outputs.at(0);
     node.set_meta(meta_keys::type, std::string(number.dtype == DType::bool_ ? "bool" : "int"));
-    return SymInt::symbolic(Tensor::symbolic(number, SymbolicRef{state().id(), node.id().value}), where);
+    return SymInt::symbolic(Tensor::symbolic(number, SymbolicRef{state().id(), node.id().value}), where,
+                            meta.number_value);
   }
   if (!meta.is_list) return proxy(node, meta.outputs.at(0));
   if (!meta.nesting.empty()) {

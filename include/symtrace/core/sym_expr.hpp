@@ -26,6 +26,8 @@
 #include <fmt/core.h>
 
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,6 +39,18 @@ namespace symtrace {
 /// The value of each named dim, for `SymExpr::evaluate`.
 using SymBindings = std::vector<std::pair<std::string, std::int64_t>>;
 
+/// The values a size may take: `lo <= value <= hi`. `unbounded` as `hi` (or its negation as
+/// `lo`) is no bound. A named dim is at least 1 unless its range says otherwise.
+struct SymRange {
+  static constexpr std::int64_t unbounded = std::numeric_limits<std::int64_t>::max();
+  std::int64_t lo = 1;
+  std::int64_t hi = unbounded;
+  [[nodiscard]] bool contains(std::int64_t v) const noexcept { return lo <= v && v <= hi; }
+  friend bool operator==(const SymRange&, const SymRange&) = default;
+};
+/// "1..", "32..1024", "..7".
+[[nodiscard]] std::string to_string(const SymRange& r);
+
 /// A size as an expression over named dims; see the file comment.
 class SymExpr {
  public:
@@ -44,8 +58,16 @@ class SymExpr {
   SymExpr() noexcept = default;
   /// The constant `value`.
   SymExpr(std::int64_t value);  // NOLINT: implicit, as an int in a size expression
-  /// The named dim `name` (a non-empty identifier). Throws std::invalid_argument otherwise.
-  [[nodiscard]] static SymExpr symbol(std::string_view name);
+  /// The named dim `name` (an identifier other than `min` and `max`) whose values lie in
+  /// `range`. Throws std::invalid_argument for a bad name or an empty range. The range is part
+  /// of the dim: `N` in 1..8 and `N` in 1.. are two dims that print alike, which a trace refuses
+  /// to mix.
+  [[nodiscard]] static SymExpr symbol(std::string_view name, SymRange range = {});
+  /// Reads the text `to_string` writes (Python's syntax: `+ - * // %`, `min(a, b)`,
+  /// `max(a, b)`, parentheses, non-negative integers, names); `range_of` gives each name's range.
+  /// Throws std::invalid_argument naming the position of what is wrong.
+  [[nodiscard]] static SymExpr parse(std::string_view text,
+                                     const std::function<SymRange(std::string_view)>& range_of);
 
   /// Whether it is a constant, and which.
   [[nodiscard]] std::optional<std::int64_t> constant_value() const;
@@ -55,6 +77,13 @@ class SymExpr {
   [[nodiscard]] std::int64_t evaluate(const SymBindings& bindings) const;
   /// The named dims it depends on, sorted.
   [[nodiscard]] std::vector<std::string> symbols() const;
+  /// The named dims it depends on with their ranges, sorted by name.
+  [[nodiscard]] std::vector<std::pair<std::string, SymRange>> symbol_ranges() const;
+  /// When it is a bare named dim: its name and range.
+  [[nodiscard]] std::optional<std::pair<std::string, SymRange>> as_symbol() const;
+  /// Bounds of its values over the ranges of its dims (interval arithmetic: sound, not always
+  /// tight; `unbounded` where no bound follows).
+  [[nodiscard]] SymRange bounds() const;
   /// The interned id: equal expressions have equal ids (0 is the constant 0).
   [[nodiscard]] std::uint32_t id() const noexcept { return id_; }
   /// The expression of an id another handle gave (`id()`); throws std::invalid_argument for an
@@ -74,6 +103,10 @@ class SymExpr {
   friend SymExpr mod(SymExpr a, std::int64_t k);
   friend SymExpr min(SymExpr a, SymExpr b);
   friend SymExpr max(SymExpr a, SymExpr b);
+  /// `a / b` when `b` divides `a` as polynomials (`(2*N*H*W) / (N*W)` is `2*H`): `b` a
+  /// nonzero constant dividing every coefficient of `a`, or one term whose factors each term
+  /// of `a` holds. Otherwise nullopt (the quotient may still exist for some values).
+  friend std::optional<SymExpr> divide_exactly(SymExpr a, SymExpr b);
 
  private:
   explicit SymExpr(std::uint32_t id, int /*tag*/) noexcept : id_(id) {}
@@ -81,11 +114,35 @@ class SymExpr {
   std::uint32_t id_ = 0;
 };
 
-/// "(H - 1)//2 + 1", "N*H*W", "2*N", "min(N, 4)", "7".
+/// "(H - 1)//2 + 1", "N*H*W", "2*N", "min(N, 4)", "H % 32", "7".
 [[nodiscard]] std::string to_string(SymExpr e);
+
+/// A relation between two sizes.
+enum class SymRel : std::uint8_t { eq, ne, lt, le, gt, ge };
+
+/// A fact about sizes, `lhs rel rhs` (`N == M`, `H % 32 == 0`, `N >= 1`): what an op assumes
+/// and the guards of a graph record.
+struct SymFact {
+  SymExpr lhs;
+  SymRel rel = SymRel::eq;
+  SymExpr rhs;
+  /// True or false when the dims' ranges decide it, nullopt when they do not.
+  [[nodiscard]] std::optional<bool> decide() const;
+  /// Whether it holds for `bindings` (std::invalid_argument for a dim they do not bind).
+  [[nodiscard]] bool holds(const SymBindings& bindings) const;
+  friend bool operator==(const SymFact&, const SymFact&) = default;
+};
+/// "N == M", "H % 32 == 0".
+[[nodiscard]] std::string to_string(const SymFact& f);
+/// "==", "!=", "<", "<=", ">", ">=".
+[[nodiscard]] std::string_view to_string(SymRel r) noexcept;
 
 }  // namespace symtrace
 
+template <>
+struct fmt::formatter<symtrace::SymFact> : fmt::formatter<std::string_view> {
+  auto format(const symtrace::SymFact& f, format_context& ctx) const -> format_context::iterator;
+};
 template <>
 struct fmt::formatter<symtrace::SymExpr> : fmt::formatter<std::string_view> {
   auto format(symtrace::SymExpr e, format_context& ctx) const -> format_context::iterator;

@@ -11,6 +11,11 @@
 ///     Tensor y = x.reshape({b, -1});   // the proxy becomes an argument of the reshape node
 ///     if (x.size(1) > 3) ...           // known: a plain branch; unknown: TraceError at this line
 ///
+/// A proxy also carries what is known of its value (`dim()`): an expression over the named dims
+/// of the trace's inputs (`x.size(0)` of a `float32[N, 12]` is `N`, and `* 2` makes it `2*N`).
+/// Meta functions read it, so `x.reshape({x.size(0), -1})` has the shape `[N, 12]`, and a
+/// comparison that the dims' ranges decide (`x.size(0) > 0` with `N >= 1`) is a plain bool.
+///
 /// Turning an unknown SymInt into a C++ integer (`value()`, `static_cast<std::int64_t>`) or an
 /// unknown SymBool into a C++ bool (`if (...)`) throws TraceError: control flow that depends on a
 /// size unknown at trace time cannot be captured. Give the trace example shapes instead.
@@ -46,8 +51,9 @@ class SymInt {
   constexpr SymInt(T value) noexcept : value_(static_cast<std::int64_t>(value)) {}  // NOLINT: implicit
 
   /// A proxy integer: `proxy` is a symbolic 0-dim tensor naming the node that computes it,
-  /// made at `where`. For tracers.
-  [[nodiscard]] static SymInt symbolic(Tensor proxy, Where where) noexcept;
+  /// made at `where`, whose value is `dim` (an expression over named dims, or anonymous when
+  /// nothing is known of it). For tracers.
+  [[nodiscard]] static SymInt symbolic(Tensor proxy, Where where, Dim dim = Dim()) noexcept;
 
   /// True for a plain integer, false for a proxy.
   [[nodiscard]] bool is_known() const noexcept { return !proxy_.defined(); }
@@ -61,6 +67,9 @@ class SymInt {
   /// As `value()`, reporting the place the proxy was made.
   explicit operator std::int64_t() const { return value(where_); }
 
+  /// What is known of the value: the integer, an expression over named dims (`N*2` for
+  /// `x.size(0) * 2`), or anonymous.
+  [[nodiscard]] Dim dim() const noexcept { return is_known() ? Dim(value_) : dim_; }
   /// The symbolic tensor naming the proxy's node (undefined when known).
   [[nodiscard]] const Tensor& proxy() const noexcept { return proxy_; }
   /// Where a proxy was made (the `size()` call or the arithmetic).
@@ -70,6 +79,7 @@ class SymInt {
   std::int64_t value_ = 0;
   Tensor proxy_;
   Where where_{};
+  Dim dim_;
 };
 
 /// The result of comparing SymInts: a known bool, or a proxy naming the comparison's node.

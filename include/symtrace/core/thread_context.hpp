@@ -57,6 +57,10 @@ class Interposer {
   /// Fills `location` with the module a trace is in, for TraceError messages; false when it
   /// is in none. Default: the outer interposer's answer, or false.
   virtual bool locate(detail::TraceLocation& location) const;
+  /// A fact about named dims that an op at `where` needs and their ranges cannot decide
+  /// (`N == M` to broadcast them together, `H % 32 == 0` for a reshape): a trace records it as
+  /// a guard of its graph. Default: the outer interposer's, or a TraceError when there is none.
+  virtual void assume(const SymFact& fact, std::source_location where);
 
   /// Whether all-concrete op calls are offered to `intercepts` (fixed at construction).
   [[nodiscard]] bool sees_concrete_calls() const noexcept { return sees_concrete_calls_; }

@@ -185,6 +185,20 @@ class Graph {
   /// The guards, in the order they were added.
   [[nodiscard]] const std::vector<Guard>& guards() const noexcept;
 
+  /// A fact about the named dims of the inputs that the trace assumed because an op needed it
+  /// and the dims' ranges could not decide it (DESIGN decision 13): `N == M` where two named
+  /// dims broadcast together, `H % 32 == 0` for a reshape. The interpreter refuses inputs
+  /// whose sizes break it, naming it and `where`.
+  struct SizeGuard {
+    SymFact fact;
+    std::source_location where;  ///< the user's file:line of the op that needed it
+  };
+  /// Records `fact` as a size guard, unless the graph has it already (then the first one
+  /// stays). O(1). Rollback removes size guards added since the checkpoint.
+  void add_size_guard(const SymFact& fact, std::source_location where);
+  /// The size guards, in the order they were added.
+  [[nodiscard]] const std::vector<SizeGuard>& size_guards() const noexcept;
+
   /// The nodes in order.
   [[nodiscard]] NodeRange nodes() const noexcept;
   /// The number of nodes.

@@ -88,6 +88,8 @@ struct OutputMeta {
   std::vector<std::int32_t> nesting;
   /// The keys of the dicts in `nesting`, in pre-order (str keys only).
   std::vector<std::string> keys;
+  /// For a number: what is known of its value (an expression over named dims, or anonymous).
+  Dim number_value;
   /// A single-tensor result.
   static OutputMeta single(DType dtype, Shape shape) { return single(TensorMeta{dtype, std::move(shape)}); }
   /// A single-tensor result from its metadata (moved in once: OutputMeta is not cheap to move).
@@ -155,6 +157,21 @@ struct OpCall {
   [[nodiscard]] IntList size_list(std::size_t i) const {
     IntList out;
     for (const Value& v : args[i].to_list()) out.push_back(v.is_symint() ? unknown_size : v.to_int());
+    return out;
+  }
+  /// An int[] of sizes that may hold proxy SymInts, each read as what is known of it (a
+  /// size, an expression over named dims, or an anonymous dim). Negative known sizes stay
+  /// negative (-1 for reshape's inferred dim): they are returned as `raw`, not as Dims.
+  struct SizeArg {
+    std::int64_t value;  ///< the integer, or unknown_size for a proxy
+    Dim dim;             ///< the integer's Dim when >= 0, the proxy's otherwise
+  };
+  [[nodiscard]] std::vector<SizeArg> size_args(std::size_t i) const {
+    std::vector<SizeArg> out;
+    for (const Value& v : args[i].to_list()) {
+      if (v.is_symint()) out.push_back({unknown_size, v.to_sym_int().dim()});
+      else out.push_back({v.to_int(), Dim(v.to_int())});
+    }
     return out;
   }
   [[nodiscard]] double real(std::size_t i) const { return args[i].to_double(); }

@@ -267,6 +267,8 @@ class Tracer : public Interposer {
   [[nodiscard]] bool intercepts(const Tensor& tensor) const final;
   /// The module this tracer's trace is in, for TraceError messages.
   bool locate(detail::TraceLocation& location) const final;
+  /// A size fact an op needs: a size guard of the graph being recorded.
+  void assume(const SymFact& fact, std::source_location where) final;
 
   std::unordered_map<std::type_index, LeafMetaFn> leaves_;
 };
