@@ -57,6 +57,21 @@ void BM_SymbolicTrace(benchmark::State& state, const std::string& name) {
   trace_model(state, *model, example_specs(name));
 }
 
+/// The same models with named dims (Nx3xHxW, NxD for the MLP; vit_b16 Nx3x224x224): every size
+/// an expression over them, to compare with BM_SymbolicTrace (the design's target: ≤ 1.5×).
+void BM_SymbolicTraceNamedDims(benchmark::State& state, const std::string& name) {
+  auto model = zoo::create(name);
+  std::vector<InputSpec> specs = example_specs(name);
+  Shape& shape = specs.at(0).shape;
+  shape[0] = Dim("N");
+  if (shape.rank() == 2 && name.starts_with("deep_mlp")) shape[1] = Dim("D");
+  if (shape.rank() == 4 && name != "vit_b16") {
+    shape[2] = Dim("H", 32, 1024);
+    shape[3] = Dim("W", 32, 1024);
+  }
+  trace_model(state, *model, specs);
+}
+
 /// deep_mlp with state.range(0) blocks: the growth from 1k to 100k blocks.
 void BM_SymbolicTraceDeepMlp(benchmark::State& state) {
   auto model = zoo::deep_mlp(state.range(0));
@@ -274,6 +289,10 @@ BENCHMARK_CAPTURE(BM_SymbolicTrace, resnet50, std::string("resnet50"))->Unit(ben
 BENCHMARK_CAPTURE(BM_SymbolicTrace, mobilenet_v2, std::string("mobilenet_v2"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_SymbolicTrace, vit_b16, std::string("vit_b16"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_SymbolicTrace, deep_mlp_1000, std::string("deep_mlp_1000"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SymbolicTraceNamedDims, resnet50, std::string("resnet50"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SymbolicTraceNamedDims, mobilenet_v2, std::string("mobilenet_v2"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SymbolicTraceNamedDims, vit_b16, std::string("vit_b16"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_SymbolicTraceNamedDims, deep_mlp_1000, std::string("deep_mlp_1000"))->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SymbolicTraceDeepMlp)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SymbolicTraceNarrowMlp)->Arg(1'000)->Arg(10'000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_RecursiveTrace, resnet50_fail1, std::string("resnet50_fail1"), std::string("resnet50"))

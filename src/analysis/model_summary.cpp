@@ -14,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <string_view>
 
 namespace symtrace {
@@ -22,22 +24,72 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-/// a x b, or nullopt when it overflows (sizes in a graph read from a file can be anything).
-std::optional<std::int64_t> times(std::optional<std::int64_t> a, std::optional<std::int64_t> b) {
-  std::int64_t r = 0;
-  if (!a || !b || __builtin_mul_overflow(*a, *b, &r)) return std::nullopt;
-  return r;
-}
-
-std::optional<std::int64_t> numel_of(const Node* n) {
+/// The element count of a node's result, as an expression; nullopt when a size is anonymous.
+std::optional<SymExpr> numel_of(const Node* n) {
   if (n == nullptr || n->tensor_meta() == nullptr) return std::nullopt;
-  return n->tensor_meta()->shape.numel();
+  return n->tensor_meta()->shape.numel_dim().expr();
 }
 
 /// Ops charged one FLOP per input element (they read every element once).
 bool reads_every_input(std::string_view op) {
   return op == "max_pool2d" || op == "avg_pool2d" || op == "adaptive_avg_pool2d" || op == "softmax" ||
          op == "log_softmax";
+}
+
+/// The cost of an op node; throws std::invalid_argument when a cost overflows 64 bits.
+NodeCost op_cost(const Node& n, const OpDef& op) {
+  NodeCost c;
+  const std::optional<SymExpr> out = numel_of(&n);
+  const bool owns_storage = !op.has(OpFlags::view) && !op.has(OpFlags::inplace);
+  if (owns_storage && out) c.output_bytes = *out * SymExpr(static_cast<std::int64_t>(element_size(n.tensor_meta()->dtype)));
+  const std::string_view name = op.name();
+  if (op.has(OpFlags::channel_mixing)) {
+    const Node* w = n.arg_node(1);
+    const std::optional<SymExpr> weight = numel_of(w);
+    const std::optional<std::int64_t> c_out =
+        w != nullptr && w->tensor_meta() != nullptr && w->tensor_meta()->shape.rank() >= 1
+            ? w->tensor_meta()->shape[0].maybe()
+            : std::nullopt;
+    const std::optional<SymExpr> per_output = c_out && *c_out > 0 && weight ? divide_exactly(*weight, SymExpr(*c_out)) : std::nullopt;
+    if (!out || !per_output) {
+      c.known = false;
+      return c;
+    }
+    c.macs = *out * *per_output;
+    c.flops = c.macs * SymExpr(2) + (n.arg_node(2) != nullptr ? *out : SymExpr(0));
+  } else if (name == "matmul") {
+    const Node* self = n.arg_node(0);
+    const TensorMeta* m = self ? self->tensor_meta() : nullptr;
+    const std::optional<SymExpr> k =
+        m != nullptr && m->shape.is_rank_known() && m->shape.rank() >= 1 ? m->shape[m->shape.rank() - 1].expr() : std::nullopt;
+    if (!out || !k) {
+      c.known = false;
+      return c;
+    }
+    c.macs = *out * *k;
+    c.flops = c.macs * SymExpr(2);
+  } else if (name == "batch_norm" || name == "layer_norm") {
+    if (!out) c.known = false;
+    else c.flops = *out * SymExpr(2);
+  } else if (op.has(OpFlags::elementwise)) {
+    if (!out) c.known = false;
+    else c.flops = *out;
+  } else if (op.has(OpFlags::reduction) || reads_every_input(name)) {
+    const std::optional<SymExpr> in = numel_of(n.arg_node(0));
+    if (!in) c.known = false;
+    else c.flops = *in;
+  }
+  return c;
+}
+
+/// a + b into `sum`, false when it overflows 64 bits (`sum` is then unchanged).
+bool add_to(SymExpr& sum, SymExpr b) {
+  try {
+    sum = sum + b;
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -55,59 +107,12 @@ NodeCost node_cost(const Node& n) {
     return c;
   }
   if (op->schema.returns_number()) return c;
-  const std::optional<std::int64_t> out = numel_of(&n);
-  const bool owns_storage = !op->has(OpFlags::view) && !op->has(OpFlags::inplace);
-  if (owns_storage && out) {
-    const std::optional<std::int64_t> bytes = times(out, static_cast<std::int64_t>(element_size(n.tensor_meta()->dtype)));
-    if (!bytes) {
-      c.known = false;
-      return c;
-    }
-    c.output_bytes = *bytes;
+  try {
+    return op_cost(n, *op);
+  } catch (const std::invalid_argument&) {  // a cost beyond 64 bits (sizes read from a file can be anything)
+    c.known = false;
+    return c;
   }
-
-  const std::string_view name = op->name();
-  if (op->has(OpFlags::channel_mixing)) {
-    const Node* w = n.arg_node(1);
-    const std::optional<std::int64_t> weight = numel_of(w);
-    const std::optional<std::int64_t> c_out =
-        w != nullptr && w->tensor_meta() != nullptr && w->tensor_meta()->shape.rank() >= 1
-            ? w->tensor_meta()->shape[0].maybe()
-            : std::nullopt;
-    const std::optional<std::int64_t> macs = c_out && *c_out > 0 && weight ? times(out, *weight / *c_out) : std::nullopt;
-    const std::optional<std::int64_t> flops = times(macs, 2);
-    if (!macs || !flops || __builtin_add_overflow(*flops, n.arg_node(2) != nullptr ? *out : 0, &c.flops)) {
-      c.known = false;
-      return c;
-    }
-    c.macs = *macs;
-  } else if (name == "matmul") {
-    const Node* self = n.arg_node(0);
-    const TensorMeta* m = self ? self->tensor_meta() : nullptr;
-    const std::optional<std::int64_t> k =
-        m != nullptr && m->shape.is_rank_known() && m->shape.rank() >= 1 ? m->shape[m->shape.rank() - 1].maybe()
-                                                                         : std::nullopt;
-    const std::optional<std::int64_t> macs = times(out, k);
-    const std::optional<std::int64_t> flops = times(macs, 2);
-    if (!macs || !flops) {
-      c.known = false;
-      return c;
-    }
-    c.macs = *macs;
-    c.flops = *flops;
-  } else if (name == "batch_norm" || name == "layer_norm") {
-    const std::optional<std::int64_t> flops = times(out, 2);
-    if (!flops) c.known = false;
-    c.flops = flops.value_or(0);
-  } else if (op->has(OpFlags::elementwise)) {
-    if (!out) c.known = false;
-    c.flops = out.value_or(0);
-  } else if (op->has(OpFlags::reduction) || reads_every_input(name)) {
-    const std::optional<std::int64_t> in = numel_of(n.arg_node(0));
-    if (!in) c.known = false;
-    c.flops = in.value_or(0);
-  }
-  return c;
 }
 
 GraphCost graph_cost(const Graph& graph) {
@@ -115,9 +120,8 @@ GraphCost graph_cost(const Graph& graph) {
   for (const Node& n : graph.nodes()) {
     const NodeCost c = node_cost(n);
     GraphCost sum = total;
-    if (!c.known || __builtin_add_overflow(sum.macs, c.macs, &sum.macs) ||
-        __builtin_add_overflow(sum.flops, c.flops, &sum.flops) ||
-        __builtin_add_overflow(sum.activation_bytes, c.output_bytes, &sum.activation_bytes)) {
+    if (!c.known || !add_to(sum.macs, c.macs) || !add_to(sum.flops, c.flops) ||
+        !add_to(sum.activation_bytes, c.output_bytes)) {
       ++total.unknown_nodes;
       continue;
     }
@@ -152,8 +156,8 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
     if (tracer != nullptr) {
       if (const std::vector<TensorMeta>* out = tracer->module_output(*r.module)) m.output = *out;
     }
-    m.macs = 0;
-    m.flops = 0;
+    m.macs = SymExpr(0);
+    m.flops = SymExpr(0);
   }
 
   // Charges `cost` to the module at `scope` and its ancestors (by path).
@@ -163,11 +167,8 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
       const std::size_t i = h.index_of(scope);
       if (i != ModuleHierarchy::npos) {
         ModuleSummary& m = s.modules[i];
-        counted[i] = counted[i] || (op && cost.known && (cost.macs != 0 || cost.flops != 0));
-        if (!cost.known || __builtin_add_overflow(*m.macs, cost.macs, &*m.macs) ||
-            __builtin_add_overflow(*m.flops, cost.flops, &*m.flops)) {
-          m.complete = false;
-        }
+        counted[i] = counted[i] || (op && cost.known && (cost.macs != SymExpr(0) || cost.flops != SymExpr(0)));
+        if (!cost.known || !add_to(*m.macs, cost.macs) || !add_to(*m.flops, cost.flops)) m.complete = false;
       }
       if (scope.empty()) return;
       const std::size_t dot = scope.rfind('.');
@@ -189,9 +190,8 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
     for (const Node& n : e.graph.nodes()) {
       const NodeCost cost = node_cost(n);
       GraphCost sum{s.macs, s.flops, s.activation_bytes, 0};
-      if (!cost.known || __builtin_add_overflow(sum.macs, cost.macs, &sum.macs) ||
-          __builtin_add_overflow(sum.flops, cost.flops, &sum.flops) ||
-          __builtin_add_overflow(sum.activation_bytes, cost.output_bytes, &sum.activation_bytes)) {
+      if (!cost.known || !add_to(sum.macs, cost.macs) || !add_to(sum.flops, cost.flops) ||
+          !add_to(sum.activation_bytes, cost.output_bytes)) {
         s.complete = false;
       } else {
         s.macs = sum.macs;
@@ -238,6 +238,30 @@ std::string grouped(std::int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
+// A cost as a number (`4,089,184,256`) or a formula with grouped coefficients and `·` for a
+// product (`4,089,184,256·N`); divisors stay as written (`H//32`).
+std::string grouped(SymExpr e) {
+  if (const std::optional<std::int64_t> c = e.constant_value()) return grouped(*c);
+  const std::string text = to_string(e);
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    if (std::isdigit(static_cast<unsigned char>(text[i])) && (i == 0 || text[i - 1] != '/')) {
+      std::size_t j = i;
+      while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+      std::int64_t v = 0;
+      std::from_chars(text.data() + i, text.data() + j, v);
+      out += grouped(v);
+      i = j;
+    } else if (text[i] == '*') {
+      out += "·";
+      ++i;
+    } else {
+      out += text[i++];
+    }
+  }
+  return out;
+}
+
 std::string shapes(const std::vector<TensorMeta>& output) {
   if (output.empty()) return "--";
   std::string out;
@@ -245,18 +269,30 @@ std::string shapes(const std::vector<TensorMeta>& output) {
   return out;
 }
 
-std::string cost(const std::optional<std::int64_t>& value, bool complete) {
+std::string cost(const std::optional<SymExpr>& value, bool complete) {
   if (!value) return "?";
   return complete ? grouped(*value) : "≥ " + grouped(*value);
 }
 
-std::string bytes(std::int64_t n) {
+std::string bytes(SymExpr e) {
+  const std::optional<std::int64_t> c = e.constant_value();
+  if (!c) return grouped(e) + " B";
+  const std::int64_t n = *c;
   if (n < 1024) return fmt::format("{} B", n);
   if (n < 1024 * 1024) return fmt::format("{:.1f} KiB", static_cast<double>(n) / 1024.0);
   return fmt::format("{:.1f} MiB", static_cast<double>(n) / (1024.0 * 1024.0));
 }
 
-std::string giga(std::int64_t n) { return fmt::format("{:.2f} G", static_cast<double>(n) / 1e9); }
+// " (4.09 G)" for a number; nothing for a formula.
+std::string giga(SymExpr e, const char* bound) {
+  const std::optional<std::int64_t> n = e.constant_value();
+  return n ? fmt::format(" ({}{:.2f} G)", bound, static_cast<double>(*n) / 1e9) : std::string();
+}
+
+json cost_json(SymExpr e) {
+  if (const std::optional<std::int64_t> c = e.constant_value()) return json(*c);
+  return json(to_string(e));
+}
 
 /// Width in terminal columns of UTF-8 text (every code point one column).
 std::size_t columns(std::string_view s) {
@@ -272,7 +308,7 @@ std::string pad(const std::string& s, std::size_t width, bool right) {
 json dims_json(const Shape& shape) {
   json dims = json::array();
   if (!shape.is_rank_known()) return nullptr;
-  for (const Dim d : shape) dims.push_back(d.is_known() ? json(d.raw()) : json(nullptr));
+  for (const Dim d : shape) dims.push_back(d.is_known() ? json(d.raw()) : d.is_symbolic() ? json(to_string(d)) : json(nullptr));
   return dims;
 }
 
@@ -305,8 +341,8 @@ std::string text(const ModelSummary& s) {
   }
   const char* bound = s.complete ? "" : "≥ ";
   out += fmt::format("Parameters: {}\n", grouped(s.parameters));
-  out += fmt::format("MACs: {}{} ({}{})\n", bound, grouped(s.macs), bound, giga(s.macs));
-  out += fmt::format("FLOPs: {}{} ({}{})\n", bound, grouped(s.flops), bound, giga(s.flops));
+  out += fmt::format("MACs: {}{}{}\n", bound, grouped(s.macs), giga(s.macs, bound));
+  out += fmt::format("FLOPs: {}{}{}\n", bound, grouped(s.flops), giga(s.flops, bound));
   out += fmt::format("Activation memory: {}{}\n", bound, bytes(s.activation_bytes));
   if (!s.unknown.empty()) {
     std::vector<std::string> names;
@@ -333,15 +369,15 @@ std::string json_text(const ModelSummary& s) {
                            {"status", to_string(m.status)},
                            {"output", std::move(output)},
                            {"parameters", m.parameters},
-                           {"macs", m.macs ? json(*m.macs) : json(nullptr)},
-                           {"flops", m.flops ? json(*m.flops) : json(nullptr)},
+                           {"macs", m.macs ? cost_json(*m.macs) : json(nullptr)},
+                           {"flops", m.flops ? cost_json(*m.flops) : json(nullptr)},
                            {"complete", m.complete}});
   }
   const json doc{{"model", s.model},
                  {"parameters", s.parameters},
-                 {"macs", s.macs},
-                 {"flops", s.flops},
-                 {"activation_bytes", s.activation_bytes},
+                 {"macs", cost_json(s.macs)},
+                 {"flops", cost_json(s.flops)},
+                 {"activation_bytes", cost_json(s.activation_bytes)},
                  {"complete", s.complete},
                  {"unknown", s.unknown},
                  {"modules", std::move(modules)}};
@@ -349,6 +385,22 @@ std::string json_text(const ModelSummary& s) {
 }
 
 }  // namespace
+
+ModelSummary evaluate(const ModelSummary& summary, const SymBindings& bindings) {
+  ModelSummary s = summary;
+  const auto at = [&](SymExpr e) { return SymExpr(e.evaluate(bindings)); };
+  s.macs = at(s.macs);
+  s.flops = at(s.flops);
+  s.activation_bytes = at(s.activation_bytes);
+  for (ModuleSummary& m : s.modules) {
+    if (m.macs) m.macs = at(*m.macs);
+    if (m.flops) m.flops = at(*m.flops);
+    for (TensorMeta& t : m.output)
+      for (std::size_t d = 0; d < t.shape.rank(); ++d)
+        if (t.shape[d].is_symbolic()) t.shape[d] = Dim(t.shape[d].expr()->evaluate(bindings));
+  }
+  return s;
+}
 
 std::string to_string(const ModelSummary& summary, ReportFormat format) {
   return format == ReportFormat::json ? json_text(summary) : text(summary);

@@ -405,7 +405,7 @@ std::string print_terms(const Poly& p) {
 // ---- bounds (the table's lock held) -----------------------------------------------------------
 
 // Interval arithmetic on 128 bits, with `inf` standing for no bound.
-using Wide = __int128;
+__extension__ using Wide = __int128;
 constexpr Wide inf = Wide{1} << 100;
 
 Wide clamp_wide(Wide v) { return v > inf ? inf : v < -inf ? -inf : v; }
@@ -857,6 +857,20 @@ bool SymFact::holds(const SymBindings& bindings) const {
     case SymRel::ge: return a >= b;
   }
   return false;
+}
+
+SymFact SymFact::parse(std::string_view text, const std::function<SymRange(std::string_view)>& range_of) {
+  const std::size_t at = text.find_first_of("=!<>");
+  if (at == std::string_view::npos)
+    throw std::invalid_argument(fmt::format("bad size fact '{}': expected two sizes compared by ==, !=, <, <=, > or >=", text));
+  static constexpr std::pair<std::string_view, SymRel> rels[] = {{"==", SymRel::eq}, {"!=", SymRel::ne}, {"<=", SymRel::le},
+                                                                 {">=", SymRel::ge}, {"<", SymRel::lt},  {">", SymRel::gt}};
+  for (const auto& [token, rel] : rels) {
+    if (text.substr(at, token.size()) != token) continue;
+    return SymFact{SymExpr::parse(text.substr(0, at), range_of), rel,
+                   SymExpr::parse(text.substr(at + token.size()), range_of)};
+  }
+  throw std::invalid_argument(fmt::format("bad size fact '{}': at position {}, expected ==, !=, <, <=, > or >=", text, at + 1));
 }
 
 std::string to_string(const SymFact& f) { return fmt::format("{} {} {}", f.lhs, to_string(f.rel), f.rhs); }

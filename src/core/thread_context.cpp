@@ -1,5 +1,7 @@
 #include "symtrace/core/thread_context.hpp"
 
+#include "symtrace/core/error.hpp"
+
 #include <stdexcept>
 
 namespace symtrace {

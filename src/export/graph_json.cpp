@@ -8,6 +8,7 @@
 
 #include "json_document.hpp"
 
+#include "symtrace/core/detail/source_location.hpp"
 #include "symtrace/core/dtype.hpp"
 #include "symtrace/core/factories.hpp"
 #include "symtrace/core/tensor.hpp"
@@ -16,6 +17,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -62,10 +65,40 @@ Json write_argument(const Graph& graph, const Argument& a) {
       a.value);
 }
 
+// A size is an integer, an expression over named dims as a string ("H//4"), or null.
 Json write_shape(const Shape& shape) {
   if (!shape.is_rank_known()) return nullptr;
   Json dims = Json::array();
-  for (Dim d : shape) dims.push_back(d.is_known() ? Json(d.value()) : Json(nullptr));
+  for (Dim d : shape) dims.push_back(d.is_known() ? Json(d.value()) : d.is_symbolic() ? Json(to_string(d)) : Json(nullptr));
+  return dims;
+}
+
+// The named dims a graph's shapes and size guards use, with their ranges:
+// {"N": [1, null], "H": [32, 1024]} (null: no bound).
+Json write_dims(const Graph& graph) {
+  std::vector<std::pair<std::string, SymRange>> all;
+  const auto add = [&](SymExpr e) {
+    for (auto& r : e.symbol_ranges()) all.push_back(std::move(r));
+  };
+  for (const Node& n : graph.nodes()) {
+    if (const TensorMeta* tm = n.tensor_meta())
+      for (Dim d : tm->shape)
+        if (d.is_symbolic()) add(*d.expr());
+  }
+  for (const Graph::SizeGuard& g : graph.size_guards()) {
+    add(g.fact.lhs);
+    add(g.fact.rhs);
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  Json dims = Json::object();
+  for (const auto& [name, range] : all) {
+    const Json bounds = Json::array({range.lo == -SymRange::unbounded ? Json(nullptr) : Json(range.lo),
+                                     range.hi == SymRange::unbounded ? Json(nullptr) : Json(range.hi)});
+    if (dims.contains(name) && dims[name] != bounds)
+      throw std::invalid_argument(fmt::format("graph_to_json: the graph names two dims '{}', with ranges {} and {}; "
+                                              "give one dim one name", name, dims[name].dump(), bounds.dump()));
+    dims[name] = bounds;
+  }
   return dims;
 }
 
@@ -118,6 +151,12 @@ Json write_graph(const Graph& graph) {
   }
   Json guards = Json::array();
   for (const Graph::Guard& g : graph.guards()) guards.push_back(Json{{"input", g.input}, {"value", write_argument(graph, g.value)}});
+  Json size_guards = Json::array();
+  for (const Graph::SizeGuard& g : graph.size_guards()) {
+    size_guards.push_back(Json{{"fact", to_string(g.fact)},
+                               {"source", g.where.line() != 0 ? Json(fmt::format("{}:{}", g.where.file_name(), g.where.line()))
+                                                              : Json(nullptr)}});
+  }
   Json constants = Json::array();
   for (std::size_t i = 0; i < graph.num_constants(); ++i) {
     const std::string name = fmt::format("_tensor_constant{}", i);
@@ -127,9 +166,9 @@ Json write_graph(const Graph& graph) {
   }
   Json subgraphs = Json::array();
   for (const auto& [name, sub] : graph.subgraphs()) subgraphs.push_back(Json{{"name", name}, {"graph", write_graph(*sub)}});
-  return Json{{"format", format_name},         {"version", graph_json_version}, {"nodes", std::move(nodes)},
-              {"guards", std::move(guards)},   {"constants", std::move(constants)},
-              {"subgraphs", std::move(subgraphs)}};
+  return Json{{"format", format_name},         {"version", graph_json_version}, {"dims", write_dims(graph)},
+              {"nodes", std::move(nodes)},     {"guards", std::move(guards)},     {"size_guards", std::move(size_guards)},
+              {"constants", std::move(constants)}, {"subgraphs", std::move(subgraphs)}};
 }
 
 // ---- reading ------------------------------------------------------------------------------
@@ -150,6 +189,7 @@ class Reader {
       fail(path_ + ".version", "is {}; this build reads version {}", version.dump(), graph_json_version);
     }
     Graph graph;
+    if (doc.contains("dims")) read_dims(doc["dims"], path_ + ".dims");
     read_constants(graph, array_field(doc, path_, "constants"));
     read_subgraphs(graph, array_field(doc, path_, "subgraphs"));
     const Json& nodes = array_field(doc, path_, "nodes");
@@ -161,6 +201,10 @@ class Reader {
       const Json& input = field(guards[i], at, "input", Json::value_t::string);
       if (!guards[i].contains("value")) fail(at, "has no \"value\"");
       graph.add_guard(input.get<std::string>(), read_argument(guards[i]["value"], at + ".value", 0));
+    }
+    if (doc.contains("size_guards")) {
+      const Json& size_guards = array_field(doc, path_, "size_guards");
+      for (std::size_t i = 0; i < size_guards.size(); ++i) read_size_guard(graph, size_guards[i], fmt::format("{}.size_guards[{}]", path_, i));
     }
     try {
       graph.lint();
@@ -210,7 +254,26 @@ class Reader {
     return *d;
   }
 
-  static Shape read_shape(const Json& j, const std::string& at) {
+  /// The named dims of a document ("dims"), by name.
+  using DimRanges = std::vector<std::pair<std::string, SymRange>>;
+
+  /// A size expression at `at`; its names must be in `ranges` (when given; else a name has the
+  /// default range).
+  static SymExpr read_expr(const std::string& text, const std::string& at, const DimRanges* ranges) {
+    const auto range_of = [&](std::string_view name) {
+      if (ranges == nullptr) return SymRange{};
+      for (const auto& [n, r] : *ranges)
+        if (n == name) return r;
+      fail(at, "'{}' names the dim '{}', which the document's \"dims\" does not declare", text, name);
+    };
+    try {
+      return SymExpr::parse(text, range_of);
+    } catch (const std::invalid_argument& e) {
+      fail(at, "{}", e.what());
+    }
+  }
+
+  static Shape read_shape(const Json& j, const std::string& at, const DimRanges* ranges = nullptr) {
     if (j.is_null()) return Shape::unknown_rank();
     if (!j.is_array()) fail(at, "is {}, not an array of sizes or null", j.type_name());
     if (j.size() > 64) fail(at, "has {} dims; at most 64 are read", j.size());
@@ -220,8 +283,14 @@ class Reader {
         shape.push_back(Dim());
       } else if (j[i].is_number_integer() && !too_large(j[i]) && j[i].get<std::int64_t>() >= 0) {
         shape.push_back(Dim(j[i].get<std::int64_t>()));
+      } else if (j[i].is_string()) {
+        const std::string where = fmt::format("{}[{}]", at, i);
+        const Dim d(read_expr(j[i].get<std::string>(), where, ranges));
+        if (d.is_anonymous()) fail(where, "is {}, a negative size", j[i].dump());
+        shape.push_back(d);
       } else {
-        fail(fmt::format("{}[{}]", at, i), "is {}; a size is an integer >= 0, or null when unknown", j[i].dump());
+        fail(fmt::format("{}[{}]", at, i), "is {}; a size is an integer >= 0, an expression over named dims as a "
+                                           "string, or null when unknown", j[i].dump());
       }
     }
     return shape;
@@ -293,7 +362,7 @@ class Reader {
     for (const auto& [key, value] : kwargs_json.items()) kwargs.emplace_back(key, read_argument(value, fmt::format("{}.kwargs.{}", at, key), 0));
     std::optional<TensorMeta> meta;
     const Json& dtype = j.contains("dtype") ? j["dtype"] : Json();
-    if (!dtype.is_null()) meta = TensorMeta{read_dtype(dtype, at + ".dtype"), read_shape(j.contains("shape") ? j["shape"] : Json(), at + ".shape")};
+    if (!dtype.is_null()) meta = TensorMeta{read_dtype(dtype, at + ".dtype"), read_shape(j.contains("shape") ? j["shape"] : Json(), at + ".shape", &dims_)};
     Node* node = nullptr;
     try {
       node = &graph.create_node(*op, target, std::move(args), std::move(kwargs), name, std::source_location());
@@ -391,8 +460,56 @@ class Reader {
     }
   }
 
+  void read_dims(const Json& j, const std::string& at) {
+    if (!j.is_object()) fail(at, "is {}, not an object of dims and their ranges", j.type_name());
+    for (const auto& [name, bounds] : j.items()) {
+      const std::string where = at + "." + name;
+      const auto bound = [&](const Json& b, std::int64_t none) {
+        if (b.is_null()) return none;
+        if (!b.is_number_integer() || too_large(b)) fail(where, "has the bound {}, not an integer or null", b.dump());
+        return b.get<std::int64_t>();
+      };
+      if (!bounds.is_array() || bounds.size() != 2) fail(where, "is {}, not [lo, hi] (null for no bound)", bounds.dump());
+      const SymRange range{bound(bounds[0], -SymRange::unbounded), bound(bounds[1], SymRange::unbounded)};
+      try {
+        (void)SymExpr::symbol(name, range);
+      } catch (const std::invalid_argument& e) {
+        fail(where, "{}", e.what());
+      }
+      dims_.emplace_back(name, range);
+    }
+  }
+
+  void read_size_guard(Graph& graph, const Json& j, const std::string& at) {
+    if (!j.is_object()) fail(at, "is {}, not an object", j.type_name());
+    const Json& fact = field(j, at, "fact", Json::value_t::string);
+    const auto range_of = [&](std::string_view name) {
+      for (const auto& [n, r] : dims_)
+        if (n == name) return r;
+      fail(at + ".fact", "names the dim '{}', which the document's \"dims\" does not declare", name);
+    };
+    SymFact f;
+    try {
+      f = SymFact::parse(fact.get<std::string>(), range_of);
+    } catch (const std::invalid_argument& e) {
+      fail(at + ".fact", "{}", e.what());
+    }
+    std::source_location where;
+    if (j.contains("source") && !j["source"].is_null()) {
+      const std::string source = j["source"].is_string() ? j["source"].get<std::string>() : std::string();
+      const std::size_t colon = source.rfind(':');
+      std::uint32_t line = 0;
+      const char* end = source.data() + source.size();
+      if (colon == std::string::npos || std::from_chars(source.data() + colon + 1, end, line).ptr != end || line == 0)
+        fail(at + ".source", "is {}, not \"file:line\" or null", j["source"].dump());
+      where = detail::make_source_location(std::string_view(source).substr(0, colon), line, "", 0);
+    }
+    graph.add_size_guard(f, where);
+  }
+
   std::string path_;
   int depth_;
+  DimRanges dims_;
   std::unordered_map<std::string, NodeId> ids_;
 };
 

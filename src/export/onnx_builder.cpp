@@ -18,7 +18,10 @@ void set_type(onnx::TypeProto& type, const TensorMeta& meta) {
   onnx::TensorShapeProto& shape = *tensor.mutable_shape();
   for (Dim d : meta.shape) {
     onnx::TensorShapeProto_Dimension& dim = *shape.add_dim();
-    if (d.is_known()) dim.set_dim_value(d.value());  // an unknown size stays unset, as ONNX allows
+    // A named dim's expression is its dim_param ("N", "H//4"); an anonymous size stays unset,
+    // as ONNX allows.
+    if (d.is_known()) dim.set_dim_value(d.value());
+    else if (d.is_symbolic()) dim.set_dim_param(to_string(d));
   }
 }
 

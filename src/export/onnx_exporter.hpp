@@ -65,6 +65,14 @@ class Exporter {
   static double float_arg(const Node& node, std::size_t index, std::string_view name, double fallback);
   static bool bool_arg(const Node& node, std::size_t index, std::string_view name, bool fallback);
   static Ints ints_arg(const Node& node, std::size_t index, std::string_view name, Ints fallback);
+  /// The value name of a 1-D int64 tensor holding the sizes argument `index`: a constant when
+  /// every size is a number, else a Concat of the numbers and the sizes computed in the graph
+  /// (Note [Sizes computed in the graph]). `known` rewrites each number first.
+  std::string sizes_input(const Node& node, std::size_t index, std::string_view name, const std::string& base,
+                          std::int64_t (*known)(std::int64_t) = nullptr);
+  /// A size computed in the graph (`size`, `operator.mul`, ...) as ONNX operators on 0-d int64
+  /// tensors.
+  void size_arithmetic(const Node& node);
   /// Whether the argument is given and not None.
   static bool given(const Node& node, std::size_t index, std::string_view name);
   /// The input metadata of the node argument `a` (throws Unmapped when unknown).

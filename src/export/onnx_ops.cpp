@@ -48,9 +48,7 @@ void Exporter::call_op(const Node& node) {
     values_[node.id().value] = it->second[static_cast<std::size_t>(i)];
     return;
   }
-  if (node.meta(meta_keys::type) != nullptr)
-    unmapped(fmt::format("the size arithmetic '{}' is computed in the graph (a size not known when tracing)", op),
-             "trace with example inputs or InputSpecs of known shape so that sizes are numbers");
+  if (node.meta(meta_keys::type) != nullptr) return size_arithmetic(node);
   if (const auto simple = simple_op(op)) {
     builder_.node(*simple, {value(node, 0, "self")}, {result(node)});
     return;
@@ -214,14 +212,23 @@ void Exporter::call_op(const Node& node) {
     return;
   }
   if (op == "reshape" || op == "view") {
-    Ints shape = ints_arg(node, 1, op == "reshape" ? "shape" : "size", {});
-    if (std::find(shape.begin(), shape.end(), 0) != shape.end()) {
+    const std::string_view name = op == "reshape" ? "shape" : "size";
+    const Argument* sizes = arg(node, 1, name);
+    const ArgumentList* items = sizes != nullptr ? sizes->get_if<ArgumentList>() : nullptr;
+    const bool has_zero = items != nullptr && std::any_of(items->begin(), items->end(), [](const Argument& a) {
+      const std::int64_t* i = a.get_if<std::int64_t>();
+      return i != nullptr && *i == 0;
+    });
+    std::string shape;
+    if (has_zero) {
       // A 0 in ONNX's Reshape keeps the input size; write the traced sizes instead.
       const Shape& out = result_meta(node).shape;
       if (!out.is_fully_known()) unmapped("reshape to a shape holding 0 with unknown sizes", "trace with known shapes");
-      shape = out.sizes();
+      shape = builder_.constant_ints(out.sizes(), base + "_shape");
+    } else {
+      shape = sizes_input(node, 1, name, base + "_shape");
     }
-    builder_.node("Reshape", {value(node, 0, "self"), builder_.constant_ints(shape, base + "_shape")}, {result(node)});
+    builder_.node("Reshape", {value(node, 0, "self"), shape}, {result(node)});
     return;
   }
   if (op == "flatten") return flatten(node, *self, int_arg(node, 1, "start_dim", 0), int_arg(node, 2, "end_dim", -1));
@@ -242,9 +249,9 @@ void Exporter::call_op(const Node& node) {
     return;
   }
   if (op == "expand") {
-    Ints sizes = ints_arg(node, 1, "size", {});
-    for (std::int64_t& s : sizes) s = s == -1 ? 1 : s;  // Expand broadcasts: 1 keeps the input's size, as -1 does
-    builder_.node("Expand", {value(*self), builder_.constant_ints(sizes, base + "_shape")}, {result(node)});
+    // Expand broadcasts: 1 keeps the input's size, as -1 does.
+    const std::string shape = sizes_input(node, 1, "size", base + "_shape", [](std::int64_t s) { return s == -1 ? std::int64_t{1} : s; });
+    builder_.node("Expand", {value(*self), shape}, {result(node)});
     return;
   }
   if (op == "cat" || op == "stack") {
@@ -341,7 +348,7 @@ void Exporter::call_op(const Node& node) {
   }
   if (op == "zeros" || op == "ones" || op == "full") {
     const double fill = op == "full" ? float_arg(node, 1, "fill_value", 0.0) : op == "ones" ? 1.0 : 0.0;
-    const std::string shape = builder_.constant_ints(ints_arg(node, 0, "size", {}), base + "_shape");
+    const std::string shape = sizes_input(node, 0, "size", base + "_shape");
     onnx::NodeProto& n = builder_.node("ConstantOfShape", {shape}, {result(node)});
     onnx::AttributeProto& value_attr = *n.add_attribute();
     value_attr.set_name("value");
@@ -353,5 +360,72 @@ void Exporter::call_op(const Node& node) {
            "rewrite it with mapped ops (replace_pattern), or keep it inside a module the exporter maps");
 }
 
+
+// Note [Sizes computed in the graph]: a trace with named dims computes sizes in the graph
+// (`x.size(0)`, `n * 2`, `reshape({n, -1})`), as fx does; ONNX computes them at run time on
+// 0-d int64 tensors: Shape and Gather for a size, Add, Sub, Mul, Div (sizes are not negative,
+// so its truncation is Python's floor), Mod, Min and Max for the arithmetic, and a Concat of
+// the pieces for a sizes argument.
+void Exporter::size_arithmetic(const Node& node) {
+  const std::string_view op = node.target();
+  const std::string base = node.name();
+  const auto operand = [&](std::size_t index, std::string_view name) -> std::string {
+    const Argument* a = arg(node, index, name);
+    if (a == nullptr) unmapped("an operand is missing", "pass two operands");
+    if (const std::int64_t* i = a->get_if<std::int64_t>()) return builder_.constant_ints({*i}, fmt::format("{}_{}", base, name), true);
+    if (!a->is_node()) unmapped("an operand is not an integer", "pass integers");
+    return value(*a);
+  };
+  if (op == "size") {
+    const Argument* self = arg(node, 0, "self");
+    if (self == nullptr) unmapped("the tensor is missing", "pass a tensor");
+    const std::int64_t rank = rank_of(*self);
+    const std::int64_t d = normalize_dim(int_arg(node, 1, "dim", 0), rank);
+    if (d < 0 || d >= rank) unmapped("the dim is out of range", "fix the dim");
+    builder_.node("Shape", {value(*self)}, {base + "_shape"});
+    onnx::NodeProto& n = builder_.node("Gather", {base + "_shape", builder_.constant_ints({d}, base + "_dim", true)}, {result(node)});
+    set_attribute(n, "axis", std::int64_t{0});
+    return;
+  }
+  static constexpr std::pair<std::string_view, std::string_view> binary[] = {
+      {"operator.add", "Add"}, {"operator.sub", "Sub"}, {"operator.mul", "Mul"}, {"operator.floordiv", "Div"},
+      {"operator.mod", "Mod"}, {"sym_min", "Min"},      {"sym_max", "Max"}};
+  for (const auto& [name, onnx_op] : binary) {
+    if (op != name) continue;
+    builder_.node(onnx_op, {operand(0, "a"), operand(1, "b")}, {result(node)});
+    return;
+  }
+  unmapped(fmt::format("the size computation '{}' has no ONNX mapping", op),
+           "trace with example inputs or InputSpecs of known shape so that sizes are numbers");
+}
+
+std::string Exporter::sizes_input(const Node& node, std::size_t index, std::string_view name, const std::string& base,
+                                  std::int64_t (*known)(std::int64_t)) {
+  const Argument* a = arg(node, index, name);
+  const ArgumentList* items = a != nullptr ? a->get_if<ArgumentList>() : nullptr;
+  const bool computed = items != nullptr && std::any_of(items->begin(), items->end(), [](const Argument& i) { return i.is_node(); });
+  if (!computed) {
+    Ints sizes = ints_arg(node, index, name, {});
+    if (known != nullptr)
+      for (std::int64_t& s : sizes) s = known(s);
+    return builder_.constant_ints(sizes, base);
+  }
+  std::vector<std::string> pieces;
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    const Argument& item = (*items)[i];
+    if (const std::int64_t* v = item.get_if<std::int64_t>()) {
+      pieces.push_back(builder_.constant_ints({known != nullptr ? known(*v) : *v}, fmt::format("{}_{}", base, i)));
+    } else if (item.is_node()) {
+      const std::string piece = fmt::format("{}_{}", base, i);
+      builder_.node("Unsqueeze", {value(item), builder_.constant_ints({0}, piece + "_axes")}, {piece});
+      pieces.push_back(piece);
+    } else {
+      unmapped(fmt::format("the argument '{}' is not a list of sizes", name), "pass integers and sizes");
+    }
+  }
+  onnx::NodeProto& n = builder_.node("Concat", pieces, {base});
+  set_attribute(n, "axis", std::int64_t{0});
+  return base;
+}
 
 }  // namespace symtrace::detail::onnx_export

@@ -181,6 +181,30 @@ Argument input_structure(const InputSpec& spec) {
                                spec.shape.is_rank_known() ? Argument(std::move(sizes)) : Argument()});
 }
 
+namespace {
+// The named dims of `spec`'s shapes, with their ranges.
+void collect_dims(const InputSpec& spec, std::vector<std::pair<std::string, SymRange>>& out) {
+  for (const InputSpec& e : spec.elements) collect_dims(e, out);
+  if (!spec.shape.is_rank_known()) return;
+  for (Dim d : spec.shape)
+    if (d.is_symbolic())
+      for (auto& r : d.expr()->symbol_ranges()) out.push_back(std::move(r));
+}
+
+// A name is one dim: `N` in 1..8 in one input and `N` in 1.. in another would print alike and
+// be two dims.
+void check_dim_names(const std::vector<InputSpec>& inputs, std::source_location where) {
+  std::vector<std::pair<std::string, SymRange>> dims;
+  for (const InputSpec& spec : inputs) collect_dims(spec, dims);
+  std::sort(dims.begin(), dims.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (std::size_t i = 1; i < dims.size(); ++i) {
+    if (dims[i].first == dims[i - 1].first && dims[i].second != dims[i - 1].second)
+      throw_invalid_argument(where, "the inputs name two dims '{}', with the ranges {} and {}; give a name one range",
+                             dims[i].first, to_string(dims[i - 1].second), to_string(dims[i].second));
+  }
+}
+}  // namespace
+
 std::string to_string(const InputSpec& spec) {
   if (spec.is_int) return "int";
   if (spec.is_constant) return to_string(spec.value);
@@ -261,6 +285,7 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
     throw_invalid_argument(where, "{} cannot be traced as a whole: it has no forward (trace its elements instead)",
                            root.type_name());
   }
+  check_dim_names(inputs, where);
   std::vector<std::string> names = root.input_names();
   for (std::size_t i = 0; i < concrete_args.size(); ++i) {
     const auto& [name, value] = concrete_args[i];

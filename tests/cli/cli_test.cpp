@@ -365,7 +365,7 @@ TEST_CASE("analyze prints the summary table and the pruning groups the library f
   const Json j = Json::parse(json.out);
   CHECK(j["model"] == "resnet50_fail1");
   CHECK(j["summary"]["parameters"] == 25'557'032);
-  CHECK(j["summary"]["macs"] == summary.macs);
+  CHECK(j["summary"]["macs"] == *summary.macs.constant_value());
   CHECK(j["summary"]["complete"] == false);
   CHECK(j["summary"]["unknown"] == Json::parse(R"(["layer3.0"])"));
   CHECK(j["summary"]["modules"].size() == summary.modules.size());

@@ -115,9 +115,13 @@ TEST_CASE("bad dims, divisors, bindings and overflows are refused, saying what w
   CHECK(SymExpr::from_id((n + 1).id()) == n + 1);
 }
 
-TEST_CASE("random expressions: each canonical form evaluates as the expression it came from") {
-  const SymExpr h = SymExpr::symbol("H");
-  const SymExpr w = SymExpr::symbol("W");
+TEST_CASE("random expressions: each canonical form evaluates as the expression it came from, reads back from its text, "
+          "and lies within its bounds") {
+  // Unbounded dims: the ranges fold nothing, so every rule of the canonical form is exercised.
+  constexpr SymRange any{-SymRange::unbounded, SymRange::unbounded};
+  const SymExpr h = SymExpr::symbol("H", any);
+  const SymExpr w = SymExpr::symbol("W", any);
+  const auto range_of = [&](std::string_view) { return any; };
   struct Built {
     SymExpr expr;
     std::function<std::int64_t(std::int64_t, std::int64_t)> eval;
@@ -160,9 +164,13 @@ TEST_CASE("random expressions: each canonical form evaluates as the expression i
   for (int i = 0; i < 400; ++i) {
     const Built e = build(4);
     CAPTURE(to_string(e.expr));
+    CHECK(SymExpr::parse(to_string(e.expr), range_of) == e.expr);
+    const SymRange b = e.expr.bounds();
     for (std::int64_t a : {-7, 0, 1, 5, 32, 33}) {
-      for (std::int64_t b : {-3, 2, 17}) {
-        CHECK(e.expr.evaluate({{"H", a}, {"W", b}}) == e.eval(a, b));
+      for (std::int64_t c : {-3, 2, 17}) {
+        const std::int64_t v = e.expr.evaluate({{"H", a}, {"W", c}});
+        CHECK(v == e.eval(a, c));
+        CHECK(b.contains(v));
         ++checked;
       }
     }
@@ -182,4 +190,65 @@ TEST_CASE("threads building the same expressions get the same handles") {
   }
   for (std::thread& t : threads) t.join();
   CHECK(std::all_of(ids.begin(), ids.end(), [&](std::uint32_t id) { return id == ids[0]; }));
+}
+
+TEST_CASE("a dim's range bounds its expressions and folds the mins and maxes it decides") {
+  const SymExpr n = SymExpr::symbol("N");  // 1..
+  const SymExpr h = SymExpr::symbol("H", {32, 1024});
+  CHECK(n.bounds() == SymRange{1, SymRange::unbounded});
+  CHECK((floordiv(h - 1, 2) + 1).bounds() == SymRange{16, 512});
+  CHECK((h * n).bounds() == SymRange{32, SymRange::unbounded});
+  CHECK((-h).bounds() == SymRange{-1024, -32});
+  CHECK(min(h, SymExpr(2000)) == h);
+  CHECK(max(h, SymExpr(7)) == h);
+  CHECK(to_string(min(h, SymExpr(100))) == "min(100, H)");
+  CHECK(max(n, SymExpr(0)) == n);
+  CHECK(SymFact{n, SymRel::gt, SymExpr(0)}.decide() == true);
+  CHECK(SymFact{n, SymRel::gt, SymExpr(4)}.decide() == std::nullopt);
+  CHECK(SymFact{h, SymRel::lt, SymExpr(32)}.decide() == false);
+  CHECK(SymFact{h, SymRel::eq, SymExpr(5)}.decide() == false);
+  CHECK(SymFact{h * h, SymRel::ge, SymExpr(1024)}.decide() == true);
+  // The range is part of the dim: N in 1..8 is another dim than N.
+  CHECK(SymExpr::symbol("N", {1, 8}) != n);
+  CHECK(to_string(SymExpr::symbol("N", {1, 8})) == "N");
+  CHECK_THROWS_WITH_AS((void)SymExpr::symbol("N", {5, 4}), "dim 'N' has the empty range 5..4: give lo <= hi",
+                       std::invalid_argument);
+  CHECK(to_string(SymRange{32, 1024}) == "32..1024");
+  CHECK(to_string(SymRange{}) == "1..");
+}
+
+TEST_CASE("modulo prints as it was written, and facts and expressions read back from their text") {
+  const SymExpr h = SymExpr::symbol("H", {32, 1024});
+  const SymExpr w = SymExpr::symbol("W");
+  const auto range_of = [&](std::string_view name) { return name == "H" ? SymRange{32, 1024} : SymRange{}; };
+  CHECK(to_string(mod(h, 32)) == "H % 32");
+  CHECK(to_string(mod(h * w, 4)) == "(H*W) % 4");
+  CHECK(to_string(mod(h, 2) + w) == "W + H % 2");
+  const SymFact f{mod(h * w, 32), SymRel::eq, SymExpr(0)};
+  CHECK(to_string(f) == "(H*W) % 32 == 0");
+  CHECK(SymFact::parse(to_string(f), range_of) == f);
+  CHECK(SymExpr::parse("(H + 2*3 - 7)//2 + 1", range_of) == floordiv(h - 1, 2) + 1);
+  CHECK(SymExpr::parse("-(H//4) + max(W, 3)", range_of) == max(w, SymExpr(3)) - floordiv(h, 4));
+  CHECK(SymFact{h, SymRel::ne, w}.holds({{"H", 32}, {"W", 5}}));
+  CHECK_THROWS_WITH_AS((void)SymExpr::parse("H +", range_of),
+                       "bad size expression 'H +': at position 4, expected a number, a dim's name, min, max or '(', "
+                       "found 'the end'",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)SymExpr::parse("H // W", range_of),
+                       "bad size expression 'H // W': at position 6, expected a positive integer divisor, found 'W'",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS((void)SymFact::parse("H + 1", range_of),
+                       "bad size fact 'H + 1': expected two sizes compared by ==, !=, <, <=, > or >=",
+                       std::invalid_argument);
+}
+
+TEST_CASE("exact division of polynomials: by a constant or by one term") {
+  const SymExpr n = SymExpr::symbol("N"), h = SymExpr::symbol("H"), w = SymExpr::symbol("W");
+  CHECK(divide_exactly(n * h * w * 2, n * w) == h * 2);
+  CHECK(divide_exactly(n * 12, SymExpr(4)) == n * 3);
+  CHECK(divide_exactly(n * 12 + 4, SymExpr(4)) == n * 3 + 1);
+  CHECK(divide_exactly(n * 6, SymExpr(4)) == std::nullopt);
+  CHECK(divide_exactly(n * h + h, h) == n + 1);
+  CHECK(divide_exactly(n * h + 1, h) == std::nullopt);
+  CHECK(divide_exactly(n, n + 1) == std::nullopt);
 }

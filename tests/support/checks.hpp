@@ -21,6 +21,9 @@ template <> struct StringMaker<symtrace::Shape> {
 template <> struct StringMaker<symtrace::DType> {
   static String convert(symtrace::DType d) { return symtrace::to_string(d).c_str(); }
 };
+template <> struct StringMaker<symtrace::SymExpr> {
+  static String convert(symtrace::SymExpr e) { return symtrace::to_string(e).c_str(); }
+};
 template <> struct StringMaker<symtrace::TensorMeta> {
   static String convert(const symtrace::TensorMeta& m) { return fmt::format("{}", m).c_str(); }
 };

@@ -2,12 +2,50 @@
 #include "commands.hpp"
 #include "model_inputs.hpp"
 
+#include <symtrace/graph/dim_bindings.hpp>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 
 namespace symtrace::cli {
+
+namespace {
+
+// The summary for the sizes --at gives: each within its dim's range, every guard of the model's
+// graph holding, every named dim given.
+ModelSummary at_sizes(const ModelSummary& summary, const GraphCollection& collection, const Options& options) {
+  const Graph& root = collection.begin()->graph;
+  std::vector<std::pair<std::string, SymRange>> dims;
+  for (const Node& n : root.nodes()) {
+    if (n.op() != OpKind::placeholder || n.tensor_meta() == nullptr) continue;
+    for (Dim d : n.tensor_meta()->shape)
+      if (d.is_symbolic())
+        for (auto& r : d.expr()->symbol_ranges()) dims.push_back(std::move(r));
+  }
+  for (const auto& [name, value] : options.at_values) {
+    const auto it = std::find_if(dims.begin(), dims.end(), [&](const auto& d) { return d.first == name; });
+    if (it == dims.end())
+      throw UsageError(options.command, fmt::format("--at gives {}, which no --input shape names", name));
+    if (!it->second.contains(value))
+      throw UsageError(options.command, fmt::format("--at gives {} = {}, outside its range {}", name, value, to_string(it->second)));
+  }
+  for (const auto& [name, range] : dims) {
+    if (std::none_of(options.at_values.begin(), options.at_values.end(), [&](const auto& b) { return b.first == name; }))
+      throw UsageError(options.command, fmt::format("--at gives no size for {}; give every named dim, e.g. --at {}=8", name, name));
+  }
+  try {
+    check_size_guards(root, options.at_values);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(options.command, fmt::format("--at '{}': {}", options.at, e.what()));
+  }
+  return evaluate(summary, options.at_values);
+}
+
+}  // namespace
 
 int analyze_command(const Options& options, Output& output, std::ostream& /*err*/) {
   const zoo::ModelInfo info = find_model(options);
@@ -22,7 +60,8 @@ int analyze_command(const Options& options, Output& output, std::ostream& /*err*
       throw std::invalid_argument(f.message);
     }
   }
-  const ModelSummary summary = summarize(*model, collection, info.name);
+  ModelSummary summary = summarize(*model, collection, info.name);
+  if (!options.at.empty()) summary = at_sizes(summary, collection, options);
   const ChannelGroups groups = channel_groups(*model, collection);
   if (options.format == "json") {
     nlohmann::ordered_json doc{{"model", info.name}};

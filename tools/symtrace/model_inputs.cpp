@@ -85,7 +85,7 @@ std::vector<Shape> input_shapes(const zoo::ModelInfo& model, const Options& opti
       throw UsageError(options.command, fmt::format("--input '{}': a list or dict of tensors is an input of trace, report "
                                                     "and analyze; {} runs the model on tensors only",
                                                     text, options.command));
-    Shape shape = parse_shape(text, options.command);
+    Shape shape = parse_shape(text, options);
     if (known_sizes) {
       for (Dim d : shape) {
         if (!d.is_known()) {
@@ -168,7 +168,7 @@ class StructuredInput {
     const std::size_t end = std::min(text_.find_first_of(",]}", at_), text_.size());
     const std::string_view shape = text_.substr(at_, end - at_);
     at_ = end;
-    return InputSpec(parse_shape(shape, options_.command), dtype_);
+    return InputSpec(parse_shape(shape, options_), dtype_);
   }
 
   std::string_view text_;
@@ -191,7 +191,7 @@ std::vector<InputSpec> input_specs(const zoo::ModelInfo& model, const Options& o
   for (std::size_t i = 0; i < options.inputs.size(); ++i) {
     const std::string& text = options.inputs[i];
     if (text.starts_with('[') || text.starts_with('{')) specs.push_back(StructuredInput(text, options, model.inputs[i].dtype).parse());
-    else specs.emplace_back(parse_shape(text, options.command), model.inputs[i].dtype);
+    else specs.emplace_back(parse_shape(text, options), model.inputs[i].dtype);
   }
   return specs;
 }
@@ -220,7 +220,7 @@ std::string shape_text(const Shape& shape) {
   std::string out;
   for (Dim d : shape) {
     if (!out.empty()) out += 'x';
-    out += d.is_known() ? fmt::format("{}", d.value()) : std::string("?");
+    out += to_string(d);
   }
   return out;
 }

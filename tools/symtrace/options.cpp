@@ -248,6 +248,18 @@ std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance) {
     if (c.takes_model) sub->add_option("MODEL", options.model, "a zoo model's name or a TorchScript file")->type_name("");
     if (!c.input_help.empty()) {
       sub->add_option("--input", options.inputs, std::string(c.input_help))->type_name("SHAPE")->allow_extra_args(false);
+      sub->add_option("--dim", options.dims,
+                      "the range of a named dim of --input, NAME=LO..HI or NAME=LO.. (a name in a shape, as N in "
+                      "--input Nx3x224x224, is a dim of any size >= 1 without it)")
+          ->type_name("RANGE")
+          ->allow_extra_args(false);
+    }
+    if (c.name == "analyze") {
+      sub->add_option("--at", options.at,
+                      "evaluate the costs and shapes, formulas of the named dims of --input, for these sizes: "
+                      "NAME=SIZE,... (e.g. --input Nx3xHxW --at N=8,H=224,W=224)")
+          ->type_name("SIZES")
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }
     if (c.takes_tolerance) {
       sub->add_option("--tolerance", tolerance,
@@ -284,8 +296,9 @@ std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance) {
     if (std::string_view owner = owner_of(name); !owner.empty()) {
       throw UsageError(command, fmt::format("{} takes no {} ({} does)", command, name, owner));
     }
-    if (name == "--input") throw UsageError(command, fmt::format("{} takes no --input", command));
+    if (name == "--input" || name == "--dim") throw UsageError(command, fmt::format("{} takes no {}", command, name));
     if (name == "--tolerance") throw UsageError(command, fmt::format("{} takes no --tolerance (check does)", command));
+    if (name == "--at") throw UsageError(command, fmt::format("{} takes no --at (analyze does)", command));
     throw UsageError(command, fmt::format("unknown option '{}'; see --help for the options", first));
   }
   if (!spec->takes_model) throw UsageError(command, fmt::format("{} takes no argument, got '{}'", command, first));
@@ -353,6 +366,67 @@ Options parse_options(const std::vector<std::string>& args) {
     }
     o.tolerance = value;
   }
+  for (const std::string& text : o.dims) {
+    auto bad = [&](const std::string& why) {
+      return UsageError(command, fmt::format("--dim '{}': {}; write NAME=LO..HI or NAME=LO.., e.g. --dim H=32..1024", text, why));
+    };
+    const std::size_t eq = text.find('='), dots = text.find("..");
+    if (eq == std::string::npos || dots == std::string::npos || dots < eq) throw bad("it is not NAME=LO..HI");
+    const std::string name = text.substr(0, eq);
+    const auto number = [&](std::string_view part, std::int64_t none) {
+      if (part.empty() && none != 0) return none;
+      std::int64_t v = 0;
+      auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+      if (part.empty() || ec != std::errc() || end != part.data() + part.size() || v < 0)
+        throw bad(fmt::format("'{}' is not a size", part));
+      return v;
+    };
+    const std::string_view rest(text);
+    const SymRange range{number(rest.substr(eq + 1, dots - eq - 1), 0), number(rest.substr(dots + 2), SymRange::unbounded)};
+    try {
+      (void)SymExpr::symbol(name, range);
+    } catch (const std::invalid_argument& e) {
+      throw bad(e.what());
+    }
+    if (std::find_if(o.dim_ranges.begin(), o.dim_ranges.end(), [&](const auto& d) { return d.first == name; }) != o.dim_ranges.end())
+      throw bad(fmt::format("{} has a range already; give each dim one --dim", name));
+    o.dim_ranges.emplace_back(name, range);
+  }
+  for (const auto& [name, range] : o.dim_ranges) {
+    const bool used = std::any_of(o.inputs.begin(), o.inputs.end(), [&](const std::string& input) {
+      std::size_t at = 0;
+      while ((at = input.find(name, at)) != std::string::npos) {
+        const auto is_name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+        const bool starts = at == 0 || !is_name_char(input[at - 1]) || input[at - 1] == 'x';
+        const std::size_t after = at + name.size();
+        const bool ends = after == input.size() || !is_name_char(input[after]) || input[after] == 'x';
+        if (starts && ends) return true;
+        at = after;
+      }
+      return false;
+    });
+    if (!used) throw UsageError(command, fmt::format("--dim names {}, which no --input shape names; write it in a shape, e.g. --input {}x3x224x224", name, name));
+  }
+  if (sub->count("--at") > 0) {
+    std::string_view rest = o.at;
+    while (true) {
+      const std::size_t comma = rest.find(',');
+      const std::string_view item = rest.substr(0, comma);
+      const std::size_t eq = item.find('=');
+      const std::string_view name = item.substr(0, std::min(eq, item.size()));
+      const std::string_view value = eq == std::string_view::npos ? std::string_view() : item.substr(eq + 1);
+      std::int64_t v = 0;
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (eq == std::string_view::npos || name.empty() || value.empty() || ec != std::errc() ||
+          end != value.data() + value.size() || v < 0)
+        throw UsageError(command, fmt::format("--at '{}': '{}' is not NAME=SIZE; write e.g. --at N=8,H=224,W=224", o.at, item));
+      if (std::any_of(o.at_values.begin(), o.at_values.end(), [&](const auto& b) { return b.first == name; }))
+        throw UsageError(command, fmt::format("--at '{}' gives {} twice; give each dim once", o.at, name));
+      o.at_values.emplace_back(std::string(name), v);
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+  }
   if (o.format == "onnx") {
     if (o.output.empty()) {
       throw UsageError(command, "--format onnx writes a binary model: give it a file with -o, e.g. -o model.onnx");
@@ -379,32 +453,41 @@ int run_command(const Options& options, Output& output, std::ostream& err) {
   return spec->run(options, output, err);
 }
 
-Shape parse_shape(std::string_view text, const std::string& command) {
+Shape parse_shape(std::string_view text, const Options& options) {
   auto bad = [&](const std::string& why) {
-    return UsageError(command, fmt::format("--input '{}': {}; write sizes separated by x, e.g. --input 1x3x224x224 "
-                                           "(? for an unknown size)",
-                                           text, why));
+    return UsageError(options.command, fmt::format("--input '{}': {}; write sizes separated by x, e.g. --input 1x3x224x224 "
+                                                   "(? for an unknown size, a name such as N for a named dim)",
+                                                   text, why));
   };
   if (text.empty()) throw bad("the shape is empty");
-  std::vector<std::int64_t> sizes;  // -1: unknown
+  Shape shape;
   std::size_t start = 0;
   while (true) {
     std::size_t end = text.find('x', start);
     std::string_view part = text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     if (part == "?") {
-      sizes.push_back(-1);
+      shape.push_back(Dim());
+    } else if (!part.empty() && !std::isdigit(static_cast<unsigned char>(part.front()))) {
+      SymRange range;
+      for (const auto& [name, r] : options.dim_ranges)
+        if (name == part) range = r;
+      try {
+        shape.push_back(Dim(SymExpr::symbol(part, range)));
+      } catch (const std::invalid_argument& e) {
+        throw bad(e.what());
+      }
     } else {
       std::int64_t size = 0;
       auto [stop, ec] = std::from_chars(part.data(), part.data() + part.size(), size);
       if (part.empty() || ec != std::errc() || stop != part.data() + part.size() || size < 0) {
         throw bad(part.empty() ? std::string("a size is missing") : fmt::format("'{}' is not a size", part));
       }
-      sizes.push_back(size);
+      shape.push_back(size);
     }
     if (end == std::string_view::npos) break;
     start = end + 1;
   }
-  return Shape(sizes);
+  return shape;
 }
 
 }  // namespace symtrace::cli

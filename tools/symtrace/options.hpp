@@ -15,6 +15,11 @@ struct Options {
   std::string command;              ///< zoo, trace, report, check or ops; empty when none was given
   std::string model;                ///< the MODEL argument
   std::vector<std::string> inputs;  ///< each --input, as written
+  std::vector<std::string> dims;    ///< each --dim, as written (NAME=LO..HI)
+  /// The ranges --dim gives the named dims of --input shapes, read from `dims`.
+  std::vector<std::pair<std::string, SymRange>> dim_ranges;
+  std::string at;                   ///< analyze --at, as written (N=8,H=224)
+  SymBindings at_values;            ///< the values --at gives the named dims
   std::string format = "text";      ///< --format
   std::string output;               ///< -o FILE; empty: standard output
   double tolerance = 1e-5;          ///< check --tolerance: the largest relative error accepted
@@ -45,6 +50,6 @@ class UsageError : public std::runtime_error {
 
 /// Reads `--input` text: sizes separated by `x` (`1x3x224x224`), `?` for an unknown size.
 /// Throws UsageError naming what is wrong for `command`.
-[[nodiscard]] Shape parse_shape(std::string_view text, const std::string& command);
+[[nodiscard]] Shape parse_shape(std::string_view text, const Options& options);
 
 }  // namespace symtrace::cli

@@ -18,6 +18,10 @@
 /// Activation memory is the bytes of every op result that owns its storage (views share
 /// their input's) — what one forward pass allocates if nothing is freed.
 ///
+/// Costs are size expressions (core/sym_expr.hpp): numbers for a trace with known sizes,
+/// formulas over the named dims of a trace with named dims (`4089184256*N` MACs for resnet50 at
+/// `Nx3x224x224`), which `evaluate` turns into the numbers for given sizes.
+///
 /// A failed module or a `call_module` leaf contributes its own parameter count, but its cost is
 /// unknown: it is not guessed. The table shows "?" for it (and for the modules inside a failed
 /// one), and "≥" before a total that misses it. The children of a failed module that the
@@ -39,11 +43,11 @@ namespace symtrace {
 
 /// The cost of one node (see the file comment for the convention).
 struct NodeCost {
-  std::int64_t macs = 0;
-  std::int64_t flops = 0;
-  std::int64_t output_bytes = 0;  ///< bytes of the result when it owns its storage, else 0
-  /// False for a `call_module` node (its cost is its module's, unknown here) and for an op
-  /// whose sizes are not all known.
+  SymExpr macs;
+  SymExpr flops;
+  SymExpr output_bytes;  ///< bytes of the result when it owns its storage, else 0
+  /// False for a `call_module` node (its cost is its module's, unknown here), for an op with an
+  /// anonymous size, and for a cost beyond 64 bits.
   bool known = true;
 };
 
@@ -52,9 +56,9 @@ struct NodeCost {
 
 /// The costs of a whole graph: sums of its nodes' costs.
 struct GraphCost {
-  std::int64_t macs = 0;
-  std::int64_t flops = 0;
-  std::int64_t activation_bytes = 0;
+  SymExpr macs;
+  SymExpr flops;
+  SymExpr activation_bytes;
   std::size_t unknown_nodes = 0;  ///< nodes whose cost is unknown (not counted in the sums)
 };
 [[nodiscard]] GraphCost graph_cost(const Graph& graph);
@@ -70,8 +74,8 @@ struct ModuleSummary {
   std::int64_t parameters = 0;  ///< of its subtree, each tensor once
   /// MACs and FLOPs of its calls in the model's graph and its children's graphs; nullopt when
   /// unknown (a failed module or leaf, or a module inside a failed one, with no graph to count).
-  std::optional<std::int64_t> macs;
-  std::optional<std::int64_t> flops;
+  std::optional<SymExpr> macs;
+  std::optional<SymExpr> flops;
   /// False when a module inside it has an unknown cost: `macs` is then a lower bound.
   bool complete = true;
 };
@@ -81,9 +85,9 @@ struct ModelSummary {
   std::string model;                    ///< the name given to summarize()
   std::vector<ModuleSummary> modules;   ///< every module, in named_modules() order (the model first)
   std::int64_t parameters = 0;          ///< Module::num_parameters() of the model
-  std::int64_t macs = 0;                ///< of the collection's graphs (a lower bound unless complete)
-  std::int64_t flops = 0;
-  std::int64_t activation_bytes = 0;
+  SymExpr macs;                         ///< of the collection's graphs (a lower bound unless complete)
+  SymExpr flops;
+  SymExpr activation_bytes;
   bool complete = true;
   /// The modules whose cost is unknown (failed modules and leaves of the model's graph).
   std::vector<std::string> unknown;
@@ -95,10 +99,15 @@ struct ModelSummary {
 [[nodiscard]] ModelSummary summarize(const Module& model, const GraphCollection& collection, std::string name,
                                      std::source_location where = std::source_location::current());
 
+/// The summary for sizes: every cost and output shape evaluated for `bindings` (which must bind
+/// every named dim they use; std::invalid_argument names one it does not).
+[[nodiscard]] ModelSummary evaluate(const ModelSummary& summary, const SymBindings& bindings);
+
 /// The summary as a table (torchinfo's layout, with totals) or as JSON:
 /// `{"model", "parameters", "macs", "flops", "activation_bytes", "complete", "unknown": [...],
 ///   "modules": [{"module", "type", "status", "output": [[dims...]...] | null, "parameters",
-///   "macs", "flops", "complete"}]}` (an unknown dim is null; an unknown cost is null).
+///   "macs", "flops", "complete"}]}` (an unknown dim is null; an unknown cost is null; a dim or a
+///   cost that is a formula of named dims is a string, in the grammar of graph JSON's sizes).
 [[nodiscard]] std::string to_string(const ModelSummary& summary, ReportFormat format = ReportFormat::text);
 
 }  // namespace symtrace

@@ -130,6 +130,9 @@ struct SymFact {
   [[nodiscard]] std::optional<bool> decide() const;
   /// Whether it holds for `bindings` (std::invalid_argument for a dim they do not bind).
   [[nodiscard]] bool holds(const SymBindings& bindings) const;
+  /// Reads what `to_string` writes (`N == M`, `H % 32 == 0`); std::invalid_argument otherwise.
+  [[nodiscard]] static SymFact parse(std::string_view text,
+                                     const std::function<SymRange(std::string_view)>& range_of);
   friend bool operator==(const SymFact&, const SymFact&) = default;
 };
 /// "N == M", "H % 32 == 0".
