@@ -31,7 +31,15 @@ namespace {
 
 enum class AtomKind : std::uint8_t { symbol, floordiv, min, max };
 
+// Interval arithmetic on 128 bits, with `inf` standing for no bound (see "bounds" below).
+__extension__ using Wide = __int128;
+constexpr Wide inf = Wide{1} << 100;
+
 struct Atom {
+  // The bounds of the atom's values, computed once (under the table's lock): nested mins and
+  // maxes would otherwise make bounds exponential in the depth of nesting.
+  mutable bool has_bounds = false;
+  mutable Wide lo = 0, hi = 0;
   AtomKind kind = AtomKind::symbol;
   std::string name;       // symbol
   SymRange range;         // symbol
@@ -404,10 +412,6 @@ std::string print_terms(const Poly& p) {
 
 // ---- bounds (the table's lock held) -----------------------------------------------------------
 
-// Interval arithmetic on 128 bits, with `inf` standing for no bound.
-__extension__ using Wide = __int128;
-constexpr Wide inf = Wide{1} << 100;
-
 Wide clamp_wide(Wide v) { return v > inf ? inf : v < -inf ? -inf : v; }
 Wide mul_wide(Wide a, Wide b) {
   if (a == 0 || b == 0) return 0;
@@ -438,7 +442,19 @@ struct Interval {
 
 Interval bounds_poly(const Poly& p);
 
+Interval compute_bounds_atom(const Atom& a);
+
 Interval bounds_atom(const Atom& a) {
+  if (!a.has_bounds) {
+    const Interval b = compute_bounds_atom(a);
+    a.lo = b.lo;
+    a.hi = b.hi;
+    a.has_bounds = true;
+  }
+  return {a.lo, a.hi};
+}
+
+Interval compute_bounds_atom(const Atom& a) {
   switch (a.kind) {
     case AtomKind::symbol:
       return {a.range.lo == -SymRange::unbounded ? -inf : Wide{a.range.lo},

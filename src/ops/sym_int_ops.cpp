@@ -265,20 +265,22 @@ Value new_full_kernel(const OpCall& call, const OutputMeta& meta) {
 
 // ---- Dispatch of the symbolic path ----------------------------------------------------------
 
-/// Records `op` on operands at least one of which is a proxy; the result's proxy tensor.
-Tensor record(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b) {
+/// Records `op` on operands at least one of which is a proxy; the result's proxy, with what is
+/// known of its value.
+SymInt record(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b) {
   const std::array<Value, 2> args{Value(a.value), Value(b.value)};
   const Value result = dispatch(op, args, b.where, CallStyle::function);
   const SymInt* proxy = boost::variant2::get_if<SymInt>(&result.value);
   SYMTRACE_ASSERT(proxy != nullptr, "a traced size operation did not return a proxy");
-  return proxy->proxy();
+  return *proxy;
 }
 
 template <class F>
 SymInt arithmetic(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b) {
   if (a.value.is_known() && b.value.is_known()) [[likely]]
     return F{}(*a.value.maybe(), *b.value.maybe());
-  return SymInt::symbolic(record(op, a, b), b.where);
+  const SymInt r = record(op, a, b);
+  return SymInt::symbolic(r.proxy(), b.where, r.dim());
 }
 
 template <class F>
@@ -297,7 +299,7 @@ SymBool comparison(const OpDef& op, const SymIntOperand& a, const SymIntOperand&
   if (x && y) {
     if (const std::optional<bool> decided = SymFact{*x, rel, *y}.decide()) return *decided;
   }
-  return SymBool::symbolic(record(op, a, b), b.where);
+  return SymBool::symbolic(record(op, a, b).proxy(), b.where);
 }
 
 }  // namespace

@@ -345,6 +345,27 @@ TEST_CASE("check's comparison finds a difference in values, shapes, dtypes and o
   CHECK(std::isinf(cli::compare_outputs(Value(inf), Value(a)).max_abs_error));
 }
 
+TEST_CASE("named dims: --input Nx3xHxW with --dim ranges traces formulas, and analyze --at evaluates them") {
+  const Run json = run({"trace", "resnet18", "--input", "Nx3xHxW", "--dim", "H=32..1024", "--dim", "W=32..", "--format", "json"});
+  REQUIRE(json.code == 0);
+  const Json j = Json::parse(json.out);
+  CHECK(j["dims"] == Json::parse(R"({"H": [32, 1024], "N": [1, null], "W": [32, null]})"));
+  CHECK(j["nodes"][0]["shape"] == Json::parse(R"(["N", 3, "H", "W"])"));
+  CHECK(j["nodes"].back()["op"] == "output");
+  const Run text = run({"trace", "resnet18", "--input", "Nx3xHxW"});
+  REQUIRE(text.code == 0);
+  CHECK(text.out.find("float32[N, 64, (H - 1)//4 + 1, (W - 1)//4 + 1]") != std::string::npos);
+
+  const Run formulas = run({"analyze", "resnet18", "--input", "Nx3x224x224"});
+  REQUIRE(formulas.code == 0);
+  CHECK(formulas.out.find("\nMACs: 1,814,073,344·N\n") != std::string::npos);
+  const Run at = run({"analyze", "resnet18", "--input", "Nx3xHxW", "--at", "N=2,H=64,W=48"});
+  const Run known = run({"analyze", "resnet18", "--input", "2x3x64x48"});
+  REQUIRE(at.code == 0);
+  REQUIRE(known.code == 0);
+  CHECK(at.out.substr(0, at.out.find("Pruning groups")) == known.out.substr(0, known.out.find("Pruning groups")));
+}
+
 TEST_CASE("analyze prints the summary table and the pruning groups the library finds, as text and JSON") {
   const auto model = zoo::create("resnet50_fail1");
   const GraphCollection c = trace_for_analysis(*model, small_image);
@@ -474,14 +495,39 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
       {{"trace", "resnet5"},
        "symtrace trace: error: unknown zoo model 'resnet5': did you mean 'resnet50'? the models are resnet18, ",
        "trace"},
-      {{"report", "resnet18", "--input", "1x3xax4"},
-       "symtrace report: error: --input '1x3xax4': 'a' is not a size; write sizes separated by x, e.g. --input "
-       "1x3x224x224 (? for an unknown size)",
+      {{"report", "resnet18", "--input", "1x3x4.5x4"},
+       "symtrace report: error: --input '1x3x4.5x4': '4.5' is not a size; write sizes separated by x, e.g. --input "
+       "1x3x224x224 (? for an unknown size, a name such as N for a named dim)",
        "report"},
       {{"trace", "resnet18", "--input", "1x3x"},
        "symtrace trace: error: --input '1x3x': a size is missing; write sizes separated by x, e.g. --input "
-       "1x3x224x224 (? for an unknown size)",
+       "1x3x224x224 (? for an unknown size, a name such as N for a named dim)",
        "trace"},
+      {{"trace", "resnet18", "--input", "Nx3xmin_x32"},
+       "symtrace trace: error: --input 'Nx3xmin_x32': 'min_' cannot name a dim: a dim's name is an identifier "
+       "(letters, digits and _, not first a digit, not min or max), such as N or H; write sizes separated by x, e.g. "
+       "--input 1x3x224x224 (? for an unknown size, a name such as N for a named dim)",
+       "trace"},
+      {{"trace", "resnet18", "--input", "Nx3x32x32", "--dim", "H=1..4"},
+       "symtrace trace: error: --dim names H, which no --input shape names; write it in a shape, e.g. --input "
+       "Hx3x224x224",
+       "trace"},
+      {{"trace", "resnet18", "--input", "Nx3x32x32", "--dim", "N=5..2"},
+       "symtrace trace: error: --dim 'N=5..2': dim 'N' has the empty range 5..2: give lo <= hi; write NAME=LO..HI or "
+       "NAME=LO.., e.g. --dim H=32..1024",
+       "trace"},
+      {{"trace", "resnet18", "--input", "Nx3x32x32", "--dim", "N:5"},
+       "symtrace trace: error: --dim 'N:5': it is not NAME=LO..HI; write NAME=LO..HI or NAME=LO.., e.g. --dim "
+       "H=32..1024",
+       "trace"},
+      {{"zoo", "--dim", "N=1..2"}, "symtrace zoo: error: zoo takes no --dim", "zoo"},
+      {{"trace", "resnet18", "--at", "N=1"}, "symtrace trace: error: trace takes no --at (analyze does)", "trace"},
+      {{"analyze", "resnet18", "--input", "Nx3x32x32", "--at", "N=0"},
+       "symtrace analyze: error: --at gives N = 0, outside its range 1..", "analyze"},
+      {{"analyze", "resnet18", "--input", "Nx3xHx32", "--at", "N=2"},
+       "symtrace analyze: error: --at gives no size for H; give every named dim, e.g. --at H=8", "analyze"},
+      {{"analyze", "resnet18", "--input", "Nx3x32x32", "--at", "N=two"},
+       "symtrace analyze: error: --at 'N=two': 'N=two' is not NAME=SIZE; write e.g. --at N=8,H=224,W=224", "analyze"},
       {{"trace", "resnet18", "--format", "pdf"},
        "symtrace trace: error: trace has no format 'pdf'; use one of text, tabular, json, dot, svg, onnx", "trace"},
       {{"trace", "resnet18", "--format", "onnx"},
