@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace symtrace {
 
@@ -28,10 +29,14 @@ std::optional<SymExpr> Dim::expr() const {
 Dim Dim::combine(Dim a, Dim b, int op) {
   const std::optional<SymExpr> x = a.expr(), y = b.expr();
   if (!x || !y) return Dim();
-  switch (op) {
-    case 0: return Dim(*x + *y);
-    case 1: return Dim(*x - *y);
-    default: return Dim(*x * *y);
+  try {
+    switch (op) {
+      case 0: return Dim(*x + *y);
+      case 1: return Dim(*x - *y);
+      default: return Dim(*x * *y);
+    }
+  } catch (const std::invalid_argument&) {  // a coefficient beyond 64 bits
+    return Dim();
   }
 }
 

@@ -239,12 +239,13 @@ Poly floordiv_poly(const Poly& e, std::int64_t k) {
     for (const Term& t : rest.terms) x.terms.push_back(Term{t.atoms, t.coeff / g});
     return add(q, floordiv_poly(x, k / g));
   }
-  // (E//j)//k is E//(j*k).
-  if (rest.constant == 0 && rest.terms.size() == 1 && rest.terms[0].coeff == 1 && rest.terms[0].atoms.size() == 1) {
+  // (E//j + c)//k is (E + c*j)//(j*k): floor(floor(x)/k) = floor(x/k) for x = (E + c*j)/j.
+  if (rest.terms.size() == 1 && rest.terms[0].coeff == 1 && rest.terms[0].atoms.size() == 1) {
     const Atom& inner = table().atom(rest.terms[0].atoms[0]);
     if (inner.kind == AtomKind::floordiv) {
-      const Poly dividend = table().poly(inner.a);
-      return add(q, floordiv_poly(dividend, mul_checked(inner.k, k)));
+      const std::int64_t j = inner.k;
+      const Poly dividend = add(table().poly(inner.a), constant_poly(mul_checked(rest.constant, j)));
+      return add(q, floordiv_poly(dividend, mul_checked(j, k)));
     }
   }
   Atom a;
@@ -354,18 +355,24 @@ std::string print_factors(const Term& t) {
 std::string print_terms(const Poly& p);
 
 // `X % k` is stored as `X - k*(X//k)`; printed as it was written.
-std::optional<std::string> print_mod(const Poly& p) {
+// `pure`, when given, is set when the remainder is the whole expression.
+std::optional<std::string> print_mod(const Poly& p, bool* pure = nullptr) {
   for (const Term& t : p.terms) {
     if (t.coeff >= -1 || t.atoms.size() != 1) continue;
     const Atom& a = table().atom(t.atoms[0]);
-    if (a.kind != AtomKind::floordiv || a.k != -t.coeff) continue;
-    const Poly& x = table().poly(a.a);
-    Poly r = add(add(p, atom_poly(t.atoms[0]), a.k), x, -1);
+    const std::int64_t k = -t.coeff;
+    if (a.kind != AtomKind::floordiv || a.k % k != 0) continue;
+    // X - k*(X//k) where X//k is stored as E//m: X is E when m == k, else E//(m/k), whose
+    // floor division by k nests into E//m.
+    const Poly x = a.k == k ? table().poly(a.a) : floordiv_poly(table().poly(a.a), a.k / k);
+    Poly r = add(add(p, atom_poly(t.atoms[0]), k), x, -1);
     if (r.terms.size() + x.terms.size() + 1 != p.terms.size()) continue;  // X is not all there
     const bool bare = x.constant == 0 && x.terms.size() == 1 && x.terms[0].coeff == 1 && x.terms[0].atoms.size() == 1 &&
                       table().atom(x.terms[0].atoms[0]).kind == AtomKind::symbol;
-    std::string text = bare ? fmt::format("{} % {}", print_terms(x), a.k) : fmt::format("({}) % {}", print_terms(x), a.k);
-    if (r.terms.empty() && r.constant == 0) return text;
+    std::string text = bare ? fmt::format("{} % {}", print_terms(x), k) : fmt::format("({}) % {}", print_terms(x), k);
+    const bool alone = r.terms.empty() && r.constant == 0;
+    if (pure != nullptr) *pure = alone;
+    if (alone) return text;
     return print_terms(r) + " + " + text;
   }
   return std::nullopt;
@@ -889,7 +896,21 @@ SymFact SymFact::parse(std::string_view text, const std::function<SymRange(std::
   throw std::invalid_argument(fmt::format("bad size fact '{}': at position {}, expected ==, !=, <, <=, > or >=", text, at + 1));
 }
 
-std::string to_string(const SymFact& f) { return fmt::format("{} {} {}", f.lhs, to_string(f.rel), f.rhs); }
+// `H == 2*(H//2)` prints as `H % 2 == 0`, as written: an (in)equality whose difference is a
+// remainder alone is that remainder against 0.
+std::string to_string(const SymFact& f) {
+  if (f.rel == SymRel::eq || f.rel == SymRel::ne) {
+    const SymExpr d = f.lhs - f.rhs;
+    bool pure = false;
+    std::optional<std::string> text;
+    {
+      const std::lock_guard lock(table().mutex());
+      text = print_mod(table().poly(d.id()), &pure);
+    }
+    if (text && pure) return fmt::format("{} {} 0", *text, to_string(f.rel));
+  }
+  return fmt::format("{} {} {}", f.lhs, to_string(f.rel), f.rhs);
+}
 
 std::string to_string(const SymRange& r) {
   std::string out = r.lo == -SymRange::unbounded ? "" : std::to_string(r.lo);

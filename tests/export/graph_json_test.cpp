@@ -152,7 +152,7 @@ TEST_CASE("malformed documents are refused with an error naming the place and th
       {document_with(R"({"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}, "dtype": "float16"})"),
        "graph_from_json: document.nodes[0] (%x).dtype: 'float16' is not a dtype; use float32, int64 or bool"},
       {document_with(R"({"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}, "dtype": "float32", "shape": [2, -1]})"),
-       "graph_from_json: document.nodes[0] (%x).shape[1]: is -1; a size is an integer >= 0, or null when unknown"},
+       "graph_from_json: document.nodes[0] (%x).shape[1]: is -1; a size is an integer >= 0, an expression over named dims as a string, or null when unknown"},
       {document_with(R"({"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": []})"),
        "graph_from_json: document.nodes[0] (%x).kwargs: is array, not an object"},
       {document_with(R"({"name": "y", "op": "call_function", "target": "f", "args": [)" + deep + R"(], "kwargs": {}})"),

@@ -266,6 +266,13 @@ TEST_CASE("Python's onnx loads the written files and its full checker accepts th
     export_onnx(t.graph, *t.model, path);
     files += " " + path.string();
   }
+  for (const char* name : {"resnet18", "vit_tiny"}) {  // a named batch: dim_param N
+    const auto model = zoo::create(name);
+    model->eval();
+    const std::filesystem::path path = dir.path / fmt::format("{}_named.onnx", name);
+    export_onnx(symbolic_trace(*model, {InputSpec(Shape{Dim("N"), 3, 224, 224})}), *model, path);
+    files += " " + path.string();
+  }
   const std::string script =
       "import sys, onnx\n"
       "for path in sys.argv[1:]:\n"
@@ -291,6 +298,8 @@ TEST_CASE("Python's onnx loads the written files and its full checker accepts th
   CHECK(output.find("resnet18.onnx ") != std::string::npos);
   CHECK(output.find("mobilenet_v2.onnx ") != std::string::npos);
   CHECK(output.find("vit_tiny.onnx ") != std::string::npos);
+  CHECK(output.find("resnet18_named.onnx ") != std::string::npos);
+  CHECK(output.find("vit_tiny_named.onnx ") != std::string::npos);
 }
 
 TEST_CASE("an op without an ONNX mapping is an error naming the node, and nothing is written") {
@@ -357,12 +366,42 @@ TEST_CASE("values are named as their nodes, initializers as their parameters, ev
   CHECK(m.graph().output(0).name() == "gelu_k");
 }
 
-TEST_CASE("a size only known at run time is an error saying to trace with known shapes") {
+TEST_CASE("sizes the graph computes are ONNX operators: Shape, Gather, the arithmetic, and a Concat for a shape") {
   Flat flat;
-  const Graph g = symbolic_trace(flat, {InputSpec(Shape::unknown(2))});
-  CHECK_THROWS_WITH_AS((void)export_onnx(g, flat),
-                       doctest::Contains("(a size not known when tracing); trace with example inputs or InputSpecs of known shape"),
-                       std::invalid_argument);
+  const Graph g = symbolic_trace(flat, {InputSpec(Shape{Dim("N"), 3, 4})});
+  const onnx::ModelProto m = parse(export_onnx(g, flat));
+  CHECK_NOTHROW(full_check(m));
+  std::vector<std::string> ops;
+  for (const onnx::NodeProto& n : m.graph().node()) ops.push_back(n.op_type());
+  CHECK(ops == std::vector<std::string>{"Shape", "Gather", "Unsqueeze", "Concat", "Reshape"});
+  REQUIRE(m.graph().input(0).type().tensor_type().shape().dim_size() == 3);
+  CHECK(m.graph().input(0).type().tensor_type().shape().dim(0).dim_param() == "N");
+  CHECK(m.graph().output(0).type().tensor_type().shape().dim(0).dim_param() == "N");
+  CHECK(m.graph().output(0).type().tensor_type().shape().dim(1).dim_value() == 12);
+}
+
+TEST_CASE("resnet18 and vit_tiny traced with a named batch export with dim_param N; checker and shape inference pass") {
+  for (const std::string name : {"resnet18", "vit_tiny"}) {
+    CAPTURE(name);
+    const auto model = zoo::create(name);
+    model->eval();
+    const Graph g = symbolic_trace(*model, {InputSpec(Shape{Dim("N"), 3, 224, 224})});
+    const onnx::ModelProto m = parse(export_onnx(g, *model));
+    CHECK_NOTHROW(full_check(m));
+    const onnx::TensorShapeProto& in = m.graph().input(0).type().tensor_type().shape();
+    REQUIRE(in.dim_size() == 4);
+    CHECK(in.dim(0).dim_param() == "N");
+    CHECK(in.dim(1).dim_value() == 3);
+    const onnx::TensorShapeProto& out = m.graph().output(0).type().tensor_type().shape();
+    REQUIRE(out.dim_size() == 2);
+    CHECK(out.dim(0).dim_param() == "N");
+    CHECK(out.dim(1).dim_value() == 1000);
+    // Every value with a shape gives the batch as N.
+    for (const onnx::ValueInfoProto& v : m.graph().value_info()) {
+      const onnx::TensorShapeProto& s = v.type().tensor_type().shape();
+      if (s.dim_size() > 0 && !s.dim(0).has_dim_value()) CHECK(s.dim(0).dim_param() == "N");
+    }
+  }
 }
 
 namespace {

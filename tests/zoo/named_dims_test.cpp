@@ -22,7 +22,8 @@ struct ShapeRecorder : Interpreter {
   std::vector<std::pair<const Node*, Shape>> seen;
   Value run_node(const Node& node) override {
     Value v = Interpreter::run_node(node);
-    if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value); t != nullptr && t->defined())
+    const Tensor* t = boost::variant2::get_if<Tensor>(&v.value);
+    if (node.op() != OpKind::output && t != nullptr && t->defined())
       seen.emplace_back(&node, t->shape());
     return v;
   }
@@ -33,6 +34,19 @@ std::vector<std::string> size_guards(const Graph& g) {
   std::vector<std::string> out;
   for (const Graph::SizeGuard& guard : g.size_guards()) out.push_back(to_string(guard.fact));
   return out;
+}
+
+/// Checks that graph JSON gives back `g` exactly: its text, its size guards, its document.
+void check_json_round_trip(const Graph& g) {
+  const std::string json = graph_to_json(g);
+  const Graph back = graph_from_json(json);
+  CHECK(to_string(back) == to_string(g));
+  REQUIRE(back.size_guards().size() == g.size_guards().size());
+  for (std::size_t i = 0; i < g.size_guards().size(); ++i) {
+    CHECK(back.size_guards()[i].fact == g.size_guards()[i].fact);
+    CHECK(back.size_guards()[i].where.line() == g.size_guards()[i].where.line());
+  }
+  CHECK(graph_to_json(back) == json);
 }
 
 /// Checks that no node of `g` has an anonymous dim or an unknown rank.
@@ -102,6 +116,7 @@ TEST_CASE("resnet50 traced at Nx3xHxW: every shape is a formula of N, H and W th
   const Graph g = symbolic_trace(*model, {InputSpec(Shape{Dim("N", 1, 64), 3, Dim("H", 32, 1024), Dim("W", 32, 1024)})});
   g.lint();
   check_fully_described(g);
+  check_json_round_trip(g);
   CHECK(size_guards(g).empty());  // convolutions and pooling need nothing the ranges do not prove
   CHECK(testing::result_meta(g) == "float32[N, 1000]");
   for (const IntList& s : std::vector<IntList>{{1, 3, 32, 32}, {2, 3, 33, 47}, {1, 3, 64, 40}, {3, 3, 35, 32}, {1, 3, 97, 61}}) {
@@ -124,6 +139,7 @@ TEST_CASE("mobilenet_v2 traced at Nx3xHxW: every shape is a formula of N, H and 
   const Graph g = symbolic_trace(*model, {InputSpec(Shape{Dim("N", 1, 64), 3, Dim("H", 32, 1024), Dim("W", 32, 1024)})});
   g.lint();
   check_fully_described(g);
+  check_json_round_trip(g);
   CHECK(size_guards(g).empty());
   for (const IntList& s : std::vector<IntList>{{1, 3, 32, 32}, {2, 3, 45, 33}, {1, 3, 64, 71}, {2, 3, 32, 50}, {1, 3, 81, 39}}) {
     check_shapes_at(*model, g, {s});
@@ -131,15 +147,24 @@ TEST_CASE("mobilenet_v2 traced at Nx3xHxW: every shape is a formula of N, H and 
   }
 }
 
-TEST_CASE("unet_small traced at Nx3xHxW: the skip connections need H//4 == 2*(H//8) and the same of W and H//2") {
+TEST_CASE("unet_small traced at Nx3xHxW: its skip connections need each pooling to divide evenly, and say so") {
   std::shared_ptr<Module> model = zoo::create("unet_small");
   model->eval();
   const Graph g = symbolic_trace(*model, {InputSpec(Shape{Dim("N", 1, 64), 3, Dim("H", 8, 1024), Dim("W", 8, 1024)})});
   g.lint();
   check_fully_described(g);
+  check_json_round_trip(g);
   // Each decoder stage upsamples by 2 and concatenates with the encoder's map of that size: the
   // sizes agree only when each pooling divided evenly, and the guards say exactly that.
-  CHECK(size_guards(g) == std::vector<std::string>{});
+  CHECK(size_guards(g) == std::vector<std::string>{"(H//4) % 2 == 0", "(W//4) % 2 == 0", "(H//2) % 2 == 0",
+                                                    "(W//2) % 2 == 0", "H % 2 == 0", "W % 2 == 0"});
+  for (const Graph::SizeGuard& guard : g.size_guards()) {
+    CHECK(std::string_view(guard.where.file_name()).ends_with("src/zoo/unet.cpp"));  // the cat of Up::forward
+  }
+  // H = 12 pools to 6 and 3, and 3 upsampled is 6 again but not 3's origin: the interpreter
+  // refuses it, naming the guard.
+  CHECK_THROWS_WITH_AS(Interpreter(*model, g).run({randn({1, 3, 12, 16})}),
+                       doctest::Contains("(H = 12) break the guard (H//4) % 2 == 0 that "), std::invalid_argument);
   for (const IntList& s : std::vector<IntList>{{1, 3, 8, 8}, {2, 3, 16, 24}, {1, 3, 40, 32}, {1, 3, 64, 64}, {3, 3, 24, 56}}) {
     check_shapes_at(*model, g, {s});
     check_costs_at(*model, {InputSpec(Shape{Dim("N", 1, 64), 3, Dim("H", 8, 1024), Dim("W", 8, 1024)})}, {s});
@@ -152,6 +177,7 @@ TEST_CASE("deep_mlp_1000 traced at NxD: the first layer needs D == 64, and every
   const Graph g = symbolic_trace(*model, {InputSpec(Shape{Dim("N"), Dim("D")})});
   g.lint();
   check_fully_described(g);
+  check_json_round_trip(g);
   CHECK(size_guards(g) == std::vector<std::string>{"D == 64"});
   for (const IntList& s : std::vector<IntList>{{1, 64}, {2, 64}, {7, 64}, {16, 64}, {33, 64}}) {
     check_shapes_at(*model, g, {s});
@@ -165,6 +191,7 @@ TEST_CASE("vit_b16 traced at Nx3x224x224: every shape is a formula of N that its
   const Graph g = symbolic_trace(*model, {InputSpec(Shape{Dim("N", 1, 64), 3, 224, 224})});
   g.lint();
   check_fully_described(g);
+  check_json_round_trip(g);
   CHECK(size_guards(g).empty());
   CHECK(testing::result_meta(g) == "float32[N, 1000]");
   for (std::int64_t n : {1, 2})  // vit_b16 is heavy to run; two batch sizes, five for the smaller models

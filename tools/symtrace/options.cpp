@@ -407,7 +407,7 @@ Options parse_options(const std::vector<std::string>& args) {
     });
     if (!used) throw UsageError(command, fmt::format("--dim names {}, which no --input shape names; write it in a shape, e.g. --input {}x3x224x224", name, name));
   }
-  if (sub->count("--at") > 0) {
+  if (const CLI::Option* given_at = sub->get_option_no_throw("--at"); given_at != nullptr && given_at->count() > 0) {
     std::string_view rest = o.at;
     while (true) {
       const std::size_t comma = rest.find(',');

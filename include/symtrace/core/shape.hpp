@@ -25,7 +25,7 @@ namespace symtrace {
 ///
 ///     Dim n("N");                 // a named dim, N >= 1
 ///     Dim h("H", 32, 1024);       // a named dim with a range
-///     Dim out = floordiv(h - 1, 2) + 1;   // "(H - 1)//2 + 1"
+///     Dim out = floordiv(h - 1, 2) + 1;   // "(H + 1)//2"
 class Dim {
  public:
   /// An anonymous dim.
@@ -63,9 +63,11 @@ class Dim {
   friend constexpr bool operator==(Dim, Dim) noexcept = default;
 
   /// Arithmetic on dims: known sizes compute, expressions combine, and the result is anonymous
-  /// when either operand is (a product with a known 0 is 0).
+  /// when either operand is (a product with a known 0 is 0), or when a size overflows 64 bits.
+  /// A size beyond 64 bits is anonymous.
   friend Dim operator+(Dim a, Dim b) {
-    if (a.is_known() && b.is_known()) return Dim(a.size_ + b.size_);
+    std::int64_t r = 0;
+    if (a.is_known() && b.is_known()) return __builtin_add_overflow(a.size_, b.size_, &r) ? Dim() : Dim(r);
     return combine(a, b, 0);
   }
   friend Dim operator-(Dim a, Dim b) {
@@ -74,7 +76,8 @@ class Dim {
   }
   friend Dim operator*(Dim a, Dim b) {
     if ((a.is_known() && a.size_ == 0) || (b.is_known() && b.size_ == 0)) return Dim(0);
-    if (a.is_known() && b.is_known()) return Dim(a.size_ * b.size_);
+    std::int64_t r = 0;
+    if (a.is_known() && b.is_known()) return __builtin_mul_overflow(a.size_, b.size_, &r) ? Dim() : Dim(r);
     return combine(a, b, 2);
   }
   /// Floor division by a positive constant `k`.

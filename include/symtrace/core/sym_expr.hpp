@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// `SymExpr`: a size as an integer expression over named dims (`N`, `H//4`,
-/// `(H - 1)//2 + 1`, `N*H*W`), the symbolic sizes of DESIGN.md's key decision 13, without
+/// `(H + 1)//2`, `N*H*W`), the symbolic sizes of DESIGN.md's key decision 13, without
 /// sympy. An expression is a sum of products of atoms with integer coefficients, plus a
 /// constant; an atom is a named dim, a floor division by a positive constant, or a min or max
 /// of two expressions. Expressions are kept in a canonical form and interned, so equal
@@ -114,7 +114,7 @@ class SymExpr {
   std::uint32_t id_ = 0;
 };
 
-/// "(H - 1)//2 + 1", "N*H*W", "2*N", "min(N, 4)", "H % 32", "7".
+/// "(H + 1)//2", "N*H*W", "2*N", "min(N, 4)", "H % 32", "7".
 [[nodiscard]] std::string to_string(SymExpr e);
 
 /// A relation between two sizes.
