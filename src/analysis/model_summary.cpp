@@ -245,7 +245,8 @@ std::string grouped(SymExpr e) {
   const std::string text = to_string(e);
   std::string out;
   for (std::size_t i = 0; i < text.size();) {
-    if (std::isdigit(static_cast<unsigned char>(text[i])) && (i == 0 || text[i - 1] != '/')) {
+    const bool in_name = i > 0 && (std::isalnum(static_cast<unsigned char>(text[i - 1])) || text[i - 1] == '_');
+    if (std::isdigit(static_cast<unsigned char>(text[i])) && !in_name && (i == 0 || text[i - 1] != '/')) {
       std::size_t j = i;
       while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
       std::int64_t v = 0;

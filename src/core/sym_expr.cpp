@@ -24,6 +24,7 @@
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace symtrace {
 
@@ -183,6 +184,8 @@ Poly atom_poly(std::uint32_t atom) {
   return p;
 }
 
+constexpr std::size_t max_terms = 4096;
+
 // Adds `coeff * atoms` to `terms` (kept sorted, without zero coefficients).
 void add_term(std::vector<Term>& terms, std::vector<std::uint32_t> atoms, std::int64_t coeff) {
   auto it = std::lower_bound(terms.begin(), terms.end(), atoms, [](const Term& t, const std::vector<std::uint32_t>& a) {
@@ -192,6 +195,11 @@ void add_term(std::vector<Term>& terms, std::vector<std::uint32_t> atoms, std::i
     it->coeff = add_checked(it->coeff, coeff);
     if (it->coeff == 0) terms.erase(it);
   } else if (coeff != 0) {
+    // A size is a short formula; a huge one is hostile input (a document's shape string) or a
+    // runaway, and would make every operation on it slow.
+    if (terms.size() >= max_terms)
+      throw std::invalid_argument(fmt::format("a size expression would have more than {} terms; give smaller formulas",
+                                              max_terms));
     terms.insert(it, Term{std::move(atoms), coeff});
   }
 }
@@ -273,46 +281,66 @@ std::uint32_t extremum(std::uint32_t a, std::uint32_t b, bool is_max) {
 
 // ---- evaluation and printing (the table's lock held) ----------------------------------------
 
-std::int64_t evaluate_poly(const Poly& p, const SymBindings& bindings);
+// Expressions share subexpressions (a DAG): walks remember each atom they have seen, so they
+// are linear in the DAG's size, not in the size of the tree it unfolds to.
+using AtomValues = std::unordered_map<std::uint32_t, std::int64_t>;
 
-std::int64_t evaluate_atom(const Atom& a, const SymBindings& bindings) {
+std::int64_t evaluate_poly(const Poly& p, const SymBindings& bindings, AtomValues& seen);
+
+std::int64_t evaluate_atom(std::uint32_t id, const SymBindings& bindings, AtomValues& seen) {
+  if (auto it = seen.find(id); it != seen.end()) return it->second;
+  const Atom& a = table().atom(id);
+  std::int64_t v = 0;
   switch (a.kind) {
     case AtomKind::symbol: {
-      for (const auto& [name, value] : bindings)
-        if (name == a.name) return value;
-      throw std::invalid_argument(fmt::format("the size expression needs a value for '{}'", a.name));
+      const auto it = std::find_if(bindings.begin(), bindings.end(), [&](const auto& b) { return b.first == a.name; });
+      if (it == bindings.end()) throw std::invalid_argument(fmt::format("the size expression needs a value for '{}'", a.name));
+      v = it->second;
+      break;
     }
-    case AtomKind::floordiv: return floor_div(evaluate_poly(table().poly(a.a), bindings), a.k);
+    case AtomKind::floordiv: v = floor_div(evaluate_poly(table().poly(a.a), bindings, seen), a.k); break;
     case AtomKind::min:
-      return std::min(evaluate_poly(table().poly(a.a), bindings), evaluate_poly(table().poly(a.b), bindings));
+      v = std::min(evaluate_poly(table().poly(a.a), bindings, seen), evaluate_poly(table().poly(a.b), bindings, seen));
+      break;
     case AtomKind::max:
-      return std::max(evaluate_poly(table().poly(a.a), bindings), evaluate_poly(table().poly(a.b), bindings));
+      v = std::max(evaluate_poly(table().poly(a.a), bindings, seen), evaluate_poly(table().poly(a.b), bindings, seen));
+      break;
   }
-  return 0;
+  seen.emplace(id, v);
+  return v;
 }
 
-std::int64_t evaluate_poly(const Poly& p, const SymBindings& bindings) {
+std::int64_t evaluate_poly(const Poly& p, const SymBindings& bindings, AtomValues& seen) {
   std::int64_t sum = p.constant;
   for (const Term& t : p.terms) {
     std::int64_t product = t.coeff;
-    for (std::uint32_t a : t.atoms) product = mul_checked(product, evaluate_atom(table().atom(a), bindings));
+    for (std::uint32_t a : t.atoms) product = mul_checked(product, evaluate_atom(a, bindings, seen));
     sum = add_checked(sum, product);
   }
   return sum;
 }
 
-void collect_symbols(const Poly& p, std::vector<std::string>& out) {
+// The symbol atoms of `p`, each once (`visited` holds the atoms walked).
+void collect_symbol_ids(const Poly& p, std::unordered_set<std::uint32_t>& visited, std::vector<std::uint32_t>& out) {
   for (const Term& t : p.terms) {
     for (std::uint32_t id : t.atoms) {
+      if (!visited.insert(id).second) continue;
       const Atom& a = table().atom(id);
       if (a.kind == AtomKind::symbol) {
-        out.push_back(a.name);
+        out.push_back(id);
       } else {
-        collect_symbols(table().poly(a.a), out);
-        if (a.kind != AtomKind::floordiv) collect_symbols(table().poly(a.b), out);
+        collect_symbol_ids(table().poly(a.a), visited, out);
+        if (a.kind != AtomKind::floordiv) collect_symbol_ids(table().poly(a.b), visited, out);
       }
     }
   }
+}
+
+void collect_symbols(const Poly& p, std::vector<std::string>& out) {
+  std::unordered_set<std::uint32_t> visited;
+  std::vector<std::uint32_t> ids;
+  collect_symbol_ids(p, visited, ids);
+  for (std::uint32_t id : ids) out.push_back(table().atom(id).name);
 }
 
 std::string print_poly(const Poly& p);
@@ -365,6 +393,9 @@ std::optional<std::string> print_mod(const Poly& p, bool* pure = nullptr) {
     // X - k*(X//k) where X//k is stored as E//m: X is E when m == k, else E//(m/k), whose
     // floor division by k nests into E//m.
     const Poly x = a.k == k ? table().poly(a.a) : floordiv_poly(table().poly(a.a), a.k / k);
+    // Only when X//k is that very atom, so that the text reads back as the same expression.
+    const Poly xk = floordiv_poly(x, k);
+    if (xk.constant != 0 || xk.terms.size() != 1 || xk.terms[0].coeff != 1 || xk.terms[0].atoms != t.atoms) continue;
     Poly r = add(add(p, atom_poly(t.atoms[0]), k), x, -1);
     if (r.terms.size() + x.terms.size() + 1 != p.terms.size()) continue;  // X is not all there
     const bool bare = x.constant == 0 && x.terms.size() == 1 && x.terms[0].coeff == 1 && x.terms[0].atoms.size() == 1 &&
@@ -543,18 +574,12 @@ std::optional<Poly> quotient(const Poly& a, const Poly& b) {
 }
 
 void collect_symbol_atoms(const Poly& p, std::vector<const Atom*>& out) {
-  for (const Term& t : p.terms) {
-    for (std::uint32_t id : t.atoms) {
-      const Atom& a = table().atom(id);
-      if (a.kind == AtomKind::symbol) {
-        out.push_back(&a);
-      } else {
-        collect_symbol_atoms(table().poly(a.a), out);
-        if (a.kind != AtomKind::floordiv) collect_symbol_atoms(table().poly(a.b), out);
-      }
-    }
-  }
+  std::unordered_set<std::uint32_t> visited;
+  std::vector<std::uint32_t> ids;
+  collect_symbol_ids(p, visited, ids);
+  for (std::uint32_t id : ids) out.push_back(&table().atom(id));
 }
+
 
 }  // namespace
 
@@ -644,7 +669,8 @@ SymRange SymExpr::bounds() const {
 
 std::int64_t SymExpr::evaluate(const SymBindings& bindings) const {
   const std::lock_guard lock(table().mutex());
-  return evaluate_poly(table().poly(id_), bindings);
+  AtomValues seen;
+  return evaluate_poly(table().poly(id_), bindings, seen);
 }
 
 std::vector<std::string> SymExpr::symbols() const {
@@ -792,12 +818,27 @@ class Parser {
     }
   }
   SymExpr unary() {
-    if (eat("-")) return -unary();
+    if (eat("-")) {
+      const Deeper guard(*this);
+      return -unary();
+    }
     return primary();
   }
+  // Nesting is bounded: a text is read by recursion, and a hostile one must not exhaust the stack.
+  struct Deeper {
+    explicit Deeper(Parser& p) : parser(p) {
+      if (++parser.depth_ > max_depth) parser.fail("at most 200 levels of nesting");
+    }
+    ~Deeper() { --parser.depth_; }
+    Deeper(const Deeper&) = delete;
+    Deeper& operator=(const Deeper&) = delete;
+    Parser& parser;
+  };
+  static constexpr int max_depth = 200;
   SymExpr primary() {
     skip_space();
     if (eat("(")) {
+      const Deeper guard(*this);
       SymExpr e = sum();
       expect(")");
       return e;
@@ -818,6 +859,7 @@ class Parser {
     const std::string_view name = text_.substr(start, pos_ - start);
     if (name.empty()) fail("a number, a dim's name, min, max or '('");
     if (name == "min" || name == "max") {
+      const Deeper guard(*this);
       expect("(");
       SymExpr a = sum();
       expect(",");
@@ -831,6 +873,7 @@ class Parser {
   std::string_view text_;
   const std::function<SymRange(std::string_view)>& range_of_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace
@@ -896,21 +939,18 @@ SymFact SymFact::parse(std::string_view text, const std::function<SymRange(std::
   throw std::invalid_argument(fmt::format("bad size fact '{}': at position {}, expected ==, !=, <, <=, > or >=", text, at + 1));
 }
 
-// `H == 2*(H//2)` prints as `H % 2 == 0`, as written: an (in)equality whose difference is a
-// remainder alone is that remainder against 0.
-std::string to_string(const SymFact& f) {
-  if (f.rel == SymRel::eq || f.rel == SymRel::ne) {
-    const SymExpr d = f.lhs - f.rhs;
-    bool pure = false;
-    std::optional<std::string> text;
-    {
-      const std::lock_guard lock(table().mutex());
-      text = print_mod(table().poly(d.id()), &pure);
-    }
-    if (text && pure) return fmt::format("{} {} 0", *text, to_string(f.rel));
+SymFact SymFact::normalized() const {
+  if (rel != SymRel::eq && rel != SymRel::ne) return *this;
+  const SymExpr d = lhs - rhs;
+  bool pure = false;
+  {
+    const std::lock_guard lock(table().mutex());
+    (void)print_mod(table().poly(d.id()), &pure);
   }
-  return fmt::format("{} {} {}", f.lhs, to_string(f.rel), f.rhs);
+  return pure ? SymFact{d, rel, SymExpr(0)} : *this;
 }
+
+std::string to_string(const SymFact& f) { return fmt::format("{} {} {}", f.lhs, to_string(f.rel), f.rhs); }
 
 std::string to_string(const SymRange& r) {
   std::string out = r.lo == -SymRange::unbounded ? "" : std::to_string(r.lo);

@@ -286,7 +286,7 @@ class Reader {
       } else if (j[i].is_string()) {
         const std::string where = fmt::format("{}[{}]", at, i);
         const Dim d(read_expr(j[i].get<std::string>(), where, ranges));
-        if (d.is_anonymous()) fail(where, "is {}, a negative size", j[i].dump());
+        if (d.is_anonymous() || d.expr()->bounds().hi < 0) fail(where, "is {}, a size that is negative for every value of its dims", j[i].dump());
         shape.push_back(d);
       } else {
         fail(fmt::format("{}[{}]", at, i), "is {}; a size is an integer >= 0, an expression over named dims as a "

@@ -315,7 +315,8 @@ void Exporter::call_op(const Node& node) {
     if (!dim) return unary(node, "Squeeze", value(*self));
     const TensorMeta& in = meta_of(*self);
     const Dim size = in.shape[static_cast<std::size_t>(normalize_dim(*dim, in.shape.ndim()))];
-    if (size.is_known() && size.value() != 1) return unary(node, "Identity", value(*self));  // torch leaves it as it is
+    // torch leaves a dim that is not 1 as it is (the traced result keeps its rank then).
+    if (result_meta(node).shape.rank() == in.shape.rank()) return unary(node, "Identity", value(*self));
     builder_.node("Squeeze", {value(*self), builder_.constant_ints({*dim}, base + "_axes")}, {result(node)});
     return;
   }
@@ -363,9 +364,9 @@ void Exporter::call_op(const Node& node) {
 
 // Note [Sizes computed in the graph]: a trace with named dims computes sizes in the graph
 // (`x.size(0)`, `n * 2`, `reshape({n, -1})`), as fx does; ONNX computes them at run time on
-// 0-d int64 tensors: Shape and Gather for a size, Add, Sub, Mul, Div (sizes are not negative,
-// so its truncation is Python's floor), Mod, Min and Max for the arithmetic, and a Concat of
-// the pieces for a sizes argument.
+// 0-d int64 tensors: Shape and Gather for a size; Add, Sub, Mul, Mod (ONNX's integer Mod is
+// Python's), Min and Max for the arithmetic; Python's floor division as Div of a - Mod(a, b),
+// which divides exactly; and a Concat of the pieces for a sizes argument.
 void Exporter::size_arithmetic(const Node& node) {
   const std::string_view op = node.target();
   const std::string base = node.name();
@@ -387,8 +388,15 @@ void Exporter::size_arithmetic(const Node& node) {
     set_attribute(n, "axis", std::int64_t{0});
     return;
   }
+  if (op == "operator.floordiv") {  // Python floors: (a - a mod b) / b divides exactly, ONNX's Mod is Python's
+    const std::string a = operand(0, "a"), b = operand(1, "b");
+    builder_.node("Mod", {a, b}, {base + "_mod"});
+    builder_.node("Sub", {a, base + "_mod"}, {base + "_exact"});
+    builder_.node("Div", {base + "_exact", b}, {result(node)});
+    return;
+  }
   static constexpr std::pair<std::string_view, std::string_view> binary[] = {
-      {"operator.add", "Add"}, {"operator.sub", "Sub"}, {"operator.mul", "Mul"}, {"operator.floordiv", "Div"},
+      {"operator.add", "Add"}, {"operator.sub", "Sub"}, {"operator.mul", "Mul"},
       {"operator.mod", "Mod"}, {"sym_min", "Min"},      {"sym_max", "Max"}};
   for (const auto& [name, onnx_op] : binary) {
     if (op != name) continue;

@@ -189,12 +189,13 @@ void Graph::add_guard(std::string input, Argument value) {
 }
 
 void Graph::add_size_guard(const SymFact& fact, std::source_location where) {
+  const SymFact f = fact.normalized();
   detail::GraphImpl& g = impl();
-  if (!g.size_guard_keys.insert(detail::size_guard_key(fact)).second) return;
+  if (!g.size_guard_keys.insert(detail::size_guard_key(f)).second) return;
   try {
-    g.size_guards.push_back(SizeGuard{fact, where});
+    g.size_guards.push_back(SizeGuard{f, where});
   } catch (...) {
-    g.size_guard_keys.erase(detail::size_guard_key(fact));
+    g.size_guard_keys.erase(detail::size_guard_key(f));
     throw;
   }
 }

@@ -145,7 +145,8 @@ std::optional<TensorMeta> LayerNormImpl::layer_output_meta(const ValueList& args
   if (x == nullptr || k == 0 || x->shape.rank() < k) return std::nullopt;
   for (std::size_t i = 0; i < k; ++i) {
     const Dim d = x->shape[x->shape.rank() - k + i];
-    if (normalized_shape[i] < 0 || (d.is_known() && d.raw() != normalized_shape[i])) return std::nullopt;
+    // A named dim needs the op's guard that it is normalized_shape: the op's meta function records it.
+    if (normalized_shape[i] < 0 || d.is_symbolic() || (d.is_known() && d.raw() != normalized_shape[i])) return std::nullopt;
   }
   for (const Tensor* param : {&weight, &bias}) {
     if (!param->defined()) continue;

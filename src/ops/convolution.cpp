@@ -69,6 +69,9 @@ OutputMeta conv2d_meta(const OpCall& call) {
               p.groups);
   if (channels.is_known() && channels.raw() % p.groups != 0)
     call.fail("input of shape {} has {} channels, which groups={} does not divide", x, channels, p.groups);
+  if (channels.is_symbolic() && w[1].is_known())
+    detail::require(call, SymFact{*channels.expr(), SymRel::eq, SymExpr(w[1].raw() * p.groups)},
+                    "the input's channels must be the weight's in_channels");
   if (channels.is_known() && w[1].is_known() && channels.raw() != w[1].raw() * p.groups)
     call.fail("input of shape {} has {} channels, but weight of shape {} with groups={} expects {} "
               "(weight.shape[1] * groups); check the channel dim of input and weight",
@@ -241,6 +244,9 @@ OutputMeta conv_transpose2d_meta(const OpCall& call) {
   const Dim channels = x[c_dim];
   if (w[0].is_known() && w[0].raw() % p.groups != 0)
     call.fail("weight of shape {} has {} input channels, which groups={} does not divide", w, w[0], p.groups);
+  if (channels.is_symbolic() && w[0].is_known())
+    detail::require(call, SymFact{*channels.expr(), SymRel::eq, SymExpr(w[0].raw())},
+                    "the input's channels must be the weight's in_channels");
   if (channels.is_known() && w[0].is_known() && channels.raw() != w[0].raw())
     call.fail("input of shape {} has {} channels, but weight of shape {} expects {} (weight.shape[0]; a transposed "
               "convolution's weight is [in_channels, out_channels / groups, kH, kW])", x, channels, w, w[0]);
@@ -258,9 +264,9 @@ OutputMeta conv_transpose2d_meta(const OpCall& call) {
     const Dim in = x[c_dim + 1 + i];
     const Dim k = w[2 + i];
     if (in.is_symbolic() && k.is_known()) {
-      const Dim size = (in - Dim(1)) * Dim(p.stride[i]) +
-                       Dim(SymExpr(p.dilation[i] * (k.raw() - 1) + p.output_padding[i] + 1 - 2 * p.padding[i]));
-      detail::require(call, SymFact{*size.expr(), SymRel::gt, SymExpr(0)},
+      const SymExpr size = (*in.expr() - SymExpr(1)) * SymExpr(p.stride[i]) +
+                           SymExpr(p.dilation[i] * (k.raw() - 1) + p.output_padding[i] + 1 - 2 * p.padding[i]);
+      detail::require(call, SymFact{size, SymRel::gt, SymExpr(0)},
                       fmt::format("the output must have a positive size in spatial dim {}", i));
       out[i] = size;
       continue;

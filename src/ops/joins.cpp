@@ -255,6 +255,12 @@ OutputMeta pad_meta(const OpCall& call) {
   Shape out = x.shape();
   for (std::size_t d = 0; d < out.rank(); ++d) {
     const auto [before, after] = pad_of(pad, out.rank(), d);
+    if (out[d].is_symbolic()) {
+      const SymExpr size = *out[d].expr() + SymExpr(before + after);
+      detail::require(call, SymFact{size, SymRel::ge, SymExpr(0)}, fmt::format("padding dimension {} must leave it a size", d));
+      out[d] = size;
+      continue;
+    }
     if (!out[d].is_known()) continue;
     const std::int64_t size = out[d].raw() + before + after;
     if (size < 0) call.fail("padding {} makes dimension {} of shape {} negative", pad, d, x.shape());

@@ -174,7 +174,7 @@ OutputMeta layer_norm_meta(const OpCall& call) {
   bool ok = x.shape().rank() >= k;
   for (std::size_t i = 0; ok && i < k; ++i) {
     const Dim d = x.shape()[x.shape().rank() - k + i];
-    ok = !d.is_known() || d.raw() == normalized[i];
+    ok = detail::same_size(call, d, normalized[i], "layer_norm(): the trailing dims must be normalized_shape").has_value();
   }
   if (!ok)
     call.fail("normalized_shape {} does not match the trailing dims of input of shape {}; expected input of "

@@ -8,6 +8,8 @@
 #include "ops/kernel_util.hpp"
 #include "ops/meta_util.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -37,6 +39,8 @@ OutputMeta topk_meta(const OpCall& call) {
     const std::int64_t kk = call.integer(1);
     if (kk < 0 || (size.is_known() && kk > size.raw()))
       call.fail("k ({}) is out of range for dimension {} of size {} (shape {})", kk, d, size, x.shape());
+    if (size.is_symbolic())
+      detail::require(call, SymFact{SymExpr(kk), SymRel::le, *size.expr()}, fmt::format("topk(): k must fit dimension {}", d));
     k = Dim(kk);
   }
   if (x.dim() > 0) out[d] = k;

@@ -82,6 +82,8 @@ Shape infer_size(const OpCall& call, const std::vector<OpCall::SizeArg>& shape, 
     }
     if (!described) return out;
     const SymExpr count = *numel_dim.expr(), given = *product_dim.expr();
+    detail::require(call, SymFact{given, SymRel::ne, SymExpr(0)},
+                    fmt::format("reshaping {} to {}: the -1 needs the other sizes nonzero", input, size_list_text(text)));
     if (const std::optional<SymExpr> q = divide_exactly(count, given)) {
       out[*inferred] = *q;
     } else if (const std::optional<std::int64_t> k = given.constant_value(); k && *k > 0) {
@@ -330,8 +332,11 @@ OutputMeta expand_meta(const OpCall& call) {
     const std::int64_t target = sizes[i];
     const Dim n = i < lead ? Dim(1) : in[i - lead];
     if (target == OpCall::unknown_size) {
-      // A proxy size: the existing size if it cannot grow, else the proxy's.
-      out.push_back(n.is_known() && n.raw() != 1 ? n : n.is_symbolic() && dims[i].dim.is_anonymous() ? n : dims[i].dim);
+      // A proxy size: the existing size if it cannot grow (not 1, which a named dim's range may
+      // prove), else the proxy's.
+      const bool fixed = (n.is_known() && n.raw() != 1) ||
+                         (n.is_symbolic() && SymFact{*n.expr(), SymRel::ne, SymExpr(1)}.decide() == true);
+      out.push_back(fixed ? n : dims[i].dim);
       continue;
     }
     if (target < -1)
@@ -395,14 +400,15 @@ SliceRange slice_range(std::int64_t size, std::optional<std::int64_t> start_opt,
 // which the dims' ranges usually fold (`x[:, 1:]` of `[N, H]` is `[N, H - 1]`).
 SymExpr symbolic_slice_length(SymExpr size, std::optional<std::int64_t> start_opt, std::optional<std::int64_t> end_opt,
                               std::int64_t step) {
+  // A bound in [0, size]: min(v, size) for v >= 0, max(size + v, 0) for v < 0. Each refers to
+  // the size once, so a chain of slices grows linearly.
   const auto bound = [&](std::optional<std::int64_t> v, SymExpr missing) {
     if (!v) return missing;
-    const SymExpr b = *v < 0 ? size + SymExpr(*v) : SymExpr(*v);
-    return min(max(b, SymExpr(0)), size);
+    return *v >= 0 ? min(SymExpr(*v), size) : max(size + SymExpr(*v), SymExpr(0));
   };
   const SymExpr start = bound(start_opt, SymExpr(0));
-  const SymExpr end = max(bound(end_opt, size), start);
-  return floordiv(end - start + SymExpr(step - 1), step);
+  const SymExpr end = bound(end_opt, size);
+  return floordiv(max(end - start, SymExpr(0)) + SymExpr(step - 1), step);
 }
 
 std::int64_t slice_dim(const OpCall& call, const Tensor& x) {

@@ -195,7 +195,16 @@ void collect_dims(const InputSpec& spec, std::vector<std::pair<std::string, SymR
 // be two dims.
 void check_dim_names(const std::vector<InputSpec>& inputs, std::source_location where) {
   std::vector<std::pair<std::string, SymRange>> dims;
-  for (const InputSpec& spec : inputs) collect_dims(spec, dims);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::size_t before = dims.size();
+    collect_dims(inputs[i], dims);
+    // The interpreter binds named dims from tensor inputs; the parts of a list or dict are
+    // checked by their structure, which holds sizes only.
+    if ((inputs[i].is_list || inputs[i].is_dict) && dims.size() != before)
+      throw_invalid_argument(where, "input {} ({}) is a list or dict whose tensors have named dims, which only a "
+                                    "tensor input may have; give its sizes as numbers or ? (Dim::unknown())",
+                             i, to_string(inputs[i]));
+  }
   std::sort(dims.begin(), dims.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (std::size_t i = 1; i < dims.size(); ++i) {
     if (dims[i].first == dims[i - 1].first && dims[i].second != dims[i - 1].second)

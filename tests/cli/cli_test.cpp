@@ -503,8 +503,8 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
        "symtrace trace: error: --input '1x3x': a size is missing; write sizes separated by x, e.g. --input "
        "1x3x224x224 (? for an unknown size, a name such as N for a named dim)",
        "trace"},
-      {{"trace", "resnet18", "--input", "Nx3xmin_x32"},
-       "symtrace trace: error: --input 'Nx3xmin_x32': 'min_' cannot name a dim: a dim's name is an identifier "
+      {{"trace", "resnet18", "--input", "Nx3x$x32"},
+       "symtrace trace: error: --input 'Nx3x$x32': '$' cannot name a dim: a dim's name is an identifier "
        "(letters, digits and _, not first a digit, not min or max), such as N or H; write sizes separated by x, e.g. "
        "--input 1x3x224x224 (? for an unknown size, a name such as N for a named dim)",
        "trace"},
@@ -521,6 +521,10 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
        "H=32..1024",
        "trace"},
       {{"zoo", "--dim", "N=1..2"}, "symtrace zoo: error: zoo takes no --dim", "zoo"},
+      {{"trace", "resnet18", "--input", "Nx3x32x32", "--dim", "max_len=1..4"},
+       "symtrace trace: error: --dim 'max_len=1..4': the name 'max_len' holds an x, which --input reads as the "
+       "separator of sizes; write NAME=LO..HI or NAME=LO.., e.g. --dim H=32..1024",
+       "trace"},
       {{"trace", "resnet18", "--at", "N=1"}, "symtrace trace: error: trace takes no --at (analyze does)", "trace"},
       {{"analyze", "resnet18", "--input", "Nx3x32x32", "--at", "N=0"},
        "symtrace analyze: error: --at gives N = 0, outside its range 1..", "analyze"},

@@ -438,7 +438,7 @@ TEST_CASE("the program takes a TorchScript file wherever it takes a MODEL") {
              {"{a:2x3]", "'}' expected at position 7, found ']'"},
              {"[]", "the list is empty"},
              {"[2x3]x", "'x' after the end of the input"},
-             {"{a:2xy}", "'y' is not a size"}}) {
+             {"{a:2x$}", "'$' cannot name a dim"}}) {
       CAPTURE(text);
       const Run bad = run_cli({"trace", dict_file, "--input", text});
       CHECK(bad.code == 2);

@@ -245,3 +245,75 @@ TEST_CASE("size guards of a module that fails are rolled back with its nodes") {
   REQUIRE(root != nullptr);
   CHECK(root->size_guards().empty());
 }
+
+TEST_CASE("ops on named dims give the shapes their runs give: pad, transposed convolution, slices") {
+  struct Ops : TypedModule<Ops> {
+    Tensor w = randn({4, 2, 3, 3});
+    Tensor forward(const Tensor& x) {
+      const Tensor padded = pad(x, {1, 2, 0, 3});                      // [N, 4, H + 3, W + 3]
+      const Tensor up = conv_transpose2d(padded, w, {}, {1, 1}, {2, 2});  // k=3, s=1, p=2: [N, 2, H + 1, W + 1]
+      return up.slice(2, 1, std::nullopt).slice(2, 1, std::nullopt).slice(3, -3, std::nullopt);
+    }
+  };
+  Ops model;
+  const Graph g = symbolic_trace(model, {InputSpec(Shape{Dim("N"), 4, Dim("H", 3, 64), Dim("W", 1, 64)})});
+  const Shape traced = result_shape(g);
+  CHECK(to_string(traced).starts_with("[N, 2, H - 1, "));
+  for (const IntList& sizes : std::vector<IntList>{{1, 4, 3, 1}, {2, 4, 5, 2}, {1, 4, 9, 7}}) {
+    const Tensor x = randn(sizes);
+    const Tensor eager = model.call({x}).to_tensor();
+    check_close(Interpreter(model, g).run({x}).to_tensor(), eager);
+    const SymBindings b = bind_input_dims(g, {Shape(sizes)});
+    for (std::size_t d = 0; d < traced.rank(); ++d) CHECK(traced[d].expr()->evaluate(b) == eager.shape()[d].raw());
+  }
+}
+
+TEST_CASE("a layer_norm over a named dim is guarded to be its size") {
+  struct Norm : TypedModule<Norm> {
+    Tensor forward(const Tensor& x) { return layer_norm(x, {8}); }
+  };
+  Norm norm;
+  const Graph g = symbolic_trace(norm, {InputSpec(Shape{Dim("N"), Dim("D")})});
+  REQUIRE(g.size_guards().size() == 1);
+  CHECK(to_string(g.size_guards()[0].fact) == "D == 8");
+}
+
+TEST_CASE("a transposed convolution whose size formula has a negative constant keeps the formula") {
+  struct Up : TypedModule<Up> {
+    Tensor w = randn({2, 3, 3, 3});
+    Tensor forward(const Tensor& x) { return conv_transpose2d(x, w, {}, {1, 1}, {2, 2}); }
+  };
+  Up model;
+  const Graph g = symbolic_trace(model, {InputSpec(Shape{1, 2, Dim("H", 3, 64), Dim("W", 3, 64)})});
+  CHECK(to_string(result_shape(g)) == "[1, 3, H - 2, W - 2]");
+  const Tensor x = randn({1, 2, 7, 9});
+  check_close(Interpreter(model, g).run({x}).to_tensor(), model.call({x}).to_tensor());
+}
+
+TEST_CASE("expanding a named dim that may be 1 to a proxy size gives the proxy's size") {
+  struct Expand : TypedModule<Expand> {
+    Expand() : TypedModule(std::vector<std::string>{"x", "y"}) {}
+    Tensor forward(const Tensor& x, const Tensor& y) { return x.expand({y.size(0), 4}); }
+  };
+  Expand model;
+  const Graph g = symbolic_trace(model, {InputSpec(Shape{Dim("N"), 1}), InputSpec(Shape{Dim("M"), 2})});
+  CHECK(to_string(result_shape(g)) == "[M, 4]");
+  const Graph proven = symbolic_trace(model, {InputSpec(Shape{Dim("N", 2, 9), 1}), InputSpec(Shape{Dim("M"), 2})});
+  CHECK(to_string(result_shape(proven)) == "[N, 4]");
+}
+
+TEST_CASE("a chain of slices stays a short formula and evaluates in time") {
+  struct Slices : TypedModule<Slices> {
+    Tensor forward(const Tensor& x) {
+      Tensor y = x;
+      for (int i = 0; i < 40; ++i) y = y.slice(1, 1, std::nullopt);
+      return y;
+    }
+  };
+  Slices model;
+  const Graph g = symbolic_trace(model, {InputSpec(Shape{2, Dim("L")})});
+  const SymExpr l = *result_shape(g)[1].expr();
+  CHECK(l.evaluate({{"L", 100}}) == 60);
+  CHECK(l.evaluate({{"L", 10}}) == 0);
+  CHECK(to_string(l).size() < 20'000);
+}

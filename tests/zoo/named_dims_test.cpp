@@ -77,7 +77,11 @@ void check_shapes_at(Module& model, const Graph& g, const std::vector<IntList>& 
     REQUIRE(meta != nullptr);
     INFO(node->name(), " traced as ", to_string(meta->shape), ", ran as ", to_string(shape));
     REQUIRE(meta->shape.rank() == shape.rank());
-    for (std::size_t d = 0; d < shape.rank(); ++d) CHECK(meta->shape[d].expr()->evaluate(bindings) == shape[d].raw());
+    for (std::size_t d = 0; d < shape.rank(); ++d) {
+      const std::optional<SymExpr> e = meta->shape[d].expr();
+      REQUIRE(e.has_value());
+      CHECK(e->evaluate(bindings) == shape[d].raw());
+    }
   }
 }
 

@@ -15,8 +15,8 @@ namespace symtrace::cli {
 
 namespace {
 
-// The summary for the sizes --at gives: each within its dim's range, every guard of the model's
-// graph holding, every named dim given.
+// The summary for the sizes --at gives: each within its dim's range, every guard of the
+// collection's graphs holding, every named dim given.
 ModelSummary at_sizes(const ModelSummary& summary, const GraphCollection& collection, const Options& options) {
   const Graph& root = collection.begin()->graph;
   std::vector<std::pair<std::string, SymRange>> dims;
@@ -38,7 +38,7 @@ ModelSummary at_sizes(const ModelSummary& summary, const GraphCollection& collec
       throw UsageError(options.command, fmt::format("--at gives no size for {}; give every named dim, e.g. --at {}=8", name, name));
   }
   try {
-    check_size_guards(root, options.at_values);
+    for (const GraphCollection::Entry& e : collection) check_size_guards(e.graph, options.at_values);
   } catch (const std::invalid_argument& e) {
     throw UsageError(options.command, fmt::format("--at '{}': {}", options.at, e.what()));
   }

@@ -373,6 +373,8 @@ Options parse_options(const std::vector<std::string>& args) {
     const std::size_t eq = text.find('='), dots = text.find("..");
     if (eq == std::string::npos || dots == std::string::npos || dots < eq) throw bad("it is not NAME=LO..HI");
     const std::string name = text.substr(0, eq);
+    if (name.find('x') != std::string::npos)
+      throw bad(fmt::format("the name '{}' holds an x, which --input reads as the separator of sizes", name));
     const auto number = [&](std::string_view part, std::int64_t none) {
       if (part.empty() && none != 0) return none;
       std::int64_t v = 0;
@@ -393,15 +395,18 @@ Options parse_options(const std::vector<std::string>& args) {
     o.dim_ranges.emplace_back(name, range);
   }
   for (const auto& [name, range] : o.dim_ranges) {
+    // The names an --input shape holds: the runs of name characters between the x separators
+    // (and the brackets, commas and colons of a list or dict).
     const bool used = std::any_of(o.inputs.begin(), o.inputs.end(), [&](const std::string& input) {
-      std::size_t at = 0;
-      while ((at = input.find(name, at)) != std::string::npos) {
-        const auto is_name_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-        const bool starts = at == 0 || !is_name_char(input[at - 1]) || input[at - 1] == 'x';
-        const std::size_t after = at + name.size();
-        const bool ends = after == input.size() || !is_name_char(input[after]) || input[after] == 'x';
-        if (starts && ends) return true;
-        at = after;
+      std::string token;
+      for (std::size_t i = 0; i <= input.size(); ++i) {
+        const char c = i < input.size() ? input[i] : ' ';
+        if ((std::isalnum(static_cast<unsigned char>(c)) || c == '_') && c != 'x') {
+          token += c;
+          continue;
+        }
+        if (token == name) return true;
+        token.clear();
       }
       return false;
     });

@@ -130,6 +130,9 @@ struct SymFact {
   [[nodiscard]] std::optional<bool> decide() const;
   /// Whether it holds for `bindings` (std::invalid_argument for a dim they do not bind).
   [[nodiscard]] bool holds(const SymBindings& bindings) const;
+  /// The same fact, with an (in)equality whose difference is a remainder alone written as that
+  /// remainder against 0: `H == 2*(H//2)` is `H % 2 == 0`, as it would be written.
+  [[nodiscard]] SymFact normalized() const;
   /// Reads what `to_string` writes (`N == M`, `H % 32 == 0`); std::invalid_argument otherwise.
   [[nodiscard]] static SymFact parse(std::string_view text,
                                      const std::function<SymRange(std::string_view)>& range_of);

@@ -193,8 +193,9 @@ class Graph {
     SymFact fact;
     std::source_location where;  ///< the user's file:line of the op that needed it
   };
-  /// Records `fact` as a size guard, unless the graph has it already (then the first one
-  /// stays). O(1). Rollback removes size guards added since the checkpoint.
+  /// Records `fact` (normalized: `H % 2 == 0` rather than `H == 2*(H//2)`) as a size guard,
+  /// unless the graph has it already (then the first one stays). O(1). Rollback removes size
+  /// guards added since the checkpoint.
   void add_size_guard(const SymFact& fact, std::source_location where);
   /// The size guards, in the order they were added.
   [[nodiscard]] const std::vector<SizeGuard>& size_guards() const noexcept;

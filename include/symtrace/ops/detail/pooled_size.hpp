@@ -30,7 +30,9 @@ inline Dim pooled_dim(Dim in, std::int64_t kernel, std::int64_t stride, std::int
   const std::int64_t span = dilation * (kernel - 1) + 1;
   const SymExpr x = *in.expr();
   SymExpr out = floordiv(x + SymExpr(2 * padding - span + (ceil_mode ? stride - 1 : 0)), stride) + SymExpr(1);
-  if (ceil_mode) {
+  // In ceil mode the last window must start inside the input or its left padding. It always
+  // does when p + s - 1 < span: (out - 1)*s <= in + 2p - span + s - 1 < in + p.
+  if (ceil_mode && padding + stride - 1 >= span) {
     const std::optional<bool> last_outside = SymFact{(out - SymExpr(1)) * SymExpr(stride), SymRel::ge, x + SymExpr(padding)}.decide();
     if (!last_outside) return Dim();
     if (*last_outside) out = out - SymExpr(1);
