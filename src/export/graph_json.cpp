@@ -260,17 +260,23 @@ class Reader {
   /// A size expression at `at`; its names must be in `ranges` (when given; else a name has the
   /// default range).
   static SymExpr read_expr(const std::string& text, const std::string& at, const DimRanges* ranges) {
+    std::string undeclared;  // the first name "dims" lacks (reported after the parse, not from inside it)
     const auto range_of = [&](std::string_view name) {
       if (ranges == nullptr) return SymRange{};
       for (const auto& [n, r] : *ranges)
         if (n == name) return r;
-      fail(at, "'{}' names the dim '{}', which the document's \"dims\" does not declare", text, name);
+      if (undeclared.empty()) undeclared = std::string(name);
+      return SymRange{};
     };
+    SymExpr e;
     try {
-      return SymExpr::parse(text, range_of);
-    } catch (const std::invalid_argument& e) {
-      fail(at, "{}", e.what());
+      e = SymExpr::parse(text, range_of);
+    } catch (const std::invalid_argument& error) {
+      fail(at, "{}", error.what());
     }
+    if (!undeclared.empty())
+      fail(at, "'{}' names the dim '{}', which the document's \"dims\" does not declare", text, undeclared);
+    return e;
   }
 
   static Shape read_shape(const Json& j, const std::string& at, const DimRanges* ranges = nullptr) {
@@ -483,10 +489,12 @@ class Reader {
   void read_size_guard(Graph& graph, const Json& j, const std::string& at) {
     if (!j.is_object()) fail(at, "is {}, not an object", j.type_name());
     const Json& fact = field(j, at, "fact", Json::value_t::string);
+    std::string undeclared;
     const auto range_of = [&](std::string_view name) {
       for (const auto& [n, r] : dims_)
         if (n == name) return r;
-      fail(at + ".fact", "names the dim '{}', which the document's \"dims\" does not declare", name);
+      if (undeclared.empty()) undeclared = std::string(name);
+      return SymRange{};
     };
     SymFact f;
     try {
@@ -494,6 +502,8 @@ class Reader {
     } catch (const std::invalid_argument& e) {
       fail(at + ".fact", "{}", e.what());
     }
+    if (!undeclared.empty())
+      fail(at + ".fact", "names the dim '{}', which the document's \"dims\" does not declare", undeclared);
     std::source_location where;
     if (j.contains("source") && !j["source"].is_null()) {
       const std::string source = j["source"].is_string() ? j["source"].get<std::string>() : std::string();

@@ -314,7 +314,6 @@ void Exporter::call_op(const Node& node) {
     const std::optional<std::int64_t> dim = int_arg(node, 1, "dim");
     if (!dim) return unary(node, "Squeeze", value(*self));
     const TensorMeta& in = meta_of(*self);
-    const Dim size = in.shape[static_cast<std::size_t>(normalize_dim(*dim, in.shape.ndim()))];
     // torch leaves a dim that is not 1 as it is (the traced result keeps its rank then).
     if (result_meta(node).shape.rank() == in.shape.rank()) return unary(node, "Identity", value(*self));
     builder_.node("Squeeze", {value(*self), builder_.constant_ints({*dim}, base + "_axes")}, {result(node)});

@@ -7,6 +7,8 @@
 #include <symtrace/symtrace.hpp>
 #include <symtrace/zoo/zoo.hpp>
 
+#include <fmt/format.h>
+
 #include <limits>
 
 using namespace symtrace;
@@ -123,7 +125,38 @@ TEST_CASE("malformed documents are refused with an error naming the place and th
   const std::string resnet = graph_to_json(symbolic_trace(*zoo::create("resnet18"), {InputSpec(Shape{1, 3, 8, 8})}));
   std::string deep = "1";
   for (int i = 0; i < 100; ++i) deep = "[" + deep + "]";
+  const auto shaped = [](const std::string& shape, const std::string& extra) {
+    return document_with(R"({"name": "x", "op": "placeholder", "target": "x", "args": [], "kwargs": {}, "dtype": "float32", "shape": )" +
+                             shape + "}, " + out_node,
+                         extra);
+  };
+  const std::string nested = std::string(300, '(') + "N" + std::string(300, ')');
+  std::string product = "N";  // (N + N + ... + N)^k in a string: a runaway polynomial
+  for (int i = 0; i < 13; ++i) product += fmt::format(" * (N + H{} + W{})", i, i);
+  std::string product_dims = R"(, "dims": {"N": [1, null])";
+  for (int i = 0; i < 13; ++i) product_dims += fmt::format(R"(, "H{}": [1, null], "W{}": [1, null])", i, i);
+  product_dims += "}";
   const std::vector<Case> cases{
+      {shaped(R"(["N", 3])", ""),
+       "graph_from_json: document.nodes[0] (%x).shape[0]: 'N' names the dim 'N', which the document's \"dims\" does not declare"},
+      {shaped(R"(["N", 3])", R"(, "dims": {"N": [5, 2]})"),
+       "graph_from_json: document.dims.N: dim 'N' has the empty range 5..2: give lo <= hi"},
+      {shaped(R"(["N", 3])", R"(, "dims": {"N": "big"})"), "graph_from_json: document.dims.N: is \"big\", not [lo, hi]"},
+      {shaped(R"(["N", 3])", R"(, "dims": {"2N": [1, 2]})"), "graph_from_json: document.dims.2N: '2N' cannot name a dim"},
+      {shaped(R"(["-N", 3])", R"(, "dims": {"N": [1, null]})"),
+       "graph_from_json: document.nodes[0] (%x).shape[0]: is \"-N\", a size that is negative for every value of its dims"},
+      {shaped(R"(["N +", 3])", R"(, "dims": {"N": [1, null]})"),
+       "graph_from_json: document.nodes[0] (%x).shape[0]: bad size expression 'N +': at position 4"},
+      {shaped("[\"" + nested + "\"]", R"(, "dims": {"N": [1, null]})"),
+       "graph_from_json: document.nodes[0] (%x).shape[0]: bad size expression"},
+      {shaped("[\"" + product + "\"]", product_dims),
+       "graph_from_json: document.nodes[0] (%x).shape[0]: a size expression would have more than 4096 terms"},
+      {shaped(R"(["N", 3])", R"(, "dims": {"N": [1, null]}, "size_guards": [{"fact": "N"}])"),
+       "graph_from_json: document.size_guards[0].fact: bad size fact 'N'"},
+      {shaped(R"(["N", 3])", R"(, "dims": {"N": [1, null]}, "size_guards": [{"fact": "M == 1"}])"),
+       "graph_from_json: document.size_guards[0].fact: names the dim 'M', which the document's \"dims\" does not declare"},
+      {shaped(R"(["N", 3])", R"(, "dims": {"N": [1, null]}, "size_guards": [{"fact": "N == 2", "source": "here"}])"),
+       "graph_from_json: document.size_guards[0].source: is \"here\", not \"file:line\" or null"},
       {"", "graph_from_json: the document is not JSON: [json.exception.parse_error.101]"},
       {resnet.substr(0, resnet.size() / 2), "graph_from_json: the document is not JSON: "},
       // Found by the fuzz target: a number too large to read is nlohmann's out_of_range, not a parse error.
