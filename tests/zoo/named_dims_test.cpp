@@ -198,7 +198,8 @@ TEST_CASE("vit_b16 traced at Nx3x224x224: every shape is a formula of N that its
   check_json_round_trip(g);
   CHECK(size_guards(g).empty());
   CHECK(testing::result_meta(g) == "float32[N, 1000]");
-  for (std::int64_t n : {1, 2})  // vit_b16 is heavy to run; two batch sizes, five for the smaller models
+  for (std::int64_t n : {1, 2, 3, 4, 5}) {
     check_shapes_at(*model, g, {{n, 3, 224, 224}});
-  for (std::int64_t n : {1, 2, 3, 8, 64}) check_costs_at(*model, {InputSpec(Shape{Dim("N", 1, 64), 3, 224, 224})}, {{n, 3, 224, 224}});
+    check_costs_at(*model, {InputSpec(Shape{Dim("N", 1, 64), 3, 224, 224})}, {{n, 3, 224, 224}});
+  }
 }
