@@ -22,7 +22,7 @@ Dim::Dim(SymExpr e) {
 
 std::optional<SymExpr> Dim::expr() const {
   if (is_known()) return SymExpr(size_);
-  if (is_symbolic()) return SymExpr::from_id(decode(size_));
+  if (is_symbolic()) return SymExpr(decode(size_), 0);
   return std::nullopt;
 }
 

@@ -55,13 +55,17 @@ std::optional<TensorMeta> same_as_float_input(const ValueList& args) {
   return std::nullopt;
 }
 
-/// The [..., C, H, W] input of a 2-D layer ([N, C, H, W] or [C, H, W]) with C, H and W known and
-/// positive (only the batch may be unknown or 0), or nullptr.
+/// The [..., C, H, W] input of a 2-D layer ([N, C, H, W] or [C, H, W]) with C known and H and W
+/// known or named (an expression its dims' ranges keep >= 1), all positive (only the batch may
+/// be unknown or 0), or nullptr.
 const TensorMeta* spatial_input(const ValueList& args) {
   const TensorMeta* x = float_input(args);
   if (x == nullptr || (x->shape.rank() != 4 && x->shape.rank() != 3)) return nullptr;
   for (std::size_t d = x->shape.rank() - 3; d < x->shape.rank(); ++d) {
-    if (!x->shape[d].is_known() || x->shape[d].raw() <= 0) return nullptr;
+    const Dim n = x->shape[d];
+    const bool channels = d == x->shape.rank() - 3;
+    const bool positive = n.is_known() ? n.raw() > 0 : !channels && n.is_symbolic() && n.expr()->bounds().lo >= 1;
+    if (!positive) return nullptr;
   }
   return x;
 }
@@ -75,9 +79,13 @@ std::optional<TensorMeta> pooled(const TensorMeta& x, Size2 kernel, Size2 stride
   for (std::size_t i = 0; i < 2; ++i) {
     if (k[i] <= 0 || s[i] <= 0 || d[i] <= 0 || p[i] < 0 || p[i] > k[i] / 2) return std::nullopt;
     const std::size_t dim = x.shape.rank() - 2 + i;
-    const std::int64_t size = detail::pooled_size(x.shape[dim].raw(), k[i], s[i], p[i], d[i], ceil_mode);
-    if (size < 1) return std::nullopt;
-    out.shape[dim] = Dim(size);
+    // A named size: the op's formula, when the ranges prove it is not empty (else the op's
+    // meta function records the guard).
+    const Dim size = detail::pooled_dim(x.shape[dim], k[i], s[i], p[i], d[i], ceil_mode);
+    if (size.is_anonymous()) return std::nullopt;
+    if (size.is_known() ? size.raw() < 1 : SymFact{*size.expr(), SymRel::ge, SymExpr(1)}.decide() != true)
+      return std::nullopt;
+    out.shape[dim] = size;
   }
   return out;
 }
@@ -112,9 +120,17 @@ std::optional<TensorMeta> Conv2dImpl::layer_output_meta(const ValueList& args) c
   out.shape[c] = Dim(out_channels);
   for (std::size_t i = 0; i < 2; ++i) {
     if (s[i] <= 0 || p[i] < 0 || d[i] <= 0) return std::nullopt;
-    // floor((in + 2p - d*(k-1) - 1) / s) + 1, once the kernel fits the padded input.
-    const std::int64_t padded = x->shape[c + 1 + i].raw() + 2 * p[i];
+    // floor((in + 2p - d*(k-1) - 1) / s) + 1, once the kernel fits the padded input (for a named
+    // size, once its range proves that; else the op's meta function records the guard).
+    const Dim in = x->shape[c + 1 + i];
     const std::int64_t span = d[i] * (w.shape[2 + i].raw() - 1) + 1;
+    if (in.is_symbolic()) {
+      const SymExpr padded = *in.expr() + SymExpr(2 * p[i]);
+      if (SymFact{padded, SymRel::ge, SymExpr(span)}.decide() != true) return std::nullopt;
+      out.shape[c + 1 + i] = floordiv(padded - SymExpr(span), s[i]) + SymExpr(1);
+      continue;
+    }
+    const std::int64_t padded = in.raw() + 2 * p[i];
     if (span > padded) return std::nullopt;
     out.shape[c + 1 + i] = Dim((padded - span) / s[i] + 1);
   }

@@ -111,6 +111,7 @@ class SymExpr {
  private:
   explicit SymExpr(std::uint32_t id, int /*tag*/) noexcept : id_(id) {}
   friend struct SymExprAccess;
+  friend class Dim;  // holds an id it took from a SymExpr: no check (and no lock) to read it back
   std::uint32_t id_ = 0;
 };
 
