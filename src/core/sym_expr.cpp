@@ -592,16 +592,47 @@ namespace {
 SymExpr handle(Poly p) { return SymExprAccess::make(table().intern(std::move(p))); }
 }  // namespace
 
+namespace {
+enum class OpCode : std::uint32_t { add, sub, mul, floordiv, min, max, constant };
+
+// Computes `f()` once per (op, a, b); the table's lock held.
+// Note [Memoised size arithmetic] continued: each thread also remembers what it computed, in a
+// map of its own, so a trace's repeated operations take no lock at all. Ids never change
+// meaning, so a thread's memory stays true.
+struct ThreadMemo {
+  std::unordered_map<Table::OpKey, std::uint32_t, Table::OpKeyHash> ops;
+  std::unordered_map<std::uint32_t, std::optional<std::int64_t>> constants;
+  std::unordered_map<std::uint32_t, SymRange> bounds;
+};
+ThreadMemo& thread_memo() {
+  thread_local ThreadMemo memo;
+  return memo;
+}
+
+// Computes `f()` (under the table's lock) once per (op, a, b).
+template <class F>
+SymExpr memoised(OpCode op, std::uint32_t a, std::int64_t b, F&& f) {
+  const Table::OpKey key{static_cast<std::uint32_t>(op), a, b};
+  ThreadMemo& memo = thread_memo();
+  if (auto it = memo.ops.find(key); it != memo.ops.end()) return SymExprAccess::make(it->second);
+  std::uint32_t id = 0;
+  {
+    const std::lock_guard lock(table().mutex());
+    if (auto known = table().remembered(key)) {
+      id = *known;
+    } else {
+      id = f().id();
+      table().remember(key, id);
+    }
+  }
+  memo.ops.emplace(key, id);
+  return SymExprAccess::make(id);
+}
+}  // namespace
+
 SymExpr::SymExpr(std::int64_t value) {
   if (value == 0) return;
-  const std::lock_guard lock(table().mutex());
-  const Table::OpKey key{~std::uint32_t{0}, 0, value};
-  if (auto id = table().remembered(key)) {
-    id_ = *id;
-  } else {
-    id_ = table().intern(constant_poly(value));
-    table().remember(key, id_);
-  }
+  id_ = memoised(OpCode::constant, 0, value, [&] { return handle(constant_poly(value)); }).id();
 }
 
 SymExpr SymExpr::symbol(std::string_view name, SymRange range) {
@@ -626,10 +657,17 @@ SymExpr SymExpr::from_id(std::uint32_t id) {
 }
 
 std::optional<std::int64_t> SymExpr::constant_value() const {
-  const std::lock_guard lock(table().mutex());
-  const Poly& p = table().poly(id_);
-  if (!p.terms.empty()) return std::nullopt;
-  return p.constant;
+  if (id_ == 0) return 0;
+  auto& constants = thread_memo().constants;
+  if (auto it = constants.find(id_); it != constants.end()) return it->second;
+  std::optional<std::int64_t> c;
+  {
+    const std::lock_guard lock(table().mutex());
+    const Poly& p = table().poly(id_);
+    if (p.terms.empty()) c = p.constant;
+  }
+  constants.emplace(id_, c);
+  return c;
 }
 
 std::vector<std::pair<std::string, SymRange>> SymExpr::symbol_ranges() const {
@@ -657,14 +695,18 @@ std::optional<std::pair<std::string, SymRange>> SymExpr::as_symbol() const {
 }
 
 SymRange SymExpr::bounds() const {
+  auto& bounds = thread_memo().bounds;
+  if (auto it = bounds.find(id_); it != bounds.end()) return it->second;
   Interval b;
   {
     const std::lock_guard lock(table().mutex());
     b = bounds_poly(table().poly(id_));
   }
   constexpr std::int64_t top = SymRange::unbounded;
-  return SymRange{b.lo <= -Wide{top} ? -top : static_cast<std::int64_t>(b.lo),
-                  b.hi >= Wide{top} ? top : static_cast<std::int64_t>(b.hi)};
+  const SymRange r{b.lo <= -Wide{top} ? -top : static_cast<std::int64_t>(b.lo),
+                   b.hi >= Wide{top} ? top : static_cast<std::int64_t>(b.hi)};
+  bounds.emplace(id_, r);
+  return r;
 }
 
 std::int64_t SymExpr::evaluate(const SymBindings& bindings) const {
@@ -684,45 +726,27 @@ std::vector<std::string> SymExpr::symbols() const {
   return out;
 }
 
-namespace {
-enum class OpCode : std::uint32_t { add, sub, mul, floordiv, min, max };
-
-// Computes `f()` once per (op, a, b); the table's lock held.
-template <class F>
-SymExpr memoised(OpCode op, std::uint32_t a, std::int64_t b, F&& f) {
-  const Table::OpKey key{static_cast<std::uint32_t>(op), a, b};
-  if (auto id = table().remembered(key)) return SymExprAccess::make(*id);
-  const SymExpr r = f();
-  table().remember(key, r.id());
-  return r;
-}
-}  // namespace
-
 SymExpr operator+(SymExpr a, SymExpr b) {
   if (b.id_ == 0) return a;
   if (a.id_ == 0) return b;
-  const std::lock_guard lock(table().mutex());
   if (a.id_ > b.id_) std::swap(a, b);
   return memoised(OpCode::add, a.id_, b.id_, [&] { return handle(add(table().poly(a.id_), table().poly(b.id_))); });
 }
 
 SymExpr operator-(SymExpr a, SymExpr b) {
   if (b.id_ == 0) return a;
-  const std::lock_guard lock(table().mutex());
   return memoised(OpCode::sub, a.id_, b.id_, [&] { return handle(add(table().poly(a.id_), table().poly(b.id_), -1)); });
 }
 
 SymExpr operator-(SymExpr a) { return SymExpr(0) - a; }
 
 SymExpr operator*(SymExpr a, SymExpr b) {
-  const std::lock_guard lock(table().mutex());
   if (a.id_ > b.id_) std::swap(a, b);
   return memoised(OpCode::mul, a.id_, b.id_, [&] { return handle(multiply(table().poly(a.id_), table().poly(b.id_))); });
 }
 
 SymExpr floordiv(SymExpr a, std::int64_t k) {
   if (k <= 0) throw std::invalid_argument(fmt::format("floor division of a size by {}: the divisor must be positive", k));
-  const std::lock_guard lock(table().mutex());
   return memoised(OpCode::floordiv, a.id_, k, [&] {
     const Poly e = table().poly(a.id_);  // a copy: interning may grow the table
     return handle(floordiv_poly(e, k));
@@ -742,13 +766,11 @@ SymExpr mod(SymExpr a, std::int64_t k) {
 }
 
 SymExpr min(SymExpr a, SymExpr b) {
-  const std::lock_guard lock(table().mutex());
   if (a.id_ > b.id_) std::swap(a, b);
   return memoised(OpCode::min, a.id_, b.id_, [&] { return SymExprAccess::make(extremum(a.id_, b.id_, false)); });
 }
 
 SymExpr max(SymExpr a, SymExpr b) {
-  const std::lock_guard lock(table().mutex());
   if (a.id_ > b.id_) std::swap(a, b);
   return memoised(OpCode::max, a.id_, b.id_, [&] { return SymExprAccess::make(extremum(a.id_, b.id_, true)); });
 }
