@@ -400,15 +400,23 @@ SliceRange slice_range(std::int64_t size, std::optional<std::int64_t> start_opt,
 // which the dims' ranges usually fold (`x[:, 1:]` of `[N, H]` is `[N, H - 1]`).
 SymExpr symbolic_slice_length(SymExpr size, std::optional<std::int64_t> start_opt, std::optional<std::int64_t> end_opt,
                               std::int64_t step) {
-  // A bound in [0, size]: min(v, size) for v >= 0, max(size + v, 0) for v < 0. Each refers to
-  // the size once, so a chain of slices grows linearly.
-  const auto bound = [&](std::optional<std::int64_t> v, SymExpr missing) {
-    if (!v) return missing;
-    return *v >= 0 ? min(SymExpr(*v), size) : max(size + SymExpr(*v), SymExpr(0));
-  };
-  const SymExpr start = bound(start_opt, SymExpr(0));
-  const SymExpr end = bound(end_opt, size);
-  return floordiv(max(end - start, SymExpr(0)) + SymExpr(step - 1), step);
+  // Python's clamping, written so that the size appears once where it can (sizes are >= 0): a
+  // chain of slices then grows its formula linearly, not exponentially.
+  const SymExpr zero(0);
+  const std::int64_t s = start_opt.value_or(0);
+  SymExpr length;
+  if (!end_opt) {
+    length = s >= 0 ? max(size - SymExpr(s), zero) : min(SymExpr(-s), size);
+  } else if (const std::int64_t e = *end_opt; s >= 0 && e >= 0) {
+    length = e > s ? min(SymExpr(e - s), max(size - SymExpr(s), zero)) : zero;
+  } else if (s < 0 && e < 0) {
+    length = e > s ? min(SymExpr(e - s), max(size + SymExpr(e), zero)) : zero;
+  } else if (s >= 0) {  // e < 0
+    length = max(size + SymExpr(e - s), zero);
+  } else {  // s < 0 <= e
+    length = max(min(SymExpr(e), size) - max(size + SymExpr(s), zero), zero);
+  }
+  return floordiv(length + SymExpr(step - 1), step);
 }
 
 std::int64_t slice_dim(const OpCall& call, const Tensor& x) {

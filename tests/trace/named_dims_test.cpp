@@ -317,3 +317,33 @@ TEST_CASE("a chain of slices stays a short formula and evaluates in time") {
   CHECK(l.evaluate({{"L", 10}}) == 0);
   CHECK(to_string(l).size() < 20'000);
 }
+
+TEST_CASE("every slice of a named dim has the length its runs have (starts, ends and steps of each sign)") {
+  struct Slice : TypedModule<Slice> {
+    std::optional<std::int64_t> start, end;
+    std::int64_t step = 1;
+    Tensor forward(const Tensor& x) { return x.slice(0, start, end, step); }
+  };
+  Slice model;
+  std::vector<std::optional<std::int64_t>> bounds{std::nullopt};
+  for (std::int64_t v = -6; v <= 6; ++v) bounds.emplace_back(v);
+  int checked = 0;
+  for (const auto& start : bounds) {
+    for (const auto& end : bounds) {
+      for (std::int64_t step : {1, 2, 3}) {
+        model.start = start;
+        model.end = end;
+        model.step = step;
+        const Graph g = symbolic_trace(model, {InputSpec(Shape{Dim("L", 0, 100)})});
+        const SymExpr length = *result_shape(g)[0].expr();
+        for (std::int64_t size = 0; size <= 8; ++size) {
+          CAPTURE(size);
+          CAPTURE(to_string(length));
+          CHECK(length.evaluate({{"L", size}}) == model.call({randn({size})}).to_tensor().shape()[0].raw());
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked == 14 * 14 * 3 * 9);
+}
