@@ -407,4 +407,6 @@ std::string to_string(const ModelSummary& summary, ReportFormat format) {
   return format == ReportFormat::json ? json_text(summary) : text(summary);
 }
 
+std::string format_count(const SymExpr& count) { return grouped(count); }
+
 }  // namespace symtrace

@@ -542,7 +542,7 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
        "symtrace trace: error: --format onnx writes a binary model: give it a file with -o, e.g. -o model.onnx",
        "trace"},
       {{"report", "resnet18", "--format", "onnx"},
-       "symtrace report: error: report has no format 'onnx'; use one of text, json, dot, svg", "report"},
+       "symtrace report: error: report has no format 'onnx'; use one of text, json, dot, svg, html, document", "report"},
       {{"check", "resnet18", "--format", "dot"},
        "symtrace check: error: check has no format 'dot'; use one of text, json", "check"},
       {{"zoo", "-o", "/nonexistent-dir/zoo.txt"},

@@ -63,12 +63,15 @@ const std::array<CommandSpec, 6>& commands() {
        "JSON: {\"model\", \"format\", \"version\", \"nodes\": [{\"name\", \"op\", \"target\", \"args\", "
        "\"kwargs\", \"shape\", \"dtype\", \"source\", ...}], \"guards\", ...}: the graph document of the README.",
        trace_command},
-      {"report", "recursive_trace of MODEL and its coverage report (text, json, dot, svg)",
+      {"report", "recursive_trace of MODEL and its coverage report (text, json, dot, svg, html, document)",
        "Traces MODEL robustly (recursive_trace) and prints its coverage report: the module tree with a status per "
        "module (traced, leaf, failed, unvisited), each failure with its file:line and reason, the graph of each "
        "module traced as a root, the unvisited modules and totals. dot and svg draw the module tree coloured by "
-       "status.",
-       {"text", "json", "dot", "svg"}, true, input_default, false,
+       "status. html writes one self-contained page (give -o): the tree to fold and search, each failure with the "
+       "source lines around it, each graph drawn (laid out by graphviz's dot), parameters and MACs per module. "
+       "document writes the whole report (graphs included) as a symtrace.report JSON document, to render later: "
+       "MODEL may be such a document (a .json file), which prints as text, json, html or document.",
+       {"text", "json", "dot", "svg", "html", "document"}, true, input_default, false,
        {{"--by-execution",
          "also run each failed module whose input shapes are known on random inputs and record it by execution (a "
          "graph specialised on those inputs, with the places it read tensor data)",

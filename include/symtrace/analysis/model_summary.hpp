@@ -103,6 +103,10 @@ struct ModelSummary {
 /// every named dim they use; std::invalid_argument names one it does not).
 [[nodiscard]] ModelSummary evaluate(const ModelSummary& summary, const SymBindings& bindings);
 
+/// A count as the summary table writes it: `25,557,032`, or a formula with grouped
+/// coefficients and `·` for a product (`4,089,184,256·N`).
+[[nodiscard]] std::string format_count(const SymExpr& count);
+
 /// The summary as a table (torchinfo's layout, with totals) or as JSON:
 /// `{"model", "parameters", "macs", "flops", "activation_bytes", "complete", "unknown": [...],
 ///   "modules": [{"module", "type", "status", "output": [[dims...]...] | null, "parameters",
