@@ -90,8 +90,10 @@ std::string run_dot(const std::string& program, std::string_view dot_text, std::
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) throw std::runtime_error(fmt::format("running '{}' failed: {}", program, std::strerror(spawned)));
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t waited = 0;
+  while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
   }
+  if (waited < 0) throw std::runtime_error(fmt::format("waiting for '{}' failed: {}", program, std::strerror(errno)));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     throw std::runtime_error(fmt::format("graphviz's dot could not lay out the graph ({}): {}",
                                          WIFEXITED(status) ? fmt::format("exit code {}", WEXITSTATUS(status))

@@ -157,6 +157,7 @@ struct Layout {
   double height = 0;
   std::vector<std::array<double, 4>> nodes;  ///< x, y, w, h
   std::vector<std::vector<double>> edges;    ///< x0, y0, x1, y1, ...
+  std::size_t seen = 0;                      ///< nodes read from dot's output
 };
 
 /// The next whitespace-separated token of `line` at `pos` (a double-quoted token whole).
@@ -166,7 +167,7 @@ std::string_view next_token(std::string_view line, std::size_t& pos) {
   if (pos < line.size() && line[pos] == '"') {
     for (++pos; pos < line.size() && line[pos] != '"'; ++pos)
       if (line[pos] == '\\') ++pos;
-    ++pos;
+    pos = std::min(pos + 1, line.size());
   } else {
     while (pos < line.size() && line[pos] != ' ') ++pos;
   }
@@ -184,7 +185,10 @@ double number(std::string_view token) {
 /// The index in `n<index>`.
 std::size_t node_index(std::string_view token, std::size_t count) {
   std::size_t v = count;
-  if (token.size() > 1 && token[0] == 'n') std::from_chars(token.data() + 1, token.data() + token.size(), v);
+  if (token.size() > 1 && token[0] == 'n') {
+    const auto [end, ec] = std::from_chars(token.data() + 1, token.data() + token.size(), v);
+    if (ec != std::errc() || end != token.data() + token.size()) v = count;
+  }
   if (v >= count) throw std::runtime_error(fmt::format("graphviz's dot wrote an unknown node '{}'", token));
   return v;
 }
@@ -221,6 +225,7 @@ std::vector<Layout> read_plain(std::string_view text, const std::vector<Piece>& 
         const double w = number(next_token(line, pos));
         const double h = number(next_token(line, pos));
         l.nodes[i] = {x * points, l.height - y * points, w * points, h * points};
+        ++l.seen;
       } else {
         (void)next_token(line, pos);  // tail
         (void)next_token(line, pos);  // head
@@ -235,6 +240,9 @@ std::vector<Layout> read_plain(std::string_view text, const std::vector<Piece>& 
   }
   if (layouts.size() != pieces.size())
     throw std::runtime_error(fmt::format("graphviz's dot laid out {} of {} graphs", layouts.size(), pieces.size()));
+  for (const Layout& l : layouts)
+    if (l.seen != l.nodes.size())
+      throw std::runtime_error(fmt::format("graphviz's dot placed {} of {} nodes of a graph", l.seen, l.nodes.size()));
   return layouts;
 }
 
@@ -294,6 +302,15 @@ std::vector<Layout> lay_out(const std::vector<PageGraph>& page_graphs, const std
 /// Rounded to tenths of a point: the page stays small and the drawing exact to the eye.
 Json coordinate(double v) { return std::round(v * 10.0) / 10.0; }
 
+/// True for a file a failure's source may name: C++ or Python source. A saved report may name
+/// any path; the page embeds lines of program source only, never of other files it can read.
+bool is_source_file(const std::filesystem::path& path) {
+  static constexpr std::string_view extensions[] = {".cpp", ".cc", ".cxx", ".c", ".hpp", ".hh", ".hxx", ".h", ".ipp",
+                                                     ".inl", ".py"};
+  const std::string extension = path.extension().string();
+  return std::find(std::begin(extensions), std::end(extensions), extension) != std::end(extensions);
+}
+
 /// The source lines around `source` ("file:line"), when the file is readable now: {"file",
 /// "line", "first", "lines": [...]}, else null.
 Json source_snippet(const std::string& source, const HtmlReportOptions& options,
@@ -317,9 +334,12 @@ Json source_snippet(const std::string& source, const HtmlReportOptions& options,
     }
     for (const fs::path& p : candidates) {
       std::error_code error;
-      if (!fs::is_regular_file(p, error) || fs::file_size(p, error) > max_file_size) continue;
+      if (!is_source_file(p) || !fs::is_regular_file(p, error) || fs::file_size(p, error) > max_file_size) continue;
       std::ifstream in(p, std::ios::binary);
-      for (std::string l; std::getline(in, l);) lines.push_back(std::move(l));
+      for (std::string l; std::getline(in, l);) {
+        if (!l.empty() && l.back() == '\r') l.pop_back();
+        lines.push_back(std::move(l));
+      }
       break;
     }
     it = files.emplace(file, std::move(lines)).first;
@@ -410,7 +430,7 @@ class PageData {
         names.push_back(c.name);
       }
       Json entry{{"path", m.path}, {"type", m.type}, {"status", std::string(to_string(m.status))},
-                 {"children", std::move(children)}, {"names", std::move(names)}};
+                 {"parent", parent_of(i)}, {"children", std::move(children)}, {"names", std::move(names)}};
       if (graph_of_[i] >= 0) {
         entry["graph"] = graph_of_[i];
         entry["nodes"] = graphs_[static_cast<std::size_t>(graph_of_[i])].graph->size();
@@ -452,6 +472,16 @@ class PageData {
     return out;
   }
 
+  /// The module whose path is `modules[i]`'s without its last name (-1 for the model): the
+  /// parent on the path the report names the module by (a shared module has several parents).
+  std::ptrdiff_t parent_of(std::size_t i) const {
+    if (i == 0) return -1;
+    const std::string& path = report_.modules[i].path;
+    const std::size_t dot = path.rfind('.');
+    const auto it = by_path_.find(dot == std::string::npos ? std::string() : path.substr(0, dot));
+    return it == by_path_.end() ? -1 : static_cast<std::ptrdiff_t>(it->second);
+  }
+
   /// The module a `call_module` node of a graph of module `owner` calls, found by walking its
   /// target's names down the children (so a shared module is found by any of its paths).
   std::optional<std::size_t> called_module(std::size_t owner, std::string_view target) const {
@@ -470,8 +500,8 @@ class PageData {
 
   /// A graph for the page: {"module", "by_execution", "width", "height", "nodes": [[x, y, w, h,
   /// op, name, op[target], meta, link, failed]...], "edges": [[x0, y0, ...]...]}. `link` is the
-  /// module a call_module node calls when that module has a graph or a failure to show, else -1
-  /// (and always -1 in a capture by execution, whose targets are relative to the failed module).
+  /// module a call_module node calls when that module has a graph or a failure to show, else -1.
+  /// (Targets are relative to the graph's module, a capture by execution's to its failed one.)
   Json graph(const PageGraph& g, const Layout& layout) const {
     Json nodes = Json::array();
     std::size_t i = 0;
@@ -479,7 +509,7 @@ class PageData {
       const auto& [x, y, w, h] = layout.nodes[i++];
       std::ptrdiff_t link = -1;
       // (A leaf traced as a root calls itself, target "": no link to the graph one is reading.)
-      if (n.op() == OpKind::call_module && !g.by_execution && !n.target().empty()) {
+      if (n.op() == OpKind::call_module && !n.target().empty()) {
         if (const std::optional<std::size_t> m = called_module(g.module, n.target()))
           if (graph_of_[*m] >= 0 || failure_of_[*m] >= 0) link = static_cast<std::ptrdiff_t>(*m);
       }
@@ -513,7 +543,9 @@ std::string report_to_html(const CollectionReport& report, const HtmlReportOptio
   const Json data = PageData(report, options).json();
   std::string page;
   page += detail::report_page_head;
-  page += fmt::format("<title>{} · symtrace report</title>\n", html_escape(report.model));
+  // The model's name as valid UTF-8 (a file name may hold any bytes), then escaped.
+  const std::string model = Json::parse(Json(report.model).dump(-1, ' ', false, Json::error_handler_t::replace));
+  page += fmt::format("<title>{} · symtrace report</title>\n", html_escape(model));
   page += detail::report_page_style;
   page += detail::report_page_body;
   page += "<script type=\"application/json\" id=\"report-data\">";

@@ -180,18 +180,9 @@ const std::string_view report_page_script = R"page(<script>
   function grouped(n) { return typeof n === "number" ? n.toLocaleString("en-US") : String(n); }
   function title(i) { return i === 0 ? D.model : M[i].path; }
 
-  // Each module's parent on its first path (breadth first, as the report's paths are).
-  var parent = new Int32Array(M.length).fill(-1);
-  (function () {
-    var seen = new Uint8Array(M.length), queue = [0];
-    seen[0] = 1;
-    for (var q = 0; q < queue.length; q++) {
-      var c = M[queue[q]].children;
-      for (var k = 0; k < c.length; k++) {
-        if (!seen[c[k]]) { seen[c[k]] = 1; parent[c[k]] = queue[q]; queue.push(c[k]); }
-      }
-    }
-  })();
+  // Each module's parent on the path the report names it by (a shared module has several).
+  var parent = new Int32Array(M.length);
+  for (var i = 0; i < M.length; i++) parent[i] = M[i].parent;
 
   // ---- header -----------------------------------------------------------------------------
   document.getElementById("model").textContent = D.model;
@@ -360,9 +351,11 @@ const std::string_view report_page_script = R"page(<script>
     draws.forEach(function (d) { d(); });
   }
 
-  function follow(i) {
+  // Shows module i, unfolding the tree to it; `draw` draws its graph whatever its size (a
+  // call_module node was followed), else as selecting its row does.
+  function follow(i, draw) {
     var row = reveal(i);
-    select(i, {openGraph: true});
+    select(i, {openGraph: !!draw});
     if (row && row.scrollIntoView) row.scrollIntoView({block: "nearest"});
     detail.scrollTop = 0;
   }
@@ -503,8 +496,8 @@ const std::string_view report_page_script = R"page(<script>
         gn.setAttribute("role", "link");
         tip += "\nopens " + title(n[8]) + " (" + M[n[8]].status + ")";
         var target = n[8];
-        gn.addEventListener("click", function () { if (!svg.moved) follow(target); });
-        gn.addEventListener("keydown", function (e) { if (e.key === "Enter") follow(target); });
+        gn.addEventListener("click", function () { if (!svg.moved) follow(target, true); });
+        gn.addEventListener("keydown", function (e) { if (e.key === "Enter") follow(target, true); });
       }
       var t = svgEl("title", {});
       t.textContent = tip;
@@ -519,11 +512,13 @@ const std::string_view report_page_script = R"page(<script>
 
   function panZoom(svg, vp, G) {
     var st = {x: 0, y: 0, k: 1};
+    var least = 0.01;  // the smallest scale: lower for a graph whose whole view needs it
     function apply() { vp.setAttribute("transform", "translate(" + st.x + "," + st.y + ") scale(" + st.k + ")"); }
     function size() { var r = svg.getBoundingClientRect(); return {w: r.width || 800, h: r.height || 600}; }
     function fit() {
       var s = size();
       st.k = Math.min((s.w - 20) / (G.width + 1), (s.h - 20) / (G.height + 1), 1.5);
+      least = Math.min(0.01, st.k);
       st.x = (s.w - G.width * st.k) / 2;
       st.y = (s.h - G.height * st.k) / 2;
       apply();
@@ -531,7 +526,7 @@ const std::string_view report_page_script = R"page(<script>
     function zoom(f, px, py) {
       var s = size();
       if (px === undefined) { px = s.w / 2; py = s.h / 2; }
-      var k = Math.max(0.01, Math.min(8, st.k * f));
+      var k = Math.max(least, Math.min(8, st.k * f));
       st.x = px - (px - st.x) * k / st.k;
       st.y = py - (py - st.y) * k / st.k;
       st.k = k;
@@ -544,11 +539,13 @@ const std::string_view report_page_script = R"page(<script>
     }, {passive: false});
     var drag = null;
     svg.addEventListener("pointerdown", function (e) {
+      if (e.button !== 0) return;
       drag = {x: e.clientX, y: e.clientY, sx: st.x, sy: st.y};
       svg.moved = false;
     });
     svg.addEventListener("pointermove", function (e) {
       if (!drag) return;
+      if (e.buttons === 0) { end(); return; }  // the release happened where we did not see it
       var dx = e.clientX - drag.x, dy = e.clientY - drag.y;
       if (!svg.moved && Math.abs(dx) + Math.abs(dy) > 3) {
         svg.moved = true;
@@ -563,6 +560,7 @@ const std::string_view report_page_script = R"page(<script>
     // A graph that fits at half size or more is shown whole; a taller one starts at its top.
     var s = size();
     var whole = Math.min((s.w - 20) / (G.width + 1), (s.h - 20) / (G.height + 1));
+    least = Math.min(0.01, whole);
     if (whole >= 0.5) {
       fit();
     } else {

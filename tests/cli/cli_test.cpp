@@ -215,6 +215,56 @@ TEST_CASE("report prints the coverage report of recursive_trace, as text, JSON a
   }
 }
 
+TEST_CASE("report --format html writes report_to_html's page; --format document saves a report that renders later") {
+  manual_seed(0);
+  const auto model = zoo::create("mixed_failures");
+  const GraphCollection c = recursive_trace(*model, small_image);
+  TempDir dir;
+  const std::string saved = (dir.path / "saved.json").string();
+  const Run doc = run({"report", "mixed_failures", "--format", "document", "-o", saved});
+  REQUIRE(doc.code == 0);
+  const CollectionReport back = report_from_json(read_file(saved));
+  CHECK(back.graphs.size() == c.size());
+  CHECK(back.failures.size() == c.failures().size());
+  // The saved report prints as the model's does.
+  CHECK(run({"report", saved}).out == coverage_report(c, "mixed_failures"));
+  CHECK(run({"report", saved, "--format", "json"}).out == coverage_report(c, "mixed_failures", ReportFormat::json));
+  CHECK(run({"report", saved, "--format", "document"}).out == read_file(saved));
+  if (dot_installed()) {
+    const Run html = run({"report", "mixed_failures", "--format", "html"});
+    REQUIRE(html.code == 0);
+    const ModelSummary summary = summarize(*model, trace_for_analysis(*model, small_image), "mixed_failures");
+    HtmlReportOptions options;
+    options.summary = &summary;
+    CHECK(html.out == report_to_html(c, "mixed_failures", options));
+    CHECK(run({"report", saved, "--format", "html"}).out == report_to_html(make_report(c, "mixed_failures")));
+  }
+
+  // What a saved report cannot do, and documents that cannot be read.
+  struct Case {
+    std::vector<std::string> args;
+    std::string error;
+  };
+  { std::ofstream(dir.path / "bad.json") << R"({"format": "symtrace.report", "version": 1})"; }
+  const std::string bad = (dir.path / "bad.json").string();
+  const std::string missing = (dir.path / "missing.json").string();
+  const std::vector<Case> cases = {
+      {{"report", saved, "--input", "1x3x32x32"}, fmt::format("{} is a saved report: it takes no --input", saved)},
+      {{"report", saved, "--by-execution"},
+       fmt::format("{} is a saved report: --by-execution needs the model, which it does not hold", saved)},
+      {{"report", saved, "--format", "dot"}, "a saved report prints as text, json, html or document, not dot"},
+      {{"report", missing}, fmt::format("cannot read the report document '{}'", missing)},
+      {{"report", bad}, fmt::format("{}: report_from_json: document: has no \"model\"", bad)},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(fmt::format("{}", fmt::join(k.args, " ")));
+    const Run r = run(k.args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.starts_with("symtrace report: error: " + k.error));
+  }
+}
+
 TEST_CASE("report --by-execution records each failed module by execution on its call shapes") {
   const Run plain = run({"report", "resnet50_fail1", "--input", "1x3x32x32", "--format", "json"});
   REQUIRE(plain.code == 0);

@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 using namespace symtrace;
 using testing::example_specs;
 
@@ -34,6 +36,14 @@ HtmlReportOptions options_here() {
   HtmlReportOptions options;
   options.source_roots = {source_root};
   return options;
+}
+
+/// False, with a message, when graphviz's dot (optional at run time) is missing: the page
+/// cannot be made then. tools/install-deps installs it.
+bool have_dot() {
+  if (!find_dot_program().empty()) return true;
+  MESSAGE("graphviz's dot is not on PATH: the HTML report's cases are skipped");
+  return false;
 }
 
 /// The data a page holds: the JSON in its data element.
@@ -80,7 +90,7 @@ class HoldsABox : public TypedModule<HoldsABox> {
 }  // namespace
 
 TEST_CASE("the page of a collection holds its modules, failures with their source lines, and every graph laid out") {
-  REQUIRE_MESSAGE(!find_dot_program().empty(), "graphviz's dot is needed (tools/install-deps installs it)");
+  if (!have_dot()) return;
   for (const char* name : {"mixed_failures", "resnet50_fail4"}) {
     CAPTURE(name);
     const std::shared_ptr<Module> model = zoo::create(name);
@@ -184,6 +194,7 @@ TEST_CASE("the page of a collection holds its modules, failures with their sourc
 }
 
 TEST_CASE("the page links the model's graph to each failed module and to each child traced as a root") {
+  if (!have_dot()) return;
   const std::shared_ptr<Module> model = zoo::create("mixed_failures");
   const GraphCollection c = recursive_trace(*model, example_specs("mixed_failures"));
   const CollectionReport report = make_report(c, "mixed_failures");
@@ -195,6 +206,7 @@ TEST_CASE("the page links the model's graph to each failed module and to each ch
 }
 
 TEST_CASE("a saved report renders as the collection it was saved from") {
+  if (!have_dot()) return;
   const std::shared_ptr<Module> model = zoo::create("resnet50_fail1");
   GraphCollection c;
   c.capture_failed_by_execution(true);
@@ -202,20 +214,29 @@ TEST_CASE("a saved report renders as the collection it was saved from") {
   const CollectionReport report = make_report(c, "resnet50_fail1");
   const std::string page = report_to_html(report, options_here());
   CHECK(report_to_html(report_from_json(report_to_json(report)), options_here()) == page);
-  // The failed block's capture by execution is drawn too, and its nodes link nowhere.
+  // The failed block's capture by execution is drawn too: one box per node. (A capture by
+  // execution records ops, not module calls, so none of its nodes links.)
   const Json data = page_data(page);
   REQUIRE(data["failures"].size() == 1);
   const Json& by_execution = data["failures"][0]["by_execution"];
   REQUIRE(by_execution["graph"].is_number());
   const Json& captured = data["graphs"][by_execution["graph"].get<std::size_t>()];
   CHECK(captured["by_execution"] == true);
-  CHECK(captured["nodes"].size() == report.failures[0].by_execution->graph->size());
-  for (const Json& n : captured["nodes"]) CHECK(n[8] == -1);
+  const Graph& graph = *report.failures[0].by_execution->graph;
+  REQUIRE(captured["nodes"].size() == graph.size());
+  CHECK(graph.size() > 10);
+  std::size_t i = 0;
+  for (const Node& n : graph.nodes()) {
+    const Json& box = captured["nodes"][i++];
+    CHECK(box[5] == n.name());
+    CHECK(box[8] == -1);
+  }
   CHECK(by_execution["inputs"] == Json::array({"float32[1, 512, 28, 28]"}));  // layer3.0's input
   CHECK(report.failures[0].module == "layer3.0");
 }
 
 TEST_CASE("a summary adds each module's parameters and MACs, as analyze counts them") {
+  if (!have_dot()) return;
   const std::shared_ptr<Module> model = zoo::create("resnet50_fail1");
   const std::vector<InputSpec> specs = example_specs("resnet50_fail1");
   const ModelSummary summary = summarize(*model, trace_for_analysis(*model, specs), "resnet50_fail1");
@@ -241,6 +262,7 @@ TEST_CASE("a summary adds each module's parameters and MACs, as analyze counts t
 }
 
 TEST_CASE("text holding markup stays text: the data escapes <, > and &, and the title is escaped") {
+  if (!have_dot()) return;
   HoldsABox model;
   const GraphCollection c = recursive_trace(model, {InputSpec(Shape{2, 3}, DType::float32)});
   const std::string name = "<b>\"quoted\" & 'single'</b></script><!--";
@@ -274,4 +296,70 @@ TEST_CASE("the page's errors: no modules, no dot, a dot that fails") {
   failing.dot_program = "/bin/false";
   CHECK_THROWS_WITH_AS((void)report_to_html(report, failing),
                        doctest::Contains("graphviz's dot could not lay out the graph (exit code 1)"), std::runtime_error);
+}
+
+TEST_CASE("a graph beyond 300 nodes is laid out in pieces stacked without overlap, every use drawn") {
+  if (!have_dot()) return;
+  const std::shared_ptr<Module> model = zoo::create("deep_mlp_1000");
+  const GraphCollection c = recursive_trace(*model, example_specs("deep_mlp_1000"));
+  const Graph& graph = c.begin()->graph;
+  REQUIRE(graph.size() == 4002);
+  const Json data = page_data(report_to_html(c, "deep_mlp_1000", options_here()));
+  const Json& g = data["graphs"][0];
+  REQUIRE(g["nodes"].size() == 4002);
+  const double width = g["width"], height = g["height"];
+  // Pieces of 300 nodes in graph order: each piece lies wholly below the one before.
+  double bottom_before = -1;
+  for (std::size_t begin = 0; begin < 4002; begin += 300) {
+    double top = height, bottom = 0;
+    for (std::size_t i = begin; i < std::min<std::size_t>(4002, begin + 300); ++i) {
+      const Json& box = g["nodes"][i];
+      const double x = box[0], y = box[1], w = box[2], h = box[3];
+      CHECK(x - w / 2 >= -0.5);
+      CHECK(x + w / 2 <= width + 0.5);
+      top = std::min(top, y - h / 2);
+      bottom = std::max(bottom, y + h / 2);
+    }
+    CHECK(top > bottom_before);
+    bottom_before = bottom;
+  }
+  CHECK(bottom_before <= height + 0.5);
+  std::size_t uses = 0;
+  for (const Node& n : graph.nodes()) uses += n.input_nodes().size();
+  CHECK(g["edges"].size() == uses);
+  // A use across pieces runs down from its input's box to its user's.
+  std::size_t across = 0;
+  for (const Json& e : g["edges"]) {
+    CHECK(e.size() % 6 == 2);
+    const double y0 = e[1], y1 = e[e.size() - 1];
+    CHECK(y1 > y0);
+    across += e.size() == 8 && y1 - y0 > 40;
+  }
+  CHECK(across >= 13);
+}
+
+TEST_CASE("source lines are embedded from program source only: readable files, lines that exist, CRLF trimmed") {
+  if (!have_dot()) return;
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / fmt::format("symtrace-html-{}", ::getpid());
+  fs::create_directories(dir);
+  { std::ofstream(dir / "model.py", std::ios::binary) << "a = 1\r\nb = 2\r\nc = 3\r\n"; }
+  { std::ofstream(dir / "secret.txt", std::ios::binary) << "a\nb\nc\n"; }
+  const std::shared_ptr<Module> model = zoo::create("mixed_failures");
+  CollectionReport report = make_report(recursive_trace(*model, example_specs("mixed_failures")), "m");
+  REQUIRE(report.failures.size() == 4);
+  report.failures[0].source = "model.py:2";     // relative, found under the root given
+  report.failures[1].source = "model.py:9";     // past the end
+  report.failures[2].source = (dir / "secret.txt").string() + ":2";  // not program source
+  report.failures[3].source = "missing.py:1";   // no such file
+  HtmlReportOptions options;
+  options.source_roots = {"/nonexistent", dir.string()};
+  options.source_context = 1;
+  const Json data = page_data(report_to_html(report, options));
+  CHECK(data["failures"][0]["snippet"] ==
+        Json{{"file", "model.py"}, {"line", 2}, {"first", 1}, {"lines", {"a = 1", "b = 2", "c = 3"}}});
+  CHECK(data["failures"][1]["snippet"].is_null());
+  CHECK(data["failures"][2]["snippet"].is_null());
+  CHECK(data["failures"][3]["snippet"].is_null());
+  fs::remove_all(dir);
 }

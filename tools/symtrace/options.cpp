@@ -248,7 +248,9 @@ std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance) {
     sub->footer(std::string(c.json));
     sub->set_help_flag("-h,--help", "this help");
     sub->add_flag("--version", options.version, "the program's version")->disable_flag_override();
-    if (c.takes_model) sub->add_option("MODEL", options.model, "a zoo model's name or a TorchScript file")->type_name("");
+    if (c.takes_model) sub->add_option("MODEL", options.model,
+                                      c.name == "report" ? "a zoo model's name, a TorchScript file or a saved report (.json)"
+                                                         : "a zoo model's name or a TorchScript file")->type_name("");
     if (!c.input_help.empty()) {
       sub->add_option("--input", options.inputs, std::string(c.input_help))->type_name("SHAPE")->allow_extra_args(false);
       sub->add_option("--dim", options.dims,

@@ -37,6 +37,10 @@ CollectionReport read_report_document(const Options& options) {
 int report_of_document(const Options& options, Output& output) {
   if (!options.inputs.empty())
     throw UsageError(options.command, fmt::format("{} is a saved report: it takes no --input", options.model));
+  if (options.by_execution)
+    throw UsageError(options.command,
+                     fmt::format("{} is a saved report: --by-execution needs the model, which it does not hold",
+                                 options.model));
   if (options.format == "dot" || options.format == "svg")
     throw UsageError(options.command,
                      fmt::format("a saved report prints as text, json, html or document, not {}", options.format));
