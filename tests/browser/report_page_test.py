@@ -245,6 +245,15 @@ def check_escaping(driver):
         f["type"] = f["type"] + "<" + hostile + ">"
     for g in document["graphs"]:
         g["type"] = g["type"] + "<" + hostile + ">"
+    # A module's name, and so its path (the unvisited `unused`), and a failure's file name.
+    name = "un<i id=\"injected\">used</i>&'\"x"
+    for m in document["modules"]:
+        if m["module"] == "unused":
+            m["module"] = name
+        for c in m["children"]:
+            if c["name"] == "unused":
+                c["name"] = name
+    document["failed"][1]["source"] = "<b id=\"injected\">&'\".cpp:7"
     saved = os.path.join(OUT, "hostile.json")
     with open(saved, "w", encoding="utf-8") as f:
         json.dump(document, f)
@@ -262,6 +271,14 @@ def check_escaping(driver):
     failed = document["failed"][0]
     detail = select(driver, failed["module"])
     assert detail.find_element(By.CLASS_NAME, "failure-message").text == failed["message"]
+    names = [r.find_element(By.CLASS_NAME, "name").get_attribute("textContent")
+             for r in driver.find_elements(By.CSS_SELECTOR, "#tree .row")]
+    assert name in names, names
+    assert select(driver, name).find_element(By.CLASS_NAME, "detail-title").text == name
+    failed = document["failed"][1]
+    detail = select(driver, failed["module"])
+    assert detail.find_element(By.CLASS_NAME, "failure-source").text == failed["source"]
+    assert driver.find_elements(By.ID, "injected") == []
 
 
 CASES = [
