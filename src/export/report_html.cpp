@@ -472,14 +472,19 @@ class PageData {
     return out;
   }
 
-  /// The module whose path is `modules[i]`'s without its last name (-1 for the model): the
-  /// parent on the path the report names the module by (a shared module has several parents).
+  /// The module whose path is `modules[i]`'s without its last name, when it holds module i as
+  /// a child (else -1, and -1 for the model): the parent on the path the report names the
+  /// module by (a shared module has several parents).
   std::ptrdiff_t parent_of(std::size_t i) const {
     if (i == 0) return -1;
     const std::string& path = report_.modules[i].path;
     const std::size_t dot = path.rfind('.');
     const auto it = by_path_.find(dot == std::string::npos ? std::string() : path.substr(0, dot));
-    return it == by_path_.end() ? -1 : static_cast<std::ptrdiff_t>(it->second);
+    if (it == by_path_.end()) return -1;
+    // A saved report's paths are not checked against its tree: the parent must hold the module.
+    const auto& children = report_.modules[it->second].children;
+    const bool holds = std::any_of(children.begin(), children.end(), [&](const auto& c) { return c.index == i; });
+    return holds ? static_cast<std::ptrdiff_t>(it->second) : -1;
   }
 
   /// The module a `call_module` node of a graph of module `owner` calls, found by walking its

@@ -283,6 +283,7 @@ const std::string_view report_page_script = R"page(<script>
     while (chain.length) {
       var next = chain.pop();
       unfold(item);
+      if (!item.box) break;
       var found = null;
       for (var c = item.box.firstChild; c; c = c.nextSibling) if (c.moduleIndex === next) { found = c; break; }
       if (!found) break;

@@ -18,6 +18,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <unistd.h>
@@ -309,33 +310,47 @@ TEST_CASE("a graph beyond 300 nodes is laid out in pieces stacked without overla
   REQUIRE(g["nodes"].size() == 4002);
   const double width = g["width"], height = g["height"];
   // Pieces of 300 nodes in graph order: each piece lies wholly below the one before.
-  double bottom_before = -1;
-  for (std::size_t begin = 0; begin < 4002; begin += 300) {
-    double top = height, bottom = 0;
-    for (std::size_t i = begin; i < std::min<std::size_t>(4002, begin + 300); ++i) {
-      const Json& box = g["nodes"][i];
-      const double x = box[0], y = box[1], w = box[2], h = box[3];
-      CHECK(x - w / 2 >= -0.5);
-      CHECK(x + w / 2 <= width + 0.5);
-      top = std::min(top, y - h / 2);
-      bottom = std::max(bottom, y + h / 2);
-    }
-    CHECK(top > bottom_before);
-    bottom_before = bottom;
+  const std::size_t count = 4002, pieces = (count + 299) / 300;
+  std::vector<std::pair<double, double>> span(pieces, {height, 0.0});  // top and bottom of each piece
+  for (std::size_t i = 0; i < count; ++i) {
+    const Json& box = g["nodes"][i];
+    const double x = box[0], y = box[1], w = box[2], h = box[3];
+    CHECK(x - w / 2 >= -0.5);
+    CHECK(x + w / 2 <= width + 0.5);
+    span[i / 300].first = std::min(span[i / 300].first, y - h / 2);
+    span[i / 300].second = std::max(span[i / 300].second, y + h / 2);
   }
-  CHECK(bottom_before <= height + 0.5);
+  for (std::size_t p = 1; p < pieces; ++p) CHECK(span[p].first > span[p - 1].second);
+  CHECK(span.back().second <= height + 0.5);
+  // One spline per use; a use across pieces starts in its input's piece and ends in its user's.
   std::size_t uses = 0;
-  for (const Node& n : graph.nodes()) uses += n.input_nodes().size();
+  std::vector<std::size_t> across(pieces, 0);  // uses from each piece into a later one
+  std::vector<std::size_t> drawn(pieces, 0);
+  std::unordered_map<NodeId, std::size_t> position;
+  for (const Node& n : graph.nodes()) {
+    position.emplace(n.id(), position.size());
+    for (const Node* input : n.input_nodes()) {
+      ++uses;
+      if (position.at(input->id()) / 300 != position.at(n.id()) / 300) ++across[position.at(input->id()) / 300];
+    }
+  }
   CHECK(g["edges"].size() == uses);
-  // A use across pieces runs down from its input's box to its user's.
-  std::size_t across = 0;
+  const auto piece_at = [&](double y) {
+    for (std::size_t p = 0; p < pieces; ++p)
+      if (y >= span[p].first - 1 && y <= span[p].second + 1) return p;
+    return pieces;
+  };
   for (const Json& e : g["edges"]) {
     CHECK(e.size() % 6 == 2);
     const double y0 = e[1], y1 = e[e.size() - 1];
     CHECK(y1 > y0);
-    across += e.size() == 8 && y1 - y0 > 40;
+    const std::size_t from = piece_at(y0), to = piece_at(y1 + 10);  // the arrowhead's 10 points end on the box
+    REQUIRE(from < pieces);
+    REQUIRE(to < pieces);
+    if (from != to) ++drawn[from];
   }
-  CHECK(across >= 13);
+  CHECK(drawn == across);
+  CHECK(across[0] > 0);
 }
 
 TEST_CASE("source lines are embedded from program source only: readable files, lines that exist, CRLF trimmed") {
