@@ -99,7 +99,8 @@ constexpr std::size_t piece_size = 300;
 /// Points between two pieces of a graph.
 constexpr double piece_gap = 40;
 
-/// A graph's nodes in order, and its uses as (input, user) positions in that order.
+/// A graph's nodes in order, and its uses as (input, user) positions in that order, ordered by
+/// user.
 struct GraphNodes {
   std::vector<const Node*> nodes;
   std::vector<std::pair<std::size_t, std::size_t>> uses;
@@ -142,9 +143,11 @@ std::string layout_dot(const std::vector<GraphNodes>& graphs, const std::vector<
       }
       out += "\"];\n";
     }
-    for (const auto& [input, user] : g.uses)
-      if (input >= piece.begin && user < piece.end && user >= piece.begin)
-        out += fmt::format("n{} -> n{};\n", input - piece.begin, user - piece.begin);
+    // The piece's users' uses (`uses` is in user order), each drawn when its input is here too.
+    const auto first =
+        std::partition_point(g.uses.begin(), g.uses.end(), [&](const auto& u) { return u.second < piece.begin; });
+    for (auto u = first; u != g.uses.end() && u->second < piece.end; ++u)
+      if (u->first >= piece.begin) out += fmt::format("n{} -> n{};\n", u->first - piece.begin, u->second - piece.begin);
     out += "}\n";
   }
   return out;
