@@ -58,7 +58,7 @@ void BM_SymbolicTrace(benchmark::State& state, const std::string& name) {
 }
 
 /// The same models with named dims (Nx3xHxW, NxD for the MLP; vit_b16 Nx3x224x224): every size
-/// an expression over them, to compare with BM_SymbolicTrace (the design's target: ≤ 1.5×).
+/// an expression over them, to compare with BM_SymbolicTrace (docs/design.md's target: ≤ 1.5×).
 void BM_SymbolicTraceNamedDims(benchmark::State& state, const std::string& name) {
   auto model = zoo::create(name);
   std::vector<InputSpec> specs = example_specs(name);

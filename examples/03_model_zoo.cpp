@@ -38,7 +38,7 @@ std::string with_commas(std::int64_t n) {
 
 int main() {
   // 1. The zoo, with parameter counts. PyTorch's figures for the same architectures
-  //    (torchvision and ../shared/anchors/models.py) must come out exactly.
+  //    (torchvision and bench/fx/models.py) must come out exactly.
   const std::map<std::string, std::int64_t> pytorch = {
       {"resnet18", 11'689'512}, {"resnet50", 25'557'032},    {"mobilenet_v2", 3'504'872},
       {"vit_b16", 86'567'656},  {"deep_mlp_1000", 4'288'000}, {"resnet50_fail16", 25'557'032}};

@@ -302,7 +302,7 @@ Value Interpreter::run(const ValueList& inputs, std::source_location where) {
     if (const TensorMeta* meta = node.tensor_meta(); meta != nullptr && !named_dims)
       named_dims = std::any_of(meta->shape.begin(), meta->shape.end(), [](Dim d) { return d.is_symbolic(); });
   }
-  if (named_dims) {  // DESIGN decision 13: the named dims' ranges and the graph's size guards
+  if (named_dims) {  // docs/design.md, decision 13: the named dims' ranges and the graph's size guards
     std::vector<std::optional<Shape>> shapes;
     for (const Value& v : inputs) {
       const Tensor* t = boost::variant2::get_if<Tensor>(&v.value);

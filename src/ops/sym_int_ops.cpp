@@ -1,4 +1,4 @@
-// Size arithmetic (DESIGN decision 2): Tensor::size/sizes/numel, the SymInt operators, and the
+// Size arithmetic (docs/design.md, decision 2): Tensor::size/sizes/numel, the SymInt operators, and the
 // ops a trace records for proxies: fx's `size` and `numel` methods, its `operator.add`, ...
 // functions, `zeros`/`ones`/`full` with a shape holding a proxy, and the creation ops whose
 // sizes may be proxies (`arange` to a size, `empty`, `new_empty`, `zeros_like`, `full_like`).

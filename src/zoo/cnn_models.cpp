@@ -1,4 +1,4 @@
-// The convolutional models' zoo entries: the ResNets (with the anchors' failing variants),
+// The convolutional models' zoo entries: the ResNets (with ResNet-50's failing variants),
 // MobileNetV2 and the small U-Net.
 
 #include "symtrace/zoo/zoo.hpp"

@@ -1,4 +1,4 @@
-// DeepMLP as written in ../shared/anchors/models.py.
+// DeepMLP as bench/fx/models.py writes it in PyTorch.
 #include "symtrace/zoo/mlp.hpp"
 
 #include "symtrace/core/error.hpp"

@@ -1,6 +1,6 @@
-// MobileNetV2, written as the Python in ../shared/anchors/models.py: same attribute names,
+// MobileNetV2, written as the Python in bench/fx/models.py: same attribute names,
 // same registration order, same forward (functional pooling and flatten between the two
-// Sequentials, as the anchors' forward does, so a trace records them as call_function).
+// Sequentials, as the Python forward does, so a trace records them as call_function).
 
 #include "symtrace/zoo/mobilenet.hpp"
 

@@ -1,5 +1,5 @@
-// ResNet-18 and ResNet-50 (with the anchors' failing variants), written exactly as the Python
-// in ../shared/anchors/models.py and torchvision: same attribute names, same registration
+// ResNet-18 and ResNet-50 (with ResNet-50's failing variants), written exactly as the Python
+// in bench/fx/models.py and torchvision: same attribute names, same registration
 // order (so state_dict keys and their order match PyTorch's), same forward structure (so a
 // trace has the node sequence torch.fx records).
 

@@ -19,18 +19,18 @@ ExampleInput features(std::int64_t dim) { return {.name = "x", .shape = {1, dim}
 
 void add_sequence_models(std::vector<ModelInfo>& out) {
   out.push_back({"vit_b16",
-                 "ViT-B/16 (anchors): 224x224, patch 16, dim 768, 12 blocks, 12 heads, explicit matmul/softmax attention",
+                 "ViT-B/16: 224x224, patch 16, dim 768, 12 blocks, 12 heads, explicit matmul/softmax attention",
                  {image(224)}, {}, 86'567'656, [] { return vit_b16(); }});
   out.push_back({"vit_tiny", "ViT-Ti/16: the vit_b16 architecture with dim 192, 12 blocks, 3 heads, MLP 768",
                  {image(224)}, {}, 5'717'416, [] { return vit_tiny(); }});
   for (const std::int64_t n : {100, 1000, 10000})
     out.push_back({fmt::format("deep_mlp_{}", n),
-                   fmt::format("DeepMLP({}) (anchors): {} residual blocks x + GELU(LayerNorm(Linear(x))), width 64", n, n),
+                   fmt::format("DeepMLP({}): {} residual blocks x + GELU(LayerNorm(Linear(x))), width 64", n, n),
                    {features(64)}, {}, n * 4'288, [n] { return deep_mlp(n); }});
   std::vector<std::string> failing;
   for (int i = 0; i < 1000; i += 64) failing.push_back(fmt::format("blocks.{}", i));
   out.push_back({"deep_mlp_1000_fail16",
-                 "DeepMLP(1000) (anchors) where every 64th block (16 blocks) branches on h.sum() > 0",
+                 "DeepMLP(1000) where every 64th block (16 blocks) branches on h.sum() > 0",
                  {features(64)}, std::move(failing), 4'288'000, [] { return deep_mlp(1000, 64); }});
   {
     std::string innermost = "inner";

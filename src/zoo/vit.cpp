@@ -1,5 +1,5 @@
-// ViT-B/16 and ViT-Ti/16 as written in ../shared/anchors/models.py. The forwards follow the
-// anchors line by line (same reshape/permute of qkv, explicit matmul and softmax, class token
+// ViT-B/16 and ViT-Ti/16 as written in bench/fx/models.py. The forwards follow the
+// Python line by line (same reshape/permute of qkv, explicit matmul and softmax, class token
 // taken with select) so a trace of this model has the same node sequence as torch.fx's.
 #include "symtrace/zoo/vit.hpp"
 

@@ -1,5 +1,5 @@
-// Traces on several threads at once (DESIGN 9: tracing state is per thread): different zoo
-// models each on its own thread, and one shared model traced by symbolic_trace and
+// Traces on several threads at once (docs/design.md, decision 9: tracing state is per
+// thread): different zoo models each on its own thread, and one shared model traced by symbolic_trace and
 // recursive_trace from several threads, give exactly what one thread gives. Small models, so
 // the suite stays quick under ThreadSanitizer (tools/test --tsan), which checks these runs for
 // data races.

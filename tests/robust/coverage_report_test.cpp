@@ -210,7 +210,7 @@ unvisited (2)
                                                  file, Gate::data_line));
 }
 
-TEST_CASE("the coverage report as JSON: DESIGN.md's report format") {
+TEST_CASE("the coverage report as JSON: the README's report format") {
   Net net;
   const GraphCollection c = trace_net(net);
   const nlohmann::json doc = nlohmann::json::parse(coverage_report(c, "net", ReportFormat::json));

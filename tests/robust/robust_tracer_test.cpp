@@ -44,7 +44,7 @@ InputSpec example_spec(const std::string& name) {
 TEST_CASE("recursive_trace finds exactly the injected failures, with ModelOpt's graph counts and file:line") {
   struct Expected {
     const char* model;
-    std::size_t graphs;  // ModelOpt's: 9, 33, 117 and 49 (../shared/anchors/README.md)
+    std::size_t graphs;  // ModelOpt's: 9, 33, 117 and 49 (bench/fx/README.md)
     const char* file;
     int line;
   };

@@ -79,7 +79,7 @@ inline double max_abs_diff(const Tensor& a, const Tensor& b) {
   return m;
 }
 
-/// Largest |traced - eager| relative to the largest |eager| (DESIGN's traced == eager check).
+/// Largest |traced - eager| relative to the largest |eager| (docs/design.md's traced == eager check).
 inline double max_rel_error(const Tensor& traced, const Tensor& eager) {
   double scale = 1e-12;
   for (double v : eager.to_vector<double>()) scale = std::max(scale, std::abs(v));

@@ -1,7 +1,8 @@
 // Granularity parity with torch.fx: the zoo's resnet50, mobilenet_v2 and vit_b16 traced here
 // have the call_module nodes (built-in layers as leaves) and get_attr nodes torch.fx gives
-// the anchors' architectures, in the same order. tests/data/fx/*.txt hold fx's graphs, one
-// `op<TAB>target` line per node, made by tools/fx-graph from ../shared/anchors/models.py.
+// the same architectures written in PyTorch (bench/fx/models.py), in the same order.
+// tests/data/fx/*.txt hold fx's graphs, one `op<TAB>target` line per node, made by
+// tools/fx-graph.
 #include "symtrace/symtrace.hpp"
 #include "symtrace/zoo/zoo.hpp"
 

@@ -1,6 +1,6 @@
-// Named dims in traces (DESIGN decision 13): shapes as expressions, SymInt arithmetic on them,
-// comparisons the ranges decide, size guards with their file:line, the interpreter's checks,
-// rollback, and the graph JSON round trip.
+// Named dims in traces (docs/design.md, decision 13): shapes as expressions, SymInt
+// arithmetic on them, comparisons the ranges decide, size guards with their file:line, the
+// interpreter's checks, rollback, and the graph JSON round trip.
 
 #include "support/checks.hpp"
 

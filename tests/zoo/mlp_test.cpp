@@ -1,4 +1,4 @@
-// DeepMLP (../shared/anchors/models.py): parameter counts at 100, 1000 and 10000 blocks, the
+// DeepMLP (bench/fx/models.py): parameter counts at 100, 1000 and 10000 blocks, the
 // block formula, the failing variant's placement and both of its branches, reproducibility.
 
 #include "support/checks.hpp"
@@ -14,7 +14,7 @@ using namespace symtrace;
 using testing::all_finite;
 
 
-TEST_CASE("deep_mlp_100 has 100 x 4,288 parameters and the anchors' keys, and runs eagerly") {
+TEST_CASE("deep_mlp_100 has 100 x 4,288 parameters and PyTorch's keys, and runs eagerly") {
   const auto model = zoo::create("deep_mlp_100");
   CHECK(model->num_parameters() == 100 * 4'288);
   const auto keys = model->state_dict().keys();

@@ -1,5 +1,5 @@
-// The zoo's MobileNetV2: parameter count, PyTorch state_dict keys, the module tree the anchors
-// build (ConvBNReLU as a Sequential subclass, InvertedResidual with `conv`), torchvision's
+// The zoo's MobileNetV2: parameter count, PyTorch state_dict keys, the module tree of
+// bench/fx/models.py (ConvBNReLU as a Sequential subclass, InvertedResidual with `conv`), torchvision's
 // channel rounding, eager runs at small inputs and seeding.
 
 #include "support/checks.hpp"
@@ -31,7 +31,7 @@ std::vector<std::string> child_names(const Module& m) {
 
 }  // namespace
 
-TEST_CASE("mobilenet_v2 has the anchors' 3,504,872 parameters and PyTorch's state_dict keys") {
+TEST_CASE("mobilenet_v2 has torchvision's 3,504,872 parameters and PyTorch's state_dict keys") {
   manual_seed(0);
   const auto model = zoo::mobilenet_v2();
   CHECK(model->num_parameters() == 3'504'872);
@@ -53,7 +53,7 @@ TEST_CASE("mobilenet_v2 has the anchors' 3,504,872 parameters and PyTorch's stat
   CHECK(state.at("classifier.1.weight").shape() == Shape{1000, 1280});
 }
 
-TEST_CASE("mobilenet_v2's module tree is the anchors': ConvBNReLU Sequentials and InvertedResiduals with `conv`") {
+TEST_CASE("mobilenet_v2's module tree: ConvBNReLU Sequentials and InvertedResiduals with `conv`") {
   manual_seed(0);
   const auto model = zoo::mobilenet_v2();
   CHECK(model->type_name() == "MobileNetV2");

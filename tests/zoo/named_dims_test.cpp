@@ -1,5 +1,5 @@
-// Zoo models traced with named dims (DESIGN decision 13): every node's shape is an expression
-// over N, H, W (or D) that, for sizes within the ranges, equals the shape the node's value has
+// Zoo models traced with named dims (docs/design.md, decision 13): every node's shape is an
+// expression over N, H, W (or D) that, for sizes within the ranges, equals the shape the node's value has
 // when the graph runs on inputs of those sizes; no anonymous dim remains; and the guards the
 // trace records are exactly what each architecture needs.
 

@@ -1,4 +1,4 @@
-// The zoo's ResNets: torchvision's ResNet-18, the anchors' ResNet-50 and its failing variants
+// The zoo's ResNets: torchvision's ResNet-18, ResNet-50 and its failing variants
 // (parameter counts, PyTorch state_dict keys, eager runs at small inputs, seeding, where the
 // FailingBottlenecks sit and that their branch follows the data).
 
@@ -64,7 +64,7 @@ TEST_CASE("resnet18 has torchvision's 11,689,512 parameters and PyTorch's state_
   CHECK(model->get_submodule("layer3.1").type_name() == "BasicBlock");
 }
 
-TEST_CASE("zoo::create(\"resnet50\") gives the anchors' ResNet-50 in eval mode, with PyTorch's state_dict keys") {
+TEST_CASE("zoo::create(\"resnet50\") gives ResNet-50 in eval mode, with PyTorch's state_dict keys") {
   const zoo::ModelInfo& info = zoo::info("resnet50");
   REQUIRE(info.inputs.size() == 1);
   CHECK(info.inputs[0].name == "x");
@@ -137,7 +137,7 @@ TEST_CASE("resnet50 runs eagerly on 1x3x32x32 to finite scores, bit-identically 
   CHECK(y.to_vector<float>() == run(*b, x).to_vector<float>());
 }
 
-TEST_CASE("the failing variants put FailingBottleneck at the anchors' block indices") {
+TEST_CASE("the failing variants put FailingBottleneck at the listed block indices") {
   const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
       {"resnet50_fail1", {"layer3.0"}},
       {"resnet50_fail4", {"layer1.0", "layer2.0", "layer3.0", "layer4.0"}},

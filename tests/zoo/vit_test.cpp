@@ -1,4 +1,4 @@
-// ViT-B/16 and ViT-Ti/16 (../shared/anchors/models.py): parameter counts, state-dict keys,
+// ViT-B/16 and ViT-Ti/16 (bench/fx/models.py): parameter counts, state-dict keys,
 // the attention's reshape/permute against a per-head computation, eager runs at a small image
 // size, reproducibility, and the zoo entries of the sequence family.
 
@@ -25,7 +25,7 @@ zoo::ViTConfig small_b16() { return {.image_size = 32}; }
 
 }  // namespace
 
-TEST_CASE("vit_b16 has the anchors' 86,567,656 parameters and PyTorch's state-dict keys") {
+TEST_CASE("vit_b16 has 86,567,656 parameters and PyTorch's state-dict keys") {
   const auto model = zoo::create("vit_b16");
   CHECK(model->num_parameters() == 86'567'656);
   CHECK(zoo::info("vit_b16").parameters == model->num_parameters());
@@ -69,7 +69,7 @@ TEST_CASE("the ViT-B/16 architecture runs eagerly on a 32x32 image") {
   CHECK(all_finite(y));
 }
 
-TEST_CASE("attention splits qkv into heads as the anchors' reshape and permute do") {
+TEST_CASE("attention splits qkv into heads as the Python model's reshape and permute do") {
   manual_seed(1);
   zoo::Attention attn(8, 2);
   const Tensor x = randn({2, 3, 8});
@@ -84,7 +84,7 @@ TEST_CASE("attention splits qkv into heads as the anchors' reshape and permute d
   CHECK(testing::max_abs_diff(attn(x), expected) < 1e-5);
 }
 
-TEST_CASE("the class token and position embeddings enter as in the anchors") {
+TEST_CASE("the class token and position embeddings enter as in the Python model") {
   manual_seed(2);
   zoo::ViT model(zoo::ViTConfig{.image_size = 16, .patch = 8, .dim = 8, .depth = 0, .heads = 2, .mlp = 16,
                                 .num_classes = 3});

@@ -20,7 +20,7 @@
 namespace symtrace {
 
 /// One dimension of a shape: a known size (>= 0), a size expression over named dims (`N`,
-/// `H//4`: DESIGN decision 13), or anonymous (`?`, unknown and unnamed). A Dim is 8 bytes:
+/// `H//4`: docs/design.md, decision 13), or anonymous (`?`, unknown and unnamed). A Dim is 8 bytes:
 /// an expression is stored as its interned id.
 ///
 ///     Dim n("N");                 // a named dim, N >= 1

@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// `SymExpr`: a size as an integer expression over named dims (`N`, `H//4`,
-/// `(H + 1)//2`, `N*H*W`), the symbolic sizes of DESIGN.md's key decision 13, without
+/// `(H + 1)//2`, `N*H*W`), the symbolic sizes of docs/design.md's decision 13, without
 /// sympy. An expression is a sum of products of atoms with integer coefficients, plus a
 /// constant; an atom is a named dim, a floor division by a positive constant, or a min or max
 /// of two expressions. Expressions are kept in a canonical form and interned, so equal

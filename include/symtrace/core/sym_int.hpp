@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// `SymInt`, `SymBool` and `SymIntList`: sizes that are plain numbers when known and proxies
-/// when not (DESIGN decision 2). `x.size(0)` of a tensor whose dim 0 is known gives a plain
+/// when not (docs/design.md, decision 2). `x.size(0)` of a tensor whose dim 0 is known gives a plain
 /// number and records nothing; of a symbolic tensor whose dim 0 is unknown it gives a proxy
 /// naming a `size` node of the trace. Arithmetic on proxies is recorded (fx's
 /// `operator.mul`, ...), and proxies can size new tensors: `x.reshape({B, N, 3, h, d})`,

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// `Tensor`: one type, two natures (DESIGN decision 1). A tensor is either *concrete* (owns
+/// `Tensor`: one type, two natures (docs/design.md, decision 1). A tensor is either *concrete* (owns
 /// strided data on the CPU reference backend) or *symbolic* (names a node of an active trace
 /// and carries only dtype and a shape whose dims may be unknown). Model code is written once
 /// against `Tensor`; every op dispatches on the nature of its inputs (see ops/dispatch.hpp).

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The one interception seam (DESIGN decision 12), as c10's `ThreadLocalState` is for PyTorch:
+/// The one interception seam (docs/design.md, decision 12), as c10's `ThreadLocalState` is for PyTorch:
 /// every op call, module call and read of tensor data asks this thread's context two things,
 /// once: is an `Interposer` installed (a symbolic trace, a trace by execution), and are
 /// observers on (`has_callbacks()`, the RecordFunction registry in ops/record_function.hpp).

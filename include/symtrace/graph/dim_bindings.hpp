@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The named dims of a graph's inputs (DESIGN decision 13), bound to the sizes of the inputs of
+/// The named dims of a graph's inputs (docs/design.md, decision 13), bound to the sizes of the inputs of
 /// one run, and the graph's size guards checked against them. The interpreter does both before
 /// it runs a graph; analyses use the bindings to evaluate shapes and costs for given sizes.
 ///

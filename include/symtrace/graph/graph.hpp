@@ -186,7 +186,7 @@ class Graph {
   [[nodiscard]] const std::vector<Guard>& guards() const noexcept;
 
   /// A fact about the named dims of the inputs that the trace assumed because an op needed it
-  /// and the dims' ranges could not decide it (DESIGN decision 13): `N == M` where two named
+  /// and the dims' ranges could not decide it (docs/design.md, decision 13): `N == M` where two named
   /// dims broadcast together, `H % 32 == 0` for a reshape. The interpreter refuses inputs
   /// whose sizes break it, naming it and `where`.
   struct SizeGuard {

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// The one dispatch point every op call goes through (DESIGN decision 1): all inputs
+/// The one dispatch point every op call goes through (docs/design.md, decision 1): all inputs
 /// concrete -> meta function then eager kernel; any input symbolic -> the thread's interposer
 /// (core/thread_context.hpp: the active trace records a node). Keep this path cheap: it runs
 /// once per op.

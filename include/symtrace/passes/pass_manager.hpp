@@ -29,8 +29,8 @@ struct PassResult {
 };
 
 /// Runs passes in the order they were added. After each pass the graph is linted when
-/// `lint_after_each` is on (by default in builds without NDEBUG, as the design asks of debug
-/// builds): a pass that leaves a malformed graph is caught at once, named in the LintError.
+/// `lint_after_each` is on (by default in builds without NDEBUG, as docs/design.md, decision 10,
+/// asks of debug builds): a pass that leaves a malformed graph is caught at once, named in the LintError.
 class PassManager {
  public:
   /// Adds `pass` under `name` (for the results and errors); returns *this to chain.

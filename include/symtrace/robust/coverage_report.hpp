@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The coverage report of a `GraphCollection`: what `recursive_trace` captured of a model and
-/// what it could not, as readable text or as JSON (the `report` format of DESIGN.md).
+/// what it could not, as readable text or as JSON (the `report` format the README documents).
 ///
 ///     symtrace::GraphCollection c = symtrace::recursive_trace(*model, {x});
 ///     fmt::print("{}", symtrace::coverage_report(c, "resnet50_fail1"));   // returns the text

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// `GraphCollection` and `recursive_trace` (DESIGN decision 7; the semantics of ModelOpt's
+/// `GraphCollection` and `recursive_trace` (docs/design.md, decision 7; the semantics of ModelOpt's
 /// `recursive_trace`): the model is traced robustly; then, breadth first, every child of every
 /// module that failed is traced as a root of its own, so a model is covered as far as it can
 /// be. Only the model gets `concrete_args`. A child traced as a root gets the input metadata

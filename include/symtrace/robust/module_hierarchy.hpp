@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// `ModuleHierarchy`: the modules of a model after `recursive_trace`, with what became of each
-/// (DESIGN decision 7). A vertex per module (a module registered under two parents is one
+/// (docs/design.md, decision 7). A vertex per module (a module registered under two parents is one
 /// vertex with two in-edges, as in `named_modules()`), an edge from a parent to each child, and
 /// a status per module:
 ///

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// `RobustTracer`: a Tracer that never fails on an untraceable submodule (DESIGN decision 6;
+/// `RobustTracer`: a Tracer that never fails on an untraceable submodule (docs/design.md, decision 6;
 /// the API of ModelOpt's `modelopt.torch.trace.RobustTracer`). Every module call it traces
 /// through takes a graph checkpoint; when the module's forward throws, the nodes, names and
 /// tracer state made since are rolled back, the module becomes a `call_module` leaf with the

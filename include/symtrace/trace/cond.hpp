@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// `cond`: control flow that stays in the graph (DESIGN decision 2). Eagerly it runs one
+/// `cond`: control flow that stays in the graph (docs/design.md, decision 2). Eagerly it runs one
 /// branch; traced with a symbolic predicate it traces both branches into subgraphs owned by
 /// the graph and records one node that picks between them when the graph runs:
 ///

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// `TracingState`: one active symbolic trace (DESIGN decision 9). Each thread has a stack of
+/// `TracingState`: one active symbolic trace (docs/design.md, decision 9). Each thread has a stack of
 /// active traces; a trace pushes one for its lifetime and pops it when it ends, also when an
 /// exception passes (the scopes of trace/detail/tracing_scopes.hpp), so after any exception a
 /// thread's tracing state is exactly as before. Every trace has a process-wide unique id: a symbolic tensor carries the id of

@@ -1,10 +1,10 @@
 #pragma once
 /// \file
 /// `DeepChain`: modules nested `n` deep, each holding the next as its child `inner` and
-/// calling it in forward, the innermost (`ChainEnd`) branching on tensor data. Not from the
-/// anchors: it stresses what grows with depth rather than with width: a tracer's frames and
-/// the module paths ("inner.inner.inner...", `n - 1` components at the end), the stack a
-/// nested call takes, a report's module tree.
+/// calling it in forward, the innermost (`ChainEnd`) branching on tensor data. It has no
+/// PyTorch counterpart in bench/fx/models.py: it stresses what grows with depth rather than
+/// with width: a tracer's frames and the module paths ("inner.inner.inner...", `n - 1`
+/// components at the end), the stack a nested call takes, a report's module tree.
 ///
 /// ```
 /// auto model = symtrace::zoo::deep_chain(1000);  // 272 parameters (the end's), input [B, 16]

@@ -1,6 +1,6 @@
 #pragma once
 /// \file
-/// `MixedFailures`: a small CNN (not from the anchors) whose forward calls, in turn, one child
+/// `MixedFailures`: a small CNN whose forward calls, in turn, one child
 /// per untraceable pattern users hit in practice. The parent's own forward is traceable; each
 /// child's forward is the problem, so a robust tracer should trace the parent and report the
 /// children:

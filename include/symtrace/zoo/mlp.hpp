@@ -1,10 +1,10 @@
 #pragma once
 /// \file
-/// The deep residual MLP of ../shared/anchors/models.py (`DeepMLP`, `MLPBlock`,
+/// The deep residual MLP of bench/fx/models.py (`DeepMLP`, `MLPBlock`,
 /// `FailingMLPBlock`): a Sequential of N blocks x + GELU(LayerNorm(Linear(x))), all of width
 /// 64 by default. It stresses tracers with many module calls (N = 100, 1000, 10000), and the
 /// failing variant puts a data-dependent branch in every `fail_every`-th block. Module names
-/// equal the anchors' ("blocks.17.fc.weight").
+/// equal the Python's ("blocks.17.fc.weight").
 ///
 /// ```
 /// auto model = symtrace::zoo::deep_mlp(1000);      // 4'288'000 parameters, input [B, 64]
@@ -25,7 +25,7 @@
 
 namespace symtrace::zoo {
 
-/// One residual block: x + act(norm(fc(x))) (the anchors' `MLPBlock`); 4'288 parameters at dim 64.
+/// One residual block: x + act(norm(fc(x))) (`MLPBlock` in Python); 4'288 parameters at dim 64.
 class MLPBlockImpl : public TypedModule<MLPBlockImpl> {
  public:
   explicit MLPBlockImpl(std::int64_t dim = 64);
@@ -37,7 +37,7 @@ class MLPBlockImpl : public TypedModule<MLPBlockImpl> {
 };
 SYMTRACE_MODULE(MLPBlock);
 
-/// An MLPBlock whose forward branches on its data (the anchors' `FailingMLPBlock`): x + h when
+/// An MLPBlock whose forward branches on its data (`FailingMLPBlock` in Python): x + h when
 /// h.sum() > 0, else x - h. A symbolic tracer cannot follow the branch.
 class FailingMLPBlockImpl : public MLPBlockImpl {
  public:
@@ -49,7 +49,7 @@ class FailingMLPBlockImpl : public MLPBlockImpl {
 SYMTRACE_MODULE(FailingMLPBlock);
 
 /// `blocks`: a Sequential of `n_blocks` MLPBlocks, FailingMLPBlock where i % fail_every == 0
-/// (the anchors' `DeepMLP`).
+/// (`DeepMLP` in Python).
 class DeepMLPImpl : public TypedModule<DeepMLPImpl> {
  public:
   /// Throws std::invalid_argument for a negative block count, a non-positive dim or fail_every.

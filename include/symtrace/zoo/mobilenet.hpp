@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// MobileNetV2 (Sandler et al., 2018) for the zoo, as written in ../shared/anchors/models.py
+/// MobileNetV2 (Sandler et al., 2018) for the zoo, as bench/fx/models.py writes it in PyTorch
 /// (the same module tree and parameter count as torchvision's mobilenet_v2: 3,504,872 at
-/// width 1.0 with 1000 classes). `ConvBNReLU` is an nn::Sequential subclass, as in the anchors,
+/// width 1.0 with 1000 classes). `ConvBNReLU` is an nn::Sequential subclass, as in the Python,
 /// so its children are named 0, 1, 2 and state_dict keys match a PyTorch checkpoint
 /// ("features.1.conv.0.0.weight", "classifier.1.bias").
 ///
@@ -53,7 +53,7 @@ class InvertedResidualImpl : public TypedModule<InvertedResidualImpl> {
 };
 SYMTRACE_MODULE(InvertedResidual);
 
-/// MobileNetV2's configuration (the defaults are the anchors').
+/// MobileNetV2's configuration (the defaults are torchvision's).
 struct MobileNetV2Config {
   std::int64_t num_classes = 1000;
   double width_mult = 1.0;
@@ -61,7 +61,7 @@ struct MobileNetV2Config {
 
 /// MobileNetV2: `features` (a ConvBNReLU stem with stride 2, 17 inverted residuals, a 1x1
 /// ConvBNReLU to 1280 channels), then F.adaptive_avg_pool2d to 1x1, torch.flatten and
-/// `classifier` (Dropout(0.2), Linear). Takes [N, 3, H, W] (224x224 in the anchors) and
+/// `classifier` (Dropout(0.2), Linear). Takes [N, 3, H, W] (224x224 in the zoo) and
 /// returns [N, num_classes].
 class MobileNetV2Impl : public TypedModule<MobileNetV2Impl> {
  public:
@@ -76,7 +76,7 @@ class MobileNetV2Impl : public TypedModule<MobileNetV2Impl> {
 };
 SYMTRACE_MODULE(MobileNetV2);
 
-/// The anchors' mobilenet_v2 (width 1.0): 3,504,872 parameters.
+/// MobileNetV2 at width 1.0: 3,504,872 parameters (bench/fx/models.py's mobilenet_v2).
 [[nodiscard]] std::shared_ptr<Module> mobilenet_v2(MobileNetV2Config config = {});
 
 }  // namespace symtrace::zoo

@@ -1,14 +1,14 @@
 #pragma once
 /// \file
 /// ResNets (He et al., 2015) for the zoo: torchvision's ResNet-18 (BasicBlock [2, 2, 2, 2]) and
-/// the ResNet-50 of ../shared/anchors/models.py (Bottleneck [3, 4, 6, 3], stride on the 3x3
-/// convolution as in torchvision's v1.5), plus the anchors' failing variants, in which chosen
-/// bottlenecks are `FailingBottleneck`s whose forward branches on tensor data.
+/// ResNet-50 (Bottleneck [3, 4, 6, 3], stride on the 3x3 convolution as in torchvision's v1.5),
+/// plus ResNet-50's failing variants, in which chosen bottlenecks are `FailingBottleneck`s
+/// whose forward branches on tensor data. bench/fx/models.py writes the same models in PyTorch.
 ///
 /// Attribute names are PyTorch's, so state_dict keys match a PyTorch checkpoint of the same
 /// architecture ("layer1.0.downsample.1.running_mean"). Weights use the layers' default
-/// initialisation (as the anchors do; torchvision re-draws convolutions with kaiming_normal_,
-/// which changes no shape), drawn from the thread's default generator.
+/// initialisation (as bench/fx/models.py does; torchvision re-draws convolutions with
+/// kaiming_normal_, which changes no shape), drawn from the thread's default generator.
 ///
 /// ```
 /// auto model = symtrace::zoo::resnet50(symtrace::zoo::resnet50_fail4_blocks);
@@ -57,7 +57,7 @@ class BasicBlockImpl : public TypedModule<BasicBlockImpl> {
 };
 SYMTRACE_MODULE(BasicBlock);
 
-/// The anchors' Bottleneck: 1x1 reduce, 3x3 (with the block's stride), 1x1 expand (x4), each
+/// The bottleneck block: 1x1 reduce, 3x3 (with the block's stride), 1x1 expand (x4), each
 /// followed by BatchNorm, and a residual connection through `downsample` when the shape
 /// changes.
 class BottleneckImpl : public TypedModule<BottleneckImpl> {
@@ -80,7 +80,7 @@ class BottleneckImpl : public TypedModule<BottleneckImpl> {
 };
 SYMTRACE_MODULE(Bottleneck);
 
-/// The anchors' FailingBottleneck: a Bottleneck whose forward branches on `out.sum() > 0`
+/// FailingBottleneck: a Bottleneck whose forward branches on `out.sum() > 0`
 /// after bn3 (late in the block, so a symbolic tracer has recorded most of the block when it
 /// reaches the branch). Eagerly: `relu(out + identity)` when the sum is positive, else
 /// `relu(out * 0.5 + identity)`. A symbolic tracer cannot trace it (Tensor::to_bool throws
@@ -107,10 +107,10 @@ struct ResNetConfig {
   std::vector<std::int64_t> failing = {};
 };
 
-/// The anchors' ResNet (the same module tree as torchvision's): conv1 7x7/2, bn1, relu,
+/// A ResNet (the same module tree as torchvision's): conv1 7x7/2, bn1, relu,
 /// maxpool 3x3/2, four stages layer1..layer4 (nn::Sequential of blocks, 64/128/256/512
 /// planes, stride 2 from layer2 on), adaptive average pooling to 1x1, flatten, fc.
-/// Takes [N, 3, H, W] (224x224 in the anchors; any size, as each stride-2 stage maps 1x1 to
+/// Takes [N, 3, H, W] (224x224 in the zoo; any size, as each stride-2 stage maps 1x1 to
 /// 1x1) and returns [N, num_classes].
 class ResNetImpl : public TypedModule<ResNetImpl> {
  public:
@@ -136,8 +136,8 @@ class ResNetImpl : public TypedModule<ResNetImpl> {
 };
 SYMTRACE_MODULE(ResNet);
 
-/// The anchors' failing block sets (RESNET_FAIL1, RESNET_FAIL4, RESNET_FAIL16): layer3.0;
-/// the first block of every stage; every block.
+/// The failing block sets of resnet50_fail1, _fail4 and _fail16 (RESNET50_FAIL* in
+/// bench/fx/models.py): layer3.0; the first block of every stage; every block.
 inline constexpr std::array<std::int64_t, 1> resnet50_fail1_blocks = {7};
 inline constexpr std::array<std::int64_t, 4> resnet50_fail4_blocks = {0, 3, 7, 13};
 inline constexpr std::array<std::int64_t, 16> resnet50_fail16_blocks = {0, 1, 2,  3,  4,  5,  6,  7,
@@ -151,8 +151,8 @@ inline constexpr std::array<std::int64_t, 16> resnet50_fail16_blocks = {0, 1, 2,
 
 /// torchvision's resnet18: 11,689,512 parameters.
 [[nodiscard]] std::shared_ptr<Module> resnet18(std::int64_t num_classes = 1000);
-/// The anchors' resnet50 (25,557,032 parameters), with the global blocks `failing` built as
-/// FailingBottleneck (the anchors' resnet50_fail{1,4,16} use the *_blocks sets above).
+/// ResNet-50 (25,557,032 parameters), with the global blocks `failing` built as
+/// FailingBottleneck (the zoo's resnet50_fail{1,4,16} use the *_blocks sets above).
 [[nodiscard]] std::shared_ptr<Module> resnet50(std::span<const std::int64_t> failing = {},
                                                std::int64_t num_classes = 1000);
 

@@ -1,8 +1,8 @@
 #pragma once
 /// \file
-/// A recurrent language-model head written the way users write RNNs by hand (not from the
-/// anchors): an embedding, an Elman cell h = tanh(ih(x_t) + hh(h)) unrolled by a C++ `for`
-/// loop over the time steps, and a linear head on the last hidden state. The loop bound is
+/// A recurrent language-model head written the way users write RNNs by hand: an embedding,
+/// an Elman cell h = tanh(ih(x_t) + hh(h)) unrolled by a C++ `for` loop over the time steps,
+/// and a linear head on the last hidden state. The loop bound is
 /// `tokens.size(1)`: it comes from the input's shape, not its data, so a tracer that knows the
 /// shape can unroll it (one `cell` call per step). With an unknown batch it still traces: the
 /// initial state is `zeros({x.size(0), hidden})`, sized by a proxy. With an unknown length it

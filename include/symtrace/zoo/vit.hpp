@@ -1,10 +1,10 @@
 #pragma once
 /// \file
-/// The Vision Transformer of ../shared/anchors/models.py (ViT-B/16 and its tiny variant): a
+/// The Vision Transformer of bench/fx/models.py (ViT-B/16 and its tiny variant): a
 /// patch-embedding convolution, a class token and learned position embeddings, a stack of
 /// pre-norm encoder blocks whose attention is written with explicit matmul / softmax (the
-/// qkv projection reshaped to [B, N, 3, heads, head_dim] and permuted as in the anchors), a
-/// final LayerNorm and a linear head on the class token. Module names equal the anchors', so
+/// qkv projection reshaped to [B, N, 3, heads, head_dim] and permuted as in the Python), a
+/// final LayerNorm and a linear head on the class token. Module names equal the Python's, so
 /// state-dict keys match a PyTorch checkpoint of the same architecture ("blocks.0.attn.qkv.weight").
 ///
 /// ```
@@ -44,7 +44,7 @@ struct ViTConfig {
   [[nodiscard]] std::int64_t num_tokens() const { return (image_size / patch) * (image_size / patch) + 1; }
 };
 
-/// Multi-head self-attention with explicit matmul / softmax (the anchors' `Attention`).
+/// Multi-head self-attention with explicit matmul / softmax (`Attention` in Python).
 class AttentionImpl : public TypedModule<AttentionImpl> {
  public:
   /// Throws std::invalid_argument unless `heads` divides `dim`.
@@ -61,7 +61,7 @@ class AttentionImpl : public TypedModule<AttentionImpl> {
 };
 SYMTRACE_MODULE(Attention);
 
-/// The encoder block's feed-forward network: fc1, GELU, fc2 (the anchors' `MLP`).
+/// The encoder block's feed-forward network: fc1, GELU, fc2 (`MLP` in Python).
 class MLPImpl : public TypedModule<MLPImpl> {
  public:
   MLPImpl(std::int64_t dim, std::int64_t hidden);
@@ -87,7 +87,7 @@ class EncoderBlockImpl : public TypedModule<EncoderBlockImpl> {
 };
 SYMTRACE_MODULE(EncoderBlock);
 
-/// The Vision Transformer (the anchors' `ViT`): [B, 3, image_size, image_size] -> [B, num_classes].
+/// The Vision Transformer (`ViT` in Python): [B, 3, image_size, image_size] -> [B, num_classes].
 class ViTImpl : public TypedModule<ViTImpl> {
  public:
   /// Throws std::invalid_argument for non-positive sizes, a patch that does not divide the

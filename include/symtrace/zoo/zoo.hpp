@@ -1,7 +1,7 @@
 #pragma once
 /// \file
 /// The reference model zoo: real architectures written against the public API, on which every
-/// capability is verified (they mirror ../shared/anchors/models.py and torchvision where named
+/// capability is verified (they mirror bench/fx/models.py and torchvision where named
 /// alike, with the same parameter counts). Models are created in eval mode with weights drawn
 /// from the thread's default generator.
 ///
