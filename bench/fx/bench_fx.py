@@ -117,10 +117,10 @@ def time_kind(model, kind, runs, warmup, tracemalloc_max_s):
         tracemalloc.start()
         before, _ = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
-        kept = trace(kind, model)
+        alive = [trace(kind, model)]  # the result stays alive until the peak is read
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        del kept
+        alive.clear()
         result["tracemalloc_peak_mb"] = (peak - before) / 2**20
     return result
 
