@@ -74,10 +74,10 @@ def main():
 
     bad = dict(CLEAN)
     bad["include/demo/models.hpp"] = ("#pragma once\n/// \\file\n"
-                                      "/// The models of ../shared/anchors/models.py, in C++.\n")  # check-paths: allow
+                                      "/// The models of ../elsewhere/models.py, in C++.\n")  # check-paths: allow
     code, out = run(check, tree(bad))
     results.append(expect("a path climbing above the root from a deep header fails", code, out, 1,
-                          "include/demo/models.hpp:3: ../shared/anchors/models.py (climbs above the repository's root)",  # check-paths: allow
+                          "include/demo/models.hpp:3: ../elsewhere/models.py (climbs above the repository's root)",  # check-paths: allow
                           "1 path(s) outside the repository"))
 
     bad = dict(CLEAN)
@@ -88,10 +88,10 @@ def main():
 
     bad = dict(CLEAN)
     bad["tools/bench"] = ('import os\nROOT = "."\n'
-                          'DEFAULT = os.path.join(ROOT, "..", "shared", "anchors")\n')  # check-paths: allow
+                          'DEFAULT = os.path.join(ROOT, "..", "elsewhere", "data")\n')  # check-paths: allow
     code, out = run(check, tree(bad))
     results.append(expect("a path joined from '..' and parts fails", code, out, 1,
-                          'tools/bench:3: ../shared/anchors (joined from "..", "shared", "anchors")'))  # check-paths: allow
+                          'tools/bench:3: ../elsewhere/data (joined from "..", "elsewhere", "data")'))  # check-paths: allow
 
     for line, path in [('DATA = "/work/data/x.bin"', "/work/data/x.bin"),  # check-paths: allow
                        ("cache = '/root/.cache/symtrace'", "/root/.cache/symtrace"),  # check-paths: allow
