@@ -35,7 +35,7 @@
 namespace symtrace {
 namespace {
 
-using Json = nlohmann::json;
+using PageJson = nlohmann::json;
 
 /// A graph the page draws: a module's graph, or a failed module's capture by execution.
 struct PageGraph {
@@ -63,8 +63,8 @@ std::string html_escape(std::string_view text) {
 
 /// The JSON text with '<', '>' and '&' as \u escapes (Note [Text in the page]); bytes that are
 /// not UTF-8 (an exception's message may hold any) are replaced, never a throw.
-std::string script_json(const Json& data) {
-  const std::string text = data.dump(-1, ' ', false, Json::error_handler_t::replace);
+std::string script_json(const PageJson& data) {
+  const std::string text = data.dump(-1, ' ', false, PageJson::error_handler_t::replace);
   std::string out;
   out.reserve(text.size() + text.size() / 16);
   for (char c : text) {
@@ -303,7 +303,7 @@ std::vector<Layout> lay_out(const std::vector<PageGraph>& page_graphs, const std
 }
 
 /// Rounded to tenths of a point: the page stays small and the drawing exact to the eye.
-Json coordinate(double v) { return std::round(v * 10.0) / 10.0; }
+PageJson coordinate(double v) { return std::round(v * 10.0) / 10.0; }
 
 /// True for a file a failure's source may name: C++ or Python source. A saved report may name
 /// any path; the page embeds lines of program source only, never of other files it can read.
@@ -316,7 +316,7 @@ bool is_source_file(const std::filesystem::path& path) {
 
 /// The source lines around `source` ("file:line"), when the file is readable now: {"file",
 /// "line", "first", "lines": [...]}, else null.
-Json source_snippet(const std::string& source, const HtmlReportOptions& options,
+PageJson source_snippet(const std::string& source, const HtmlReportOptions& options,
                     std::unordered_map<std::string, std::vector<std::string>>& files) {
   const std::size_t colon = source.rfind(':');
   if (colon == std::string::npos || colon == 0) return nullptr;
@@ -352,12 +352,12 @@ Json source_snippet(const std::string& source, const HtmlReportOptions& options,
   constexpr std::size_t max_line_length = 400;
   const std::size_t first = line > options.source_context ? line - options.source_context : 1;
   const std::size_t last = std::min(lines.size(), line + options.source_context);
-  Json text = Json::array();
+  PageJson text = PageJson::array();
   for (std::size_t i = first; i <= last; ++i) {
     const std::string& l = lines[i - 1];
     text.push_back(l.size() > max_line_length ? l.substr(0, max_line_length) + "…" : l);
   }
-  return Json{{"file", file}, {"line", line}, {"first", first}, {"lines", std::move(text)}};
+  return PageJson{{"file", file}, {"line", line}, {"first", first}, {"lines", std::move(text)}};
 }
 
 /// The page's data (see report_page.cpp for how each field is drawn).
@@ -386,14 +386,14 @@ class PageData {
       for (const ModuleSummary& s : options.summary->modules) summary_of_.emplace(s.path, &s);
   }
 
-  Json json() const {
+  PageJson json() const {
     std::string dot = options_.dot_program.empty() ? find_dot_program() : options_.dot_program;
     if (dot.empty())
       throw std::runtime_error("the HTML report lays out its graphs with graphviz's dot, which is not on PATH; "
                                "install graphviz (apt install graphviz)");
     const std::vector<Layout> layouts = lay_out(graphs_, dot);
-    Json data{{"model", report_.model}, {"totals", totals()}, {"modules", modules()}, {"failures", failures()}};
-    Json graphs = Json::array();
+    PageJson data{{"model", report_.model}, {"totals", totals()}, {"modules", modules()}, {"failures", failures()}};
+    PageJson graphs = PageJson::array();
     for (std::size_t g = 0; g < graphs_.size(); ++g) graphs.push_back(graph(graphs_[g], layouts[g]));
     data["graphs"] = std::move(graphs);
     return data;
@@ -407,8 +407,8 @@ class PageData {
     return it->second;
   }
 
-  Json totals() const {
-    Json t{{"modules", report_.modules.size()},
+  PageJson totals() const {
+    PageJson t{{"modules", report_.modules.size()},
            {"traced", report_.count(ModuleStatus::traced)},
            {"leaf", report_.count(ModuleStatus::leaf)},
            {"failed", report_.count(ModuleStatus::failed)},
@@ -422,17 +422,17 @@ class PageData {
     return t;
   }
 
-  Json modules() const {
-    Json out = Json::array();
+  PageJson modules() const {
+    PageJson out = PageJson::array();
     for (std::size_t i = 0; i < report_.modules.size(); ++i) {
       const CollectionReport::ModuleEntry& m = report_.modules[i];
-      Json children = Json::array();
-      Json names = Json::array();
+      PageJson children = PageJson::array();
+      PageJson names = PageJson::array();
       for (const CollectionReport::Child& c : m.children) {
         children.push_back(c.index);
         names.push_back(c.name);
       }
-      Json entry{{"path", m.path}, {"type", m.type}, {"status", std::string(to_string(m.status))},
+      PageJson entry{{"path", m.path}, {"type", m.type}, {"status", std::string(to_string(m.status))},
                  {"parent", parent_of(i)}, {"children", std::move(children)}, {"names", std::move(names)}};
       if (graph_of_[i] >= 0) {
         entry["graph"] = graph_of_[i];
@@ -449,23 +449,23 @@ class PageData {
     return out;
   }
 
-  Json failures() const {
+  PageJson failures() const {
     std::unordered_map<std::string, std::vector<std::string>> files;
-    Json out = Json::array();
+    PageJson out = PageJson::array();
     for (std::size_t f = 0; f < report_.failures.size(); ++f) {
       const CollectionReport::Failure& r = report_.failures[f];
-      Json entry{{"module", module_at(r.module)}, {"kind", r.kind},   {"message", r.message},
+      PageJson entry{{"module", module_at(r.module)}, {"kind", r.kind},   {"message", r.message},
                  {"source", r.source},            {"op", r.op},       {"snippet", source_snippet(r.source, options_, files)}};
       if (r.by_execution) {
         const CollectionReport::ByExecution& b = *r.by_execution;
-        Json inputs = Json::array();
+        PageJson inputs = PageJson::array();
         for (const InputSpec& in : b.inputs) inputs.push_back(fmt::format("{}{}", in.dtype, to_string(in.shape)));
-        Json warnings = Json::array();
+        PageJson warnings = PageJson::array();
         for (const CollectionReport::Warning& w : b.warnings) {
-          warnings.push_back(Json{{"kind", w.kind}, {"source", w.source}, {"module", w.module}, {"count", w.count},
+          warnings.push_back(PageJson{{"kind", w.kind}, {"source", w.source}, {"module", w.module}, {"count", w.count},
                                   {"message", w.message}});
         }
-        entry["by_execution"] = Json{{"graph", capture_of_[f] >= 0 ? Json(capture_of_[f]) : Json(nullptr)},
+        entry["by_execution"] = PageJson{{"graph", capture_of_[f] >= 0 ? PageJson(capture_of_[f]) : PageJson(nullptr)},
                                      {"inputs", std::move(inputs)},
                                      {"warnings", std::move(warnings)},
                                      {"error", b.error}};
@@ -510,8 +510,8 @@ class PageData {
   /// op, name, op[target], meta, link, failed]...], "edges": [[x0, y0, ...]...]}. `link` is the
   /// module a call_module node calls when that module has a graph or a failure to show, else -1.
   /// (Targets are relative to the graph's module, a capture by execution's to its failed one.)
-  Json graph(const PageGraph& g, const Layout& layout) const {
-    Json nodes = Json::array();
+  PageJson graph(const PageGraph& g, const Layout& layout) const {
+    PageJson nodes = PageJson::array();
     std::size_t i = 0;
     for (const Node& n : g.graph->nodes()) {
       const auto& [x, y, w, h] = layout.nodes[i++];
@@ -521,17 +521,17 @@ class PageData {
         if (const std::optional<std::size_t> m = called_module(g.module, n.target()))
           if (graph_of_[*m] >= 0 || failure_of_[*m] >= 0) link = static_cast<std::ptrdiff_t>(*m);
       }
-      nodes.push_back(Json::array({coordinate(x), coordinate(y), coordinate(w), coordinate(h),
+      nodes.push_back(PageJson::array({coordinate(x), coordinate(y), coordinate(w), coordinate(h),
                                    std::string(fmt::format("{}", n.op())), n.name(), op_text(n), meta_text(n), link,
                                    n.meta(meta_keys::failure) != nullptr ? 1 : 0}));
     }
-    Json edges = Json::array();
+    PageJson edges = PageJson::array();
     for (const std::vector<double>& e : layout.edges) {
-      Json points = Json::array();
+      PageJson points = PageJson::array();
       for (double v : e) points.push_back(coordinate(v));
       edges.push_back(std::move(points));
     }
-    return Json{{"module", g.module},           {"by_execution", g.by_execution}, {"width", coordinate(layout.width)},
+    return PageJson{{"module", g.module},           {"by_execution", g.by_execution}, {"width", coordinate(layout.width)},
                 {"height", coordinate(layout.height)}, {"nodes", std::move(nodes)},      {"edges", std::move(edges)}};
   }
 
@@ -548,11 +548,11 @@ class PageData {
 }  // namespace
 
 std::string report_to_html(const CollectionReport& report, const HtmlReportOptions& options) {
-  const Json data = PageData(report, options).json();
+  const PageJson data = PageData(report, options).json();
   std::string page;
   page += detail::report_page_head;
   // The model's name as valid UTF-8 (a file name may hold any bytes), then escaped.
-  const std::string model = Json::parse(Json(report.model).dump(-1, ' ', false, Json::error_handler_t::replace));
+  const std::string model = PageJson::parse(PageJson(report.model).dump(-1, ' ', false, PageJson::error_handler_t::replace));
   page += fmt::format("<title>{} · symtrace report</title>\n", html_escape(model));
   page += detail::report_page_style;
   page += detail::report_page_body;

@@ -32,7 +32,7 @@ void throw_arity_error(const Module& module, std::size_t given) {
                                           fmt::join(module.input_names(), ", "), given));
 }
 
-void throw_empty_holder(std::string_view mangled, std::source_location where) {
+[[noreturn]] void throw_empty_holder(std::string_view mangled, std::source_location where) {
   const std::string name = shorten_type_name(boost::core::demangle(std::string(mangled).c_str()));
   throw_invalid_argument(where,
                          "use of an empty ModuleHolder<{}>: it was made from nullptr and never "

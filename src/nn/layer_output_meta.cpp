@@ -81,7 +81,7 @@ std::optional<TensorMeta> pooled(const TensorMeta& x, Size2 kernel, Size2 stride
     const std::size_t dim = x.shape.rank() - 2 + i;
     // A named size: the op's formula, when the ranges prove it is not empty (else the op's
     // meta function records the guard).
-    const Dim size = detail::pooled_dim(x.shape[dim], k[i], s[i], p[i], d[i], ceil_mode);
+    const Dim size = symtrace::detail::pooled_dim(x.shape[dim], k[i], s[i], p[i], d[i], ceil_mode);
     if (size.is_anonymous()) return std::nullopt;
     if (size.is_known() ? size.raw() < 1 : SymFact{*size.expr(), SymRel::ge, SymExpr(1)}.decide() != true)
       return std::nullopt;

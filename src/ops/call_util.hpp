@@ -17,6 +17,10 @@
 
 namespace symtrace::detail {
 
+/// The call style of the typed API's free functions (`fn`) and Tensor methods (`method`).
+inline constexpr CallStyle fn = CallStyle::function;
+inline constexpr CallStyle method = CallStyle::method;
+
 inline Value operand_value(const Operand& o) {
   if (o.is_sym_int()) [[unlikely]]
     return Value(SymInt::symbolic(o.tensor, o.where));

@@ -409,7 +409,7 @@ void detail::register_indexing_ops(OpRegistry& r) {
 // ---- Typed API ---------------------------------------------------------------------------
 
 using detail::invoke;
-constexpr CallStyle fn = CallStyle::function;
+using detail::fn;
 
 Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index, Where w) {
   return invoke(SYMTRACE_OP("index_select"), w, fn, x, dim, index);

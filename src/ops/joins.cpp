@@ -404,7 +404,7 @@ void detail::register_join_ops(OpRegistry& r) {
 
 using detail::invoke;
 using detail::invoke_list;
-constexpr CallStyle fn = CallStyle::function;
+using detail::fn;
 
 Tensor cat(const TensorList& tensors, std::int64_t dim, Where w) { return invoke(SYMTRACE_OP("cat"), w, fn, tensors, dim); }
 Tensor pad(const Tensor& x, const IntList& pad, double value, Where w) {

@@ -203,7 +203,7 @@ void detail::register_linalg_ops(OpRegistry& r) {
 // ---- Typed API ---------------------------------------------------------------------------
 
 using detail::invoke;
-constexpr CallStyle fn = CallStyle::function;
+using detail::fn;
 
 Tensor matmul(const Tensor& a, const Tensor& b, Where w) { return invoke(SYMTRACE_OP("matmul"), w, fn, a, b); }
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias, Where w) {

@@ -486,7 +486,7 @@ void detail::register_pointwise_ops(OpRegistry& r) {
 
 using detail::invoke;
 using detail::operand_value;
-constexpr CallStyle fn = CallStyle::function;
+using detail::fn;
 
 Tensor add(const Tensor& a, const Operand& b, Where w) { return invoke(SYMTRACE_OP("add"), w, fn, a, operand_value(b)); }
 Tensor add(const Scalar& a, const Tensor& b, Where w) { return invoke(SYMTRACE_OP("add"), w, fn, a, b); }

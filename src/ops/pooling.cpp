@@ -406,7 +406,7 @@ void detail::register_pooling_ops(OpRegistry& r) {
 // ---- Typed API ---------------------------------------------------------------------------
 
 using detail::invoke;
-constexpr CallStyle fn = CallStyle::function;
+using detail::fn;
 
 Tensor max_pool2d(const Tensor& x, const IntList& kernel_size, const IntList& stride, const IntList& padding,
                   const IntList& dilation, bool ceil_mode, Where w) {

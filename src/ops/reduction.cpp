@@ -263,7 +263,7 @@ void detail::register_reduction_ops(OpRegistry& r) {
 // ---- Typed API ---------------------------------------------------------------------------
 
 using detail::invoke;
-constexpr CallStyle fn = CallStyle::function;
+using detail::fn;
 
 Tensor sum(const Tensor& x, const IntList& dims, bool keepdim, Where w) {
   return invoke(SYMTRACE_OP("sum"), w, fn, x, dims, keepdim);

@@ -12,7 +12,7 @@ using detail::invoke;
 using detail::invoke_list;
 using detail::operand_value;
 namespace {
-constexpr CallStyle method = CallStyle::method;
+using detail::method;
 constexpr CallStyle function = CallStyle::function;
 }  // namespace
 

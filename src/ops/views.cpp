@@ -536,7 +536,7 @@ void detail::register_view_ops(OpRegistry& r) {
 // ---- Typed API ---------------------------------------------------------------------------
 
 using detail::invoke;
-constexpr CallStyle fn = CallStyle::function;
+using detail::fn;
 
 Tensor reshape(const Tensor& x, const SymIntList& shape, Where w) { return invoke(SYMTRACE_OP("reshape"), w, fn, x, shape); }
 Tensor view(const Tensor& x, const SymIntList& shape, Where w) { return invoke(SYMTRACE_OP("view"), w, fn, x, shape); }
