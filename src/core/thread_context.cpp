@@ -17,6 +17,13 @@ void Interposer::assume(const SymFact& fact, std::source_location where) {
   throw_trace_error(where, "an op needs the size fact {} but no trace is active to record it as a guard", fact);
 }
 
+Value Interposer::call_cond(const Tensor& pred, const CondBranch& then_fn, const CondBranch& else_fn,
+                            const TensorList& operands, std::source_location where) {
+  if (outer_ != nullptr) return outer_->call_cond(pred, then_fn, else_fn, operands, where);
+  throw_trace_error(where, "cond() got a symbolic predicate but no symbolic trace is active on this thread to record "
+                           "it: a symbolic tensor belongs to its trace and cannot be used after the trace ended");
+}
+
 bool Interposer::locate(detail::TraceLocation& location) const {
   return outer_ != nullptr && outer_->locate(location);
 }

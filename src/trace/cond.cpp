@@ -1,9 +1,9 @@
-// cond(): eager branching, or both branches recorded by the active trace (Tracer::record_cond).
+// cond(): eager branching, or both branches recorded by the active trace, which the thread's
+// interposer reaches as it reaches op calls (Interposer::call_cond, Tracer::record_cond).
 #include "symtrace/trace/cond.hpp"
 
 #include "symtrace/core/error.hpp"
-#include "symtrace/trace/tracer.hpp"
-#include "symtrace/trace/tracing_state.hpp"
+#include "symtrace/core/thread_context.hpp"
 
 namespace symtrace {
 
@@ -19,12 +19,12 @@ Value cond(const Tensor& pred, const CondBranch& then_fn, const CondBranch& else
     if (!operands[i].defined()) throw_invalid_argument(where, "cond(): operand {} is an undefined Tensor", i);
   }
   if (pred.is_concrete()) return pred.to_bool(where) ? then_fn(operands) : else_fn(operands);
-  TracingState* state = TracingState::current();
-  if (state == nullptr) {
+  Interposer* interposer = current_interposer();
+  if (interposer == nullptr) {
     throw_trace_error(where, "cond() got a symbolic predicate but no trace is active on this thread: a symbolic "
                              "tensor belongs to its trace and cannot be used after the trace ended");
   }
-  return state->tracer().record_cond(pred, then_fn, else_fn, operands, where);
+  return interposer->call_cond(pred, then_fn, else_fn, operands, where);
 }
 
 }  // namespace symtrace

@@ -15,7 +15,6 @@
 #include "symtrace/trace/tracing_state.hpp"
 #include "symtrace/trace/detail/result_meta.hpp"
 #include "symtrace/trace/detail/tracing_scopes.hpp"
-#include "current_state.hpp"
 
 #include <fmt/format.h>
 
@@ -233,40 +232,37 @@ std::string to_string(const InputSpec& spec) {
 
 Tracer::~Tracer() = default;
 
-namespace {
-[[noreturn, gnu::noinline, gnu::cold]] void throw_not_tracing() {
+// throw_not_tracing is in a frame of its own: state() is inlined on the per-level path.
+[[gnu::noinline, gnu::cold]] void Tracer::throw_not_tracing() {
   throw InternalError("internal error: a Tracer hook was called while it is not tracing");
 }
 
-/// This thread's innermost trace when `tracer` runs it, else nullptr.
-TracingState* trace_of(const Tracer& tracer) noexcept {
-  TracingState* state = detail::t_tracing_state;
-  return state != nullptr && &state->tracer() == &tracer ? state : nullptr;
-}
-}  // namespace
-
-TracingState& Tracer::state() const {
-  TracingState* state = trace_of(*this);
-  // throw_not_tracing is in a frame of its own: state() is inlined on the per-level path.
-  if (state == nullptr) [[unlikely]] throw_not_tracing();
-  return *state;
+TracingState* Tracer::state_behind_interposers() const noexcept {
+  // Note [The active trace] in tracing_state.cpp: the innermost trace of the thread, if it is ours.
+  TracingState* innermost = TracingState::current();
+  return innermost != nullptr && &innermost->tracer() == this ? innermost : nullptr;
 }
 
 Value Tracer::call_op(const OpCall& call) { return record_op(call); }
 
+Value Tracer::call_cond(const Tensor& pred, const CondBranch& then_fn, const CondBranch& else_fn,
+                        const TensorList& operands, std::source_location where) {
+  return record_cond(pred, then_fn, else_fn, operands, where);
+}
+
 bool Tracer::intercepts(const Tensor& tensor) const {
-  const TracingState* state = trace_of(*this);
+  const TracingState* state = innermost_state();
   return state != nullptr && tensor.is_concrete() && state->tensor_path_of(tensor.impl_ptr().get()) != nullptr;
 }
 
 void Tracer::assume(const SymFact& fact, std::source_location where) {
-  const TracingState* state = trace_of(*this);
+  const TracingState* state = innermost_state();
   if (state == nullptr) return Interposer::assume(fact, where);
   state->graph().add_size_guard(fact, where);
 }
 
 bool Tracer::locate(detail::TraceLocation& location) const {
-  const TracingState* state = trace_of(*this);
+  const TracingState* state = innermost_state();
   if (state == nullptr) return Interposer::locate(location);
   location.path = std::string(state->frame().path);
   location.type = state->frame().module->type_name();

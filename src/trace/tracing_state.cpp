@@ -2,20 +2,18 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/tensor.hpp"
+#include "symtrace/core/thread_context.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/trace/tracer.hpp"
 #include "symtrace/trace/detail/tracing_scopes.hpp"
-#include "current_state.hpp"
 #include "symtrace/nn/detail/join_path.hpp"
 
 #include <algorithm>
 #include <atomic>
 
 namespace symtrace {
-
-constinit thread_local TracingState* detail::t_tracing_state = nullptr;
 
 namespace {
 
@@ -231,13 +229,25 @@ detail::SubgraphRun::~SubgraphRun() {
   std::swap(state_.retired_, retired_);
 }
 
-detail::TraceScope::TraceScope(TracingState& state) : previous_(t_tracing_state), interposer_(state.tracer()) {
-  t_tracing_state = &state;
+// Note [The active trace]: the thread's one per-thread context (core/thread_context.hpp) is the
+// only record of which trace is active: a TraceScope installs the trace's tracer as the thread's
+// interposer, and the tracer holds the TracingState it runs (a tracer runs one trace at a time,
+// and an interposer is installed once at a time, so that is the one). The tracer's per-node path
+// asks for its trace several times per node (Tracer::state()); while the tracer is the thread's
+// interposer that costs one thread-local load, a compare and a member load. Other interposers
+// installed inside it (a trace by execution, an eager run of a failed module) pass some calls out
+// to it: then the innermost tracer running a trace is found by walking out from the thread's
+// interposer, as current() does.
+detail::TraceScope::TraceScope(TracingState& state)
+    : interposer_(state.tracer()), state_(state.tracer().state_, &state) {}
+
+TracingState* TracingState::current() noexcept {
+  for (const Interposer* interposer = current_interposer(); interposer != nullptr; interposer = interposer->outer()) {
+    const auto* tracer = dynamic_cast<const Tracer*>(interposer);
+    if (tracer != nullptr && tracer->state_ != nullptr) return tracer->state_;
+  }
+  return nullptr;
 }
-
-TracingState* TracingState::current() noexcept { return detail::t_tracing_state; }
-
-detail::TraceScope::~TraceScope() { t_tracing_state = previous_; }
 
 detail::FrameScope::FrameScope(TracingState& state, const Module& module, std::string_view path, std::source_location call_site)
     : state_(state) {

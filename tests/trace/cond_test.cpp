@@ -8,6 +8,8 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 
 using namespace symtrace;
@@ -48,6 +50,31 @@ class Disagrees : public TypedModule<Disagrees> {
   Tensor forward(const Tensor& x) {
     return cond(x.sum() > 0, [](const TensorList& in) -> Value { return in[0]; },
                 [](const TensorList& in) -> Value { return in[0] > 0; }, {x})
+        .to_tensor();
+  }
+};
+
+/// Passes the op calls, module calls and conds it gets to the interposer installed before it, as
+/// a trace by execution does with calls on symbolic values.
+class PassOut final : public Interposer {
+ public:
+  Value call_op(const OpCall& call) override {
+    if (outer() == nullptr) throw std::logic_error("PassOut: nothing to pass the op call to");
+    return outer()->call_op(call);
+  }
+  Value call_module(Module& module, const ValueList& args, std::source_location where) override {
+    return outer() != nullptr ? outer()->call_module(module, args, where) : module.run_forward(args, where);
+  }
+};
+
+/// A cond whose forward runs with a PassOut installed inside the trace.
+class CondBehindInterposer : public TypedModule<CondBehindInterposer> {
+ public:
+  Tensor forward(const Tensor& x) {
+    PassOut pass;
+    const InterposerScope scope(pass);
+    return cond(x.sum() > 0, [](const TensorList& in) -> Value { return in[0].relu(); },
+                [](const TensorList& in) -> Value { return in[0].neg(); }, {x})
         .to_tensor();
   }
 };
@@ -138,6 +165,31 @@ TEST_CASE("cond errors: captured tensors, disagreeing branches, a bad predicate"
     CHECK_THROWS_WITH_AS(cond(tensor({1.f, 2.f}), same, same, {tensor({1.f})}),
                          doctest::Contains(fmt::format("cond_test.cpp:{}: cond(): the predicate must be a bool tensor with one element, got float32[2]", line).c_str()),
                          std::invalid_argument);
+  }
+}
+
+TEST_CASE("a symbolic predicate reaches the trace through the thread's interposers, as op calls do") {
+  SUBCASE("past an interposer installed inside the trace") {
+    CondBehindInterposer model;
+    const Graph g = symbolic_trace(model, {InputSpec(Shape{2, 3})});
+    CHECK_NOTHROW(g.lint());
+    CHECK(g.find_node("cond") != nullptr);
+    CHECK(g.subgraphs().size() == 2);
+    for (float sign : {1.f, -1.f}) {
+      const Tensor x = tensor({sign, 2 * sign, 3 * sign, 0.5f * sign, sign, sign}, {2, 3});
+      CHECK(max_rel_error(Interpreter(model, g).run({x}).to_tensor(), model.call({x}).to_tensor()) == 0.0);
+    }
+    CHECK(TracingState::current() == nullptr);
+  }
+  SUBCASE("with no trace to reach: a TraceError, with or without an interposer") {
+    const Tensor pred = Tensor::symbolic(TensorMeta{DType::bool_, Shape{}}, SymbolicRef{~std::uint64_t{0}, 0});
+    auto same = [](const TensorList& in) -> Value { return in[0]; };
+    CHECK_THROWS_WITH_AS(cond(pred, same, same, {tensor({1.f})}), doctest::Contains("no trace is active on this thread"),
+                         TraceError);
+    PassOut pass;
+    const InterposerScope scope(pass);
+    CHECK_THROWS_WITH_AS(cond(pred, same, same, {tensor({1.f})}),
+                         doctest::Contains("no symbolic trace is active on this thread to record it"), TraceError);
   }
 }
 

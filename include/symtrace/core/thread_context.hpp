@@ -1,14 +1,14 @@
 #pragma once
 /// \file
 /// The one interception seam (docs/design.md, decision 12), as c10's `ThreadLocalState` is for PyTorch:
-/// every op call, module call and read of tensor data asks this thread's context two things,
+/// every op call, module call, `cond` and read of tensor data asks this thread's context two things,
 /// once: is an `Interposer` installed (a symbolic trace, a trace by execution), and are
 /// observers on (`has_callbacks()`, the RecordFunction registry in ops/record_function.hpp).
 /// With neither, an eager op or module call pays one thread-local load, one relaxed atomic
 /// load and two branches.
 ///
-/// An interposer decides what the calls it is given become: a tracer records ops and module
-/// calls as nodes; a trace by execution runs them and notes where data is read. Interposers
+/// An interposer decides what the calls it is given become: a tracer records ops, module calls
+/// and conds as nodes; a trace by execution runs them and notes where data is read. Interposers
 /// nest per thread: `InterposerScope` installs one for its lifetime and restores the previous
 /// one when it ends, also when an exception passes; the previous one is `outer()`. An
 /// interposer object is installed once at a time, on one thread: a second installation (on
@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <source_location>
 
 namespace symtrace {
@@ -28,6 +29,9 @@ struct OpCall;
 namespace detail {
 struct TraceLocation;
 }  // namespace detail
+
+/// A branch of `cond` (trace/cond.hpp): gets the operands, returns a Tensor or a list of tensors.
+using CondBranch = std::function<Value(const TensorList& operands)>;
 
 /// What a read of a concrete tensor's data as C++ values was.
 enum class DataRead : unsigned char { item, to_bool, to_vector };
@@ -47,6 +51,11 @@ class Interposer {
   /// module's forward declares (a Tensor, a list of that many values for a tuple, a list for a
   /// vector); `module.run_forward(args, where)` runs it as if nothing were installed.
   virtual Value call_module(Module& module, const ValueList& args, std::source_location where) = 0;
+  /// A `cond` (trace/cond.hpp) whose predicate is symbolic: a trace records both branches and
+  /// returns the symbolic result. Default: the outer interposer's, or a TraceError when there
+  /// is none.
+  virtual Value call_cond(const Tensor& pred, const CondBranch& then_fn, const CondBranch& else_fn,
+                          const TensorList& operands, std::source_location where);
   /// Whether an all-concrete op call reading `tensor` must reach `call_op` (a parameter of the
   /// model a trace traces: fx records `self.weight.t()`). Asked only when
   /// `sees_concrete_calls()`. Default: no.
@@ -81,8 +90,11 @@ class Interposer {
 };
 
 namespace detail {
-/// This thread's interposer (the innermost installed), or nullptr.
-constinit inline thread_local Interposer* t_interposer = nullptr;
+/// This thread's interposer (the innermost installed), or nullptr. Initial-exec: a read is one
+/// load at a fixed offset from the thread pointer, also inside the shared library, where the
+/// default model calls __tls_get_addr on every read (every op call reads it, a traced node
+/// several times).
+[[gnu::tls_model("initial-exec")]] constinit inline thread_local Interposer* t_interposer = nullptr;
 
 /// Note [Observers off]: the number of observer callbacks registered anywhere (global ones and
 /// every thread's thread-local ones), kept by ops/record_function.cpp. An event reads it once,

@@ -19,22 +19,20 @@
 /// that differ between the branches are unknown in the result.
 
 #include "symtrace/core/tensor.hpp"
+#include "symtrace/core/thread_context.hpp"
 #include "symtrace/core/value.hpp"
 
-#include <functional>
 #include <source_location>
 
 namespace symtrace {
-
-/// A branch of `cond`: gets the operands, returns a Tensor or a list of tensors.
-using CondBranch = std::function<Value(const TensorList& operands)>;
 
 /// The target of the nodes `cond` records.
 inline constexpr std::string_view cond_target = "higher_order.cond";
 
 /// Runs `then_fn(operands)` when `pred` is true, else `else_fn(operands)`. `pred` is a bool
-/// tensor with one element. A concrete `pred` just branches (also during a trace: the branch
-/// taken is traced inline); a symbolic one records both branches (see the file comment).
+/// tensor with one element; a branch is a `CondBranch` (core/thread_context.hpp). A concrete
+/// `pred` just branches (also during a trace: the branch taken is traced inline); a symbolic one
+/// goes to this thread's interposer, and the trace records both branches (see the file comment).
 /// Throws std::invalid_argument for a bad `pred` or undefined operands, TraceError when a
 /// branch cannot be traced or the branches disagree.
 Value cond(const Tensor& pred, const CondBranch& then_fn, const CondBranch& else_fn, const TensorList& operands,

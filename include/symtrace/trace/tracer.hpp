@@ -43,6 +43,9 @@ class Module;
 class ModuleIndex;
 struct OpCall;
 class TracingState;
+namespace detail {
+class TraceScope;
+}  // namespace detail
 
 /// A traced input: its dtype and shape, whose dims may be unknown (`Dim::unknown()`).
 /// An example tensor converts to its own dtype and shape. `InputSpec::symbolic_int()` is an
@@ -251,7 +254,11 @@ class Tracer : public Interposer {
   [[nodiscard]] Value meta_result(const OutputMeta& meta, std::source_location where) const;
   /// The trace this tracer is running, the innermost one of this thread (InternalError when it
   /// is not tracing there, e.g. while another tracer's trace runs inside its own).
-  [[nodiscard]] TracingState& state() const;
+  [[nodiscard]] TracingState& state() const {
+    TracingState* state = innermost_state();
+    if (state == nullptr) [[unlikely]] throw_not_tracing();
+    return *state;
+  }
   /// A symbolic tensor naming `node`, with `meta` (also recorded on the node).
   [[nodiscard]] Tensor proxy(Node& node, const TensorMeta& meta) const;
   /// Symbolic results naming `node`'s outputs: itself, or one getitem node per list element.
@@ -269,7 +276,22 @@ class Tracer : public Interposer {
   bool locate(detail::TraceLocation& location) const final;
   /// A size fact an op needs: a size guard of the graph being recorded.
   void assume(const SymFact& fact, std::source_location where) final;
+  /// A cond with a symbolic predicate: `record_cond`.
+  Value call_cond(const Tensor& pred, const CondBranch& then_fn, const CondBranch& else_fn, const TensorList& operands,
+                  std::source_location where) final;
 
+  // ---- The trace this tracer runs (Note [The active trace] in tracing_state.cpp) ----
+  /// `state()`, or nullptr when this tracer's trace is not the innermost one of this thread.
+  [[nodiscard]] TracingState* innermost_state() const noexcept {
+    return detail::t_interposer == this ? state_ : state_behind_interposers();
+  }
+  /// `innermost_state()` when other interposers are installed inside this tracer.
+  [[nodiscard]] TracingState* state_behind_interposers() const noexcept;
+  [[noreturn]] static void throw_not_tracing();
+
+  friend class TracingState;
+  friend class detail::TraceScope;
+  TracingState* state_ = nullptr;  // the trace this tracer runs, set by its TraceScope
   std::unordered_map<std::type_index, LeafMetaFn> leaves_;
 };
 

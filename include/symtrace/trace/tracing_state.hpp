@@ -103,7 +103,8 @@ class TracingState {
   /// else indexes the root's tensors on first need (which may throw std::bad_alloc).
   [[nodiscard]] const std::string* tensor_path_of(const detail::TensorImpl* tensor) const;
 
-  /// The innermost trace active on this thread, or nullptr.
+  /// The innermost trace active on this thread, or nullptr: the trace of the innermost tracer
+  /// among the thread's interposers (Note [The active trace] in tracing_state.cpp).
   [[nodiscard]] static TracingState* current() noexcept;
 
  private:

@@ -4,6 +4,7 @@
 // and the robust tracer use them.
 
 #include "symtrace/core/thread_context.hpp"
+#include "symtrace/core/detail/save_and_restore.hpp"
 #include "symtrace/trace/tracing_state.hpp"
 
 #include <cstdint>
@@ -14,19 +15,18 @@
 
 namespace symtrace::detail {
 
-/// Makes `state` the innermost trace of this thread and installs its tracer as the thread's
-/// interposer for the scope's lifetime; the destructor restores the previous trace and
-/// interposer.
+/// Makes `state` the innermost trace of this thread for the scope's lifetime: installs its
+/// tracer as the thread's interposer, running `state`. The destructor restores the previous
+/// interposer (Note [The active trace] in tracing_state.cpp).
 class TraceScope {
  public:
   explicit TraceScope(TracingState& state);
-  ~TraceScope();
   TraceScope(const TraceScope&) = delete;
   TraceScope& operator=(const TraceScope&) = delete;
 
  private:
-  TracingState* previous_;
-  InterposerScope interposer_;
+  InterposerScope interposer_;  // first: when it throws, the tracer is left as it was
+  SaveAndRestore<TracingState*> state_;
 };
 
 /// A side run of the trace for the scope's lifetime (a leaf's forward run for its output
