@@ -25,7 +25,7 @@
 /// A failed module's output metadata comes from the LeafMetaFn registered for its type (or, for
 /// a built-in layer traced through, its own shape function: Note [Layer output metadata]), else it
 /// is unknown (a shape of unknown rank, the dtype of its first tensor argument): downstream ops
-/// then have unknown shapes too (Note [Unknown in, unknown out] in src/trace/tracer.cpp).
+/// then have unknown shapes too (Note [Unknown in, unknown out] in src/trace/unknown_rank.cpp).
 
 #include "symtrace/robust/trace_records.hpp"
 #include "symtrace/trace/tracer.hpp"

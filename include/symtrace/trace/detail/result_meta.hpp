@@ -1,7 +1,8 @@
 #pragma once
 // Internal (symtrace::detail, not part of the API): the metadata of a module's nested result
-// (OutputMeta::nesting), shared by the tracer's leaves (tracer.cpp) and the robust tracer's
-// failed modules whose result is found by running them (src/robust/executed_result.cpp).
+// (OutputMeta::nesting), shared by the tracer's leaves (src/trace/result_meta.cpp defines it)
+// and the robust tracer's failed modules whose result is found by running them
+// (src/robust/executed_result.cpp).
 
 #include "symtrace/core/value.hpp"
 #include "symtrace/ops/op.hpp"
