@@ -21,6 +21,7 @@
 #include "symtrace/ops/record_function.hpp"
 #include "symtrace/ops/op.hpp"
 #include "symtrace/trace/tracer.hpp"
+#include "symtrace/trace/detail/value_argument.hpp"
 
 #include <fmt/format.h>
 
@@ -212,51 +213,35 @@ class Recorder {
   }
 
   Argument argument(const Value& value, std::source_location where) {
-    return boost::variant2::visit(
-        overloaded{
-            [](Value::None) { return Argument(); },
-            [](bool b) { return Argument(b); },
-            [](std::int64_t i) { return Argument(i); },
-            [](double d) { return Argument(d); },
-            [](const std::string& s) { return Argument(s); },
-            [](DType d) { return Argument(d); },
-            [&](const Tensor& t) -> Argument {
-              if (!t.defined()) return Argument();
-              if (std::optional<NodeId> id = lookup(t)) return Argument(*id);
-              // A parameter or buffer is read by path; any other tensor the run met (made
-              // outside the ops, or held without registration) is a graph constant.
-              auto attribute = attributes_.find(t.impl_ptr().get());
-              Node& node = attribute != attributes_.end()
-                               ? create(OpKind::get_attr, attribute->second, {}, where)
-                               : create(OpKind::get_attr, graph_.add_constant(t), {}, where);
-              node.set_tensor_meta(t.meta());
-              map(t, node);
-              return Argument(node);
-            },
-            [&](const SymInt& s) -> Argument {
-              SYMTRACE_ASSERT(!s.is_symbolic(), "a symbolic size reached an eager op call");
-              return Argument(s.value(where));
-            },
-            [&](const ValueList& list) {
-              ArgumentList items;
-              items.reserve(list.size());
-              for (const Value& v : list) items.push_back(argument(v, where));
-              return Argument(std::move(items));
-            },
-            [&](const ValueDict& dict) -> Argument {
-              KeywordArguments items;
-              items.reserve(dict.size());
-              for (std::size_t i = 0; i < dict.size(); ++i) {
-                if (!dict.keys[i].is_string())
-                  throw_trace_error(where, "a dict whose keys are {} values cannot be recorded in a graph: only "
-                                           "dicts with str keys can (they become `dict` nodes)",
-                                    dict.keys[i].type_name());
-                items.emplace_back(dict.keys[i].to_string_ref(), argument(dict.values[i], where));
-              }
-              return Argument(create(OpKind::call_function, "dict", {}, where, std::move(items)));
-            },
-        },
-        value.value);
+    // What a trace by execution makes of tensors (detail::to_argument does the rest): the node
+    // a tensor is the value of, else a get_attr node.
+    struct Maker {
+      Recorder& recorder;
+      std::source_location where;
+      Argument tensor(const Tensor& t) const {
+        if (!t.defined()) return Argument();
+        if (std::optional<NodeId> id = recorder.lookup(t)) return Argument(*id);
+        // A parameter or buffer is read by path; any other tensor the run met (made outside
+        // the ops, or held without registration) is a graph constant.
+        auto attribute = recorder.attributes_.find(t.impl_ptr().get());
+        Node& node = attribute != recorder.attributes_.end()
+                         ? recorder.create(OpKind::get_attr, attribute->second, {}, where)
+                         : recorder.create(OpKind::get_attr, recorder.graph_.add_constant(t), {}, where);
+        node.set_tensor_meta(t.meta());
+        recorder.map(t, node);
+        return Argument(node);
+      }
+      Argument sym_int(const SymInt& s) const {
+        SYMTRACE_ASSERT(!s.is_symbolic(), "a symbolic size reached an eager op call");
+        return Argument(s.value(where));
+      }
+      Argument item(const Value& v) const { return recorder.argument(v, where); }
+      Argument dict(KeywordArguments items) const {
+        return Argument(recorder.create(OpKind::call_function, "dict", {}, where, std::move(items)));
+      }
+    };
+    Maker maker{*this, where};
+    return detail::to_argument(value, where, maker);
   }
 
   void record(const OpCall& call, const Value& result) {

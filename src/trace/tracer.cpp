@@ -18,6 +18,7 @@
 #include "symtrace/trace/tracing_state.hpp"
 #include "symtrace/trace/detail/result_meta.hpp"
 #include "symtrace/trace/detail/tracing_scopes.hpp"
+#include "symtrace/trace/detail/value_argument.hpp"
 #include "input_matching.hpp"
 #include "recordable.hpp"
 #include "unknown_rank.hpp"
@@ -48,12 +49,7 @@ void detail::check_recordable(const TracingState& state, const Value& value, std
   } else if (const ValueList* list = boost::variant2::get_if<ValueList>(&value.value)) {
     for (const Value& v : *list) check_recordable(state, v, where);
   } else if (const ValueDict* dict = boost::variant2::get_if<ValueDict>(&value.value)) {
-    for (const Value& k : dict->keys) {
-      if (!k.is_string())
-        throw_trace_error(where, "a dict whose keys are {} values cannot be recorded in a graph: only dicts with "
-                                 "str keys can (they become `dict` nodes)",
-                          k.type_name());
-    }
+    check_dict_keys(*dict, where);
     for (const Value& v : dict->values) check_recordable(state, v, where);
   }
 }
@@ -361,46 +357,33 @@ Node& Tracer::create_node(OpKind op, std::string_view target, Arguments args, Ke
 }
 
 Argument Tracer::create_arg(const Value& value, std::source_location where) {
-  TracingState& st = state();
-  return boost::variant2::visit(
-      overloaded{
-          [](Value::None) { return Argument(); },
-          [](bool b) { return Argument(b); },
-          [](std::int64_t i) { return Argument(i); },
-          [](double d) { return Argument(d); },
-          [](const std::string& s) { return Argument(s); },
-          [](DType d) { return Argument(d); },
-          [&](const Tensor& t) -> Argument {
-            detail::check_tensor(st, t, where);  // no Value copy on the per-argument path
-            if (t.is_symbolic()) return Argument(NodeId(t.symbolic_ref().node));
-            if (const std::string* path = st.tensor_path_of(t.impl_ptr().get())) return getattr(*path, t, where);
-            // Any other concrete tensor (made in forward, or held without registration) is
-            // kept by the graph as a constant, as fx keeps `_tensor_constant0`.
-            Node& node = create_node(OpKind::get_attr, st.graph().add_constant(t), {}, {}, where);
-            node.set_tensor_meta(t.meta());
-            return Argument(node);
-          },
-          [&](const SymInt& s) -> Argument {
-            detail::check_tensor(st, s.proxy(), where);
-            return Argument(NodeId(s.proxy().symbolic_ref().node));
-          },
-          [&](const ValueList& list) {
-            ArgumentList items;
-            items.reserve(list.size());
-            for (const Value& v : list) items.push_back(create_arg(v, where));
-            return Argument(std::move(items));
-          },
-          [&](const ValueDict& dict) {
-            // As `dict(out=x, aux=y)` in Python: keys become keyword names (str keys only,
-            // which check_recordable has checked), in insertion order.
-            KeywordArguments items;
-            items.reserve(dict.size());
-            for (std::size_t i = 0; i < dict.size(); ++i)
-              items.emplace_back(dict.keys[i].to_string_ref(), create_arg(dict.values[i], where));
-            return Argument(create_node(OpKind::call_function, "dict", {}, std::move(items), where));
-          },
-      },
-      value.value);
+  // What a symbolic trace makes of tensors (detail::to_argument does the rest): a symbolic one
+  // is its node, a concrete one a get_attr node; list and dict items come here again (the hook).
+  struct Maker {
+    Tracer& tracer;
+    TracingState& st;
+    std::source_location where;
+    Argument tensor(const Tensor& t) const {
+      detail::check_tensor(st, t, where);  // no Value copy on the per-argument path
+      if (t.is_symbolic()) return Argument(NodeId(t.symbolic_ref().node));
+      if (const std::string* path = st.tensor_path_of(t.impl_ptr().get())) return tracer.getattr(*path, t, where);
+      // Any other concrete tensor (made in forward, or held without registration) is kept by
+      // the graph as a constant, as fx keeps `_tensor_constant0`.
+      Node& node = tracer.create_node(OpKind::get_attr, st.graph().add_constant(t), {}, {}, where);
+      node.set_tensor_meta(t.meta());
+      return Argument(node);
+    }
+    Argument sym_int(const SymInt& s) const {
+      detail::check_tensor(st, s.proxy(), where);
+      return Argument(NodeId(s.proxy().symbolic_ref().node));
+    }
+    Argument item(const Value& v) const { return tracer.create_arg(v, where); }
+    Argument dict(KeywordArguments items) const {
+      return Argument(tracer.create_node(OpKind::call_function, "dict", {}, std::move(items), where));
+    }
+  };
+  Maker maker{*this, state(), where};
+  return detail::to_argument(value, where, maker);
 }
 
 Argument Tracer::getattr(std::string_view qualified_name, const Tensor& tensor, std::source_location where) {
