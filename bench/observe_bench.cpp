@@ -13,7 +13,8 @@ using namespace symtrace;
 
 // The check as dispatch makes it, in a function of its own so the loop cannot hoist it.
 [[gnu::noinline]] int checked_call(int x) {
-  if (has_callbacks()) [[unlikely]] return x + 1;
+  if (has_callbacks()) [[unlikely]]
+    return x + 1;
   return x;
 }
 [[gnu::noinline]] int unchecked_call(int x) { return x; }
@@ -34,9 +35,9 @@ void BM_EagerRelu(benchmark::State& state, bool with_callback) {
   long calls = 0;
   if (with_callback) {
     add_global_callback(RecordFunctionCallback([&](const RecordFunction&) {
-      ++calls;
-      return std::unique_ptr<ObserverContext>();
-    }).scopes({RecordScope::function}));
+                          ++calls;
+                          return std::unique_ptr<ObserverContext>();
+                        }).scopes({RecordScope::function}));
   }
   const Tensor x = ones({4});
   for (auto _ : state) benchmark::DoNotOptimize(relu(x));

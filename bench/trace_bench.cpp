@@ -36,7 +36,6 @@ std::vector<InputSpec> example_specs(const std::string& name) {
   return specs;
 }
 
-
 /// The heap bytes one graph holds per node: heap growth over a trace while its graph is alive.
 double graph_bytes_per_node(Module& model, const std::vector<InputSpec>& specs) {
   const std::size_t before = mallinfo2().uordblks;

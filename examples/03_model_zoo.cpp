@@ -40,8 +40,10 @@ int main() {
   // 1. The zoo, with parameter counts. PyTorch's figures for the same architectures
   //    (torchvision and bench/fx/models.py) must come out exactly.
   const std::map<std::string, std::int64_t> pytorch = {
+      // clang-format off
       {"resnet18", 11'689'512}, {"resnet50", 25'557'032},    {"mobilenet_v2", 3'504'872},
       {"vit_b16", 86'567'656},  {"deep_mlp_1000", 4'288'000}, {"resnet50_fail16", 25'557'032}};
+  // clang-format on
   manual_seed(0);
   for (const zoo::ModelInfo& info : zoo::models()) {
     if (info.name == "deep_mlp_10000") continue;  // 40k modules: fine, but slow to build in a lesson

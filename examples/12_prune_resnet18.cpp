@@ -29,8 +29,8 @@ std::int64_t resnet18_parameters(const std::array<std::int64_t, 4>& k) {
   std::int64_t in = k[0];
   for (std::size_t s = 0; s < 4; ++s) {
     n += in * k[s] * 9 + 2 * k[s] + k[s] * k[s] * 9 + 2 * k[s];  // block 0
-    if (s > 0) n += in * k[s] + 2 * k[s];                       // its downsample
-    n += 2 * (k[s] * k[s] * 9 + 2 * k[s]);                      // block 1
+    if (s > 0) n += in * k[s] + 2 * k[s];                        // its downsample
+    n += 2 * (k[s] * k[s] * 9 + 2 * k[s]);                       // block 1
     in = k[s];
   }
   return n + k[3] * 1000 + 1000;  // the classifier

@@ -65,8 +65,8 @@ using Segments = boost::container::small_vector<Segment, 1>;
 
 /// What the analysis knows of one tensor-valued node.
 struct Info {
-  int dim = -1;        ///< the channel dim (>= 0) when `segments` is set
-  Segments segments;   ///< the channel sets along `dim`, in order
+  int dim = -1;       ///< the channel dim (>= 0) when `segments` is set
+  Segments segments;  ///< the channel sets along `dim`, in order
   /// For a parameter (or a view of one aligned from the end): its path and its own rank.
   std::optional<std::pair<std::string, int>> param;
   [[nodiscard]] bool has_channels() const noexcept { return dim >= 0; }
@@ -586,7 +586,9 @@ class Analysis {
     const std::optional<int> a = normalize(int_argument(n, op, "dim0").value_or(-1000), r);
     const std::optional<int> b = normalize(int_argument(n, op, "dim1").value_or(-1000), r);
     if (!a || !b) return boundary(n);
-    pass(n, in, in.dim == *a ? *b : in.dim == *b ? *a : in.dim, out);
+    pass(n, in, in.dim == *a ? *b : in.dim == *b ? *a
+                                                 : in.dim,
+         out);
   }
 
   void dim_indexing(const Node& n, const OpDef& op, Info& out) {
@@ -697,7 +699,7 @@ class Analysis {
   std::vector<Info> info_;
   std::vector<Set> sets_;
   std::vector<std::pair<int, GroupMember>> members_;
-  std::deque<Argument> defaults_;  // schema defaults handed out by argument()
+  std::deque<Argument> defaults_;                         // schema defaults handed out by argument()
   std::unordered_map<std::string, std::string> escaped_;  // parameter -> where it escapes
 };
 

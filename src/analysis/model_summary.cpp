@@ -135,7 +135,8 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
   const Graph* graph = collection.find(model);
   if (collection.size() == 0 || graph == nullptr || collection.begin()->module != &model) {
     throw_invalid_argument(where, "summarize(): the collection was not made from this model ({}); "
-                                  "make it with trace_for_analysis(model, inputs)", model.type_name());
+                                  "make it with trace_for_analysis(model, inputs)",
+                           model.type_name());
   }
   const ModuleHierarchy& h = collection.hierarchy();
   const auto* tracer = dynamic_cast<const AnalysisTracer*>(&collection.tracer());
@@ -176,7 +177,8 @@ ModelSummary summarize(const Module& model, const GraphCollection& collection, s
     }
   };
   const auto join = [](const std::string& root, std::string_view path) {
-    return root.empty() ? std::string(path) : path.empty() ? root : fmt::format("{}.{}", root, path);
+    return root.empty() ? std::string(path) : path.empty() ? root
+                                                           : fmt::format("{}.{}", root, path);
   };
   // Note [Costs inside failed modules]: the model's graph holds a failed module as a leaf of
   // unknown cost. Its children traced as roots (the collection's other graphs, each of a module
@@ -309,7 +311,8 @@ std::string pad(const std::string& s, std::size_t width, bool right) {
 json dims_json(const Shape& shape) {
   json dims = json::array();
   if (!shape.is_rank_known()) return nullptr;
-  for (const Dim d : shape) dims.push_back(d.is_known() ? json(d.raw()) : d.is_symbolic() ? json(to_string(d)) : json(nullptr));
+  for (const Dim d : shape) dims.push_back(d.is_known() ? json(d.raw()) : d.is_symbolic() ? json(to_string(d))
+                                                                                          : json(nullptr));
   return dims;
 }
 
@@ -321,7 +324,8 @@ std::string text(const ModelSummary& s) {
   rows.push_back({"Module (type)", "Output", "Parameters", "MACs", ""});
   for (const ModuleSummary& m : s.modules) {
     const std::size_t dot = m.path.rfind('.');
-    const std::string name = m.path.empty() ? s.model : dot == std::string::npos ? m.path : m.path.substr(dot + 1);
+    const std::string name = m.path.empty() ? s.model : dot == std::string::npos ? m.path
+                                                                                 : m.path.substr(dot + 1);
     const bool plain = m.status == ModuleStatus::traced;
     rows.push_back({fmt::format("{}{} ({})", std::string(2 * m.depth, ' '), name, m.type), shapes(m.output),
                     grouped(m.parameters), cost(m.macs, m.complete), plain ? "" : std::string(to_string(m.status))});

@@ -114,7 +114,8 @@ void prune_channels(Module& model, std::span<const ChannelSelection> selections,
       if (s.keep[i] < 0 || s.keep[i] >= s.group->channels || (i > 0 && s.keep[i] <= s.keep[i - 1])) {
         throw_invalid_argument(where,
                                "prune_channels(): selection {} keeps channel {} at position {}: indices must increase "
-                               "and lie in [0, {})", k, s.keep[i], i, s.group->channels);
+                               "and lie in [0, {})",
+                               k, s.keep[i], i, s.group->channels);
       }
     }
     for (const GroupMember& m : s.group->members) {

@@ -71,7 +71,7 @@ struct Store {
 }  // namespace
 
 std::source_location make_source_location(std::string_view file, std::uint32_t line, std::string_view function,
-                                           std::uint32_t column) {
+                                          std::uint32_t column) {
   static const bool usable = layout_matches();
   if (!usable) return std::source_location::current();
   static Store* store = new Store;  // never destroyed: locations outlive static destruction

@@ -76,8 +76,10 @@ std::string stack_depth_advice() {
   const std::size_t bytes = t_stack.size;
   constexpr std::size_t mib = std::size_t{1} << 20;
   const std::string size = bytes >= mib && bytes % mib == 0 ? fmt::format("{} MiB", bytes / mib)
+                           // clang-format off
                            : bytes >= mib ? fmt::format("{:.1f} MiB", static_cast<double>(bytes) / static_cast<double>(mib))
                                           : fmt::format("{} KiB", (bytes + 1023) / 1024);
+  // clang-format on
   return fmt::format("the thread's stack ({}) is nearly used up and a deeper call would overflow it; run the model on "
                      "a thread with a larger stack (ulimit -s for the main thread, pthread_attr_setstacksize for "
                      "another) or make it shallower",

@@ -30,7 +30,12 @@ namespace symtrace {
 
 namespace {
 
-enum class AtomKind : std::uint8_t { symbol, floordiv, min, max };
+enum class AtomKind : std::uint8_t {
+  symbol,
+  floordiv,
+  min,
+  max
+};
 
 // Interval arithmetic on 128 bits, with `inf` standing for no bound (see "bounds" below).
 __extension__ using Wide = __int128;
@@ -42,11 +47,11 @@ struct Atom {
   mutable bool has_bounds = false;
   mutable Wide lo = 0, hi = 0;
   AtomKind kind = AtomKind::symbol;
-  std::string name;       // symbol
-  SymRange range;         // symbol
-  std::uint32_t a = 0;    // floordiv: the dividend; min, max: the smaller id
-  std::uint32_t b = 0;    // min, max: the larger id
-  std::int64_t k = 0;     // floordiv: the divisor (> 1)
+  std::string name;     // symbol
+  SymRange range;       // symbol
+  std::uint32_t a = 0;  // floordiv: the dividend; min, max: the smaller id
+  std::uint32_t b = 0;  // min, max: the larger id
+  std::int64_t k = 0;   // floordiv: the divisor (> 1)
 };
 
 struct Term {
@@ -270,7 +275,7 @@ std::optional<bool> known_nonpositive(const Poly& d);
 std::uint32_t extremum(std::uint32_t a, std::uint32_t b, bool is_max) {
   if (a == b) return a;
   const Poly d = add(table().poly(a), table().poly(b), -1);
-  if (d.terms.empty()) return (d.constant <= 0) != is_max ? a : b;  // a - b known: pick
+  if (d.terms.empty()) return (d.constant <= 0) != is_max ? a : b;                                // a - b known: pick
   if (const std::optional<bool> a_le_b = known_nonpositive(d)) return *a_le_b != is_max ? a : b;  // the ranges decide
   Atom atom;
   atom.kind = is_max ? AtomKind::max : AtomKind::min;
@@ -450,7 +455,8 @@ std::string print_terms(const Poly& p) {
 
 // ---- bounds (the table's lock held) -----------------------------------------------------------
 
-Wide clamp_wide(Wide v) { return v > inf ? inf : v < -inf ? -inf : v; }
+Wide clamp_wide(Wide v) { return v > inf ? inf : v < -inf ? -inf
+                                                          : v; }
 Wide mul_wide(Wide a, Wide b) {
   if (a == 0 || b == 0) return 0;
   if (a >= inf || a <= -inf || b >= inf || b <= -inf) return (a > 0) == (b > 0) ? inf : -inf;
@@ -580,7 +586,6 @@ void collect_symbol_atoms(const Poly& p, std::vector<const Atom*>& out) {
   for (std::uint32_t id : ids) out.push_back(&table().atom(id));
 }
 
-
 }  // namespace
 
 struct SymExprAccess {
@@ -593,7 +598,15 @@ SymExpr handle(Poly p) { return SymExprAccess::make(table().intern(std::move(p))
 }  // namespace
 
 namespace {
-enum class OpCode : std::uint32_t { add, sub, mul, floordiv, min, max, constant };
+enum class OpCode : std::uint32_t {
+  add,
+  sub,
+  mul,
+  floordiv,
+  min,
+  max,
+  constant
+};
 
 // Computes `f()` once per (op, a, b); the table's lock held.
 // Note [Memoised size arithmetic] continued: each thread also remembers what it computed, in a
@@ -924,12 +937,18 @@ std::optional<bool> SymFact::decide() const {
   const bool pos = b.lo > 0, neg = b.hi < 0, zero = b.lo == 0 && b.hi == 0;
   const bool nonneg = b.lo >= 0, nonpos = b.hi <= 0;
   switch (rel) {
-    case SymRel::eq: return zero ? std::optional(true) : (pos || neg) ? std::optional(false) : std::nullopt;
-    case SymRel::ne: return zero ? std::optional(false) : (pos || neg) ? std::optional(true) : std::nullopt;
-    case SymRel::lt: return neg ? std::optional(true) : nonneg ? std::optional(false) : std::nullopt;
-    case SymRel::le: return nonpos ? std::optional(true) : pos ? std::optional(false) : std::nullopt;
-    case SymRel::gt: return pos ? std::optional(true) : nonpos ? std::optional(false) : std::nullopt;
-    case SymRel::ge: return nonneg ? std::optional(true) : neg ? std::optional(false) : std::nullopt;
+    case SymRel::eq: return zero ? std::optional(true) : (pos || neg) ? std::optional(false)
+                                                                      : std::nullopt;
+    case SymRel::ne: return zero ? std::optional(false) : (pos || neg) ? std::optional(true)
+                                                                       : std::nullopt;
+    case SymRel::lt: return neg ? std::optional(true) : nonneg ? std::optional(false)
+                                                               : std::nullopt;
+    case SymRel::le: return nonpos ? std::optional(true) : pos ? std::optional(false)
+                                                               : std::nullopt;
+    case SymRel::gt: return pos ? std::optional(true) : nonpos ? std::optional(false)
+                                                               : std::nullopt;
+    case SymRel::ge: return nonneg ? std::optional(true) : neg ? std::optional(false)
+                                                               : std::nullopt;
   }
   return std::nullopt;
 }
@@ -951,8 +970,10 @@ SymFact SymFact::parse(std::string_view text, const std::function<SymRange(std::
   const std::size_t at = text.find_first_of("=!<>");
   if (at == std::string_view::npos)
     throw std::invalid_argument(fmt::format("bad size fact '{}': expected two sizes compared by ==, !=, <, <=, > or >=", text));
+  // clang-format off
   static constexpr std::pair<std::string_view, SymRel> rels[] = {{"==", SymRel::eq}, {"!=", SymRel::ne}, {"<=", SymRel::le},
                                                                  {">=", SymRel::ge}, {"<", SymRel::lt},  {">", SymRel::gt}};
+  // clang-format on
   for (const auto& [token, rel] : rels) {
     if (text.substr(at, token.size()) != token) continue;
     return SymFact{SymExpr::parse(text.substr(0, at), range_of), rel,

@@ -68,7 +68,8 @@ std::optional<std::uint64_t> detail::data_bytes(const TensorMeta& meta) noexcept
 std::string detail::too_large(std::uint64_t bytes) {
   constexpr double gib = 1024.0 * 1024.0 * 1024.0;
   return fmt::format("{} bytes ({:.1f} GiB), more than the {} bytes ({:.1f} GiB) of memory this machine has; "
-                     "give it smaller sizes", bytes, static_cast<double>(bytes) / gib, max_tensor_bytes(),
+                     "give it smaller sizes",
+                     bytes, static_cast<double>(bytes) / gib, max_tensor_bytes(),
                      static_cast<double>(max_tensor_bytes()) / gib);
 }
 
@@ -166,7 +167,8 @@ void Tensor::unknown_rank(Where where, const char* what) {
   throw_trace_error(where,
                     "{} of a tensor whose shape is unknown (the output of a module that could not be traced, "
                     "whose rank nothing tells): code that depends on it cannot be traced; give that module's "
-                    "type a shape function (register_leaf with a LeafMetaFn)", what);
+                    "type a shape function (register_leaf with a LeafMetaFn)",
+                    what);
 }
 
 const detail::Strides& Tensor::strides(Where where) const {
@@ -225,7 +227,8 @@ bool Tensor::to_bool(Where where) const {
   if (is_symbolic()) detail::throw_symbolic_read("to_bool()", where);
   if (shape().numel() != 1)
     throw_invalid_argument(where, "to_bool() needs a tensor with one element, got shape {}; reduce it first "
-                                  "(sum(), amax())", shape());
+                                  "(sum(), amax())",
+                           shape());
   detail::note_data_read(DataRead::to_bool, where);
   return visit_dtype(dtype(), [&]<class S>() {
     return reinterpret_cast<const S*>(impl_->storage->data)[impl_->offset] != S{};

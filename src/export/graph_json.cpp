@@ -35,7 +35,7 @@ namespace {
 using detail::Json;
 
 constexpr std::string_view format_name = "symtrace.graph";
-constexpr int max_depth = 64;                          // argument lists and subgraphs
+constexpr int max_depth = 64;                            // argument lists and subgraphs
 constexpr std::int64_t max_constant_elements = 1 << 28;  // 1 GiB of float32
 
 // ---- writing ------------------------------------------------------------------------------
@@ -69,7 +69,8 @@ Json write_argument(const Graph& graph, const Argument& a) {
 Json write_shape(const Shape& shape) {
   if (!shape.is_rank_known()) return nullptr;
   Json dims = Json::array();
-  for (Dim d : shape) dims.push_back(d.is_known() ? Json(d.value()) : d.is_symbolic() ? Json(to_string(d)) : Json(nullptr));
+  for (Dim d : shape) dims.push_back(d.is_known() ? Json(d.value()) : d.is_symbolic() ? Json(to_string(d))
+                                                                                      : Json(nullptr));
   return dims;
 }
 
@@ -96,7 +97,8 @@ Json write_dims(const Graph& graph) {
                                      range.hi == SymRange::unbounded ? Json(nullptr) : Json(range.hi)});
     if (dims.contains(name) && dims[name] != bounds)
       throw std::invalid_argument(fmt::format("graph_to_json: the graph names two dims '{}', with ranges {} and {}; "
-                                              "give one dim one name", name, dims[name].dump(), bounds.dump()));
+                                              "give one dim one name",
+                                              name, dims[name].dump(), bounds.dump()));
     dims[name] = bounds;
   }
   return dims;
@@ -115,8 +117,10 @@ Json write_constant(const std::string& name, const Tensor& t) {
       for (double v : t.to_vector<double>()) data.push_back(v != 0);
       break;
   }
+  // clang-format off
   return Json{{"name", name}, {"dtype", std::string(symtrace::name(t.dtype()))}, {"shape", write_shape(t.shape())},
               {"data", std::move(data)}};
+  // clang-format on
 }
 
 Json write_graph(const Graph& graph) {
@@ -166,9 +170,11 @@ Json write_graph(const Graph& graph) {
   }
   Json subgraphs = Json::array();
   for (const auto& [name, sub] : graph.subgraphs()) subgraphs.push_back(Json{{"name", name}, {"graph", write_graph(*sub)}});
+  // clang-format off
   return Json{{"format", format_name},         {"version", graph_json_version}, {"dims", write_dims(graph)},
               {"nodes", std::move(nodes)},     {"guards", std::move(guards)},     {"size_guards", std::move(size_guards)},
               {"constants", std::move(constants)}, {"subgraphs", std::move(subgraphs)}};
+  // clang-format on
 }
 
 // ---- reading ------------------------------------------------------------------------------
@@ -214,7 +220,7 @@ class Reader {
     return graph;
   }
 
- // The static readers serve the other documents too (json_document.hpp).
+  // The static readers serve the other documents too (json_document.hpp).
   template <class... A>
   [[noreturn]] static void fail(const std::string& at, fmt::format_string<A...> what, A&&... args) {
     detail::document_error(at, what, std::forward<A>(args)...);
@@ -296,7 +302,8 @@ class Reader {
         shape.push_back(d);
       } else {
         fail(fmt::format("{}[{}]", at, i), "is {}; a size is an integer >= 0, an expression over named dims as a "
-                                           "string, or null when unknown", j[i].dump());
+                                           "string, or null when unknown",
+             j[i].dump());
       }
     }
     return shape;

@@ -298,5 +298,4 @@ std::string export_onnx(const Graph& graph, const Module& root, const OnnxOption
   return detail::onnx_export::Exporter(pure, root, where).run(options);
 }
 
-
 }  // namespace symtrace

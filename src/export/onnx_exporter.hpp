@@ -109,11 +109,11 @@ class Exporter {
   const Module& root_;
   std::source_location where_;
   OnnxBuilder builder_;
-  std::unordered_map<std::uint32_t, std::string> values_;                 // node id -> value name
-  std::unordered_map<std::uint32_t, std::vector<std::string>> lists_;     // node id -> list items
-  std::unordered_map<std::uint32_t, std::string> own_names_;              // node id -> its name, taken
+  std::unordered_map<std::uint32_t, std::string> values_;              // node id -> value name
+  std::unordered_map<std::uint32_t, std::vector<std::string>> lists_;  // node id -> list items
+  std::unordered_map<std::uint32_t, std::string> own_names_;           // node id -> its name, taken
   std::unordered_set<std::string> initializers_;
-  std::unordered_set<std::string> typed_;                                 // names with a type
+  std::unordered_set<std::string> typed_;  // names with a type
 };
 
 }  // namespace symtrace::detail::onnx_export

@@ -180,7 +180,8 @@ void Exporter::upsample_nearest(const Node& node, const std::string& x,
   if (scale) {
     const double sh = scale->empty() ? 1.0 : scale->front(), sw = scale->empty() ? 1.0 : scale->back();
     inputs.push_back(builder_.constant_tensor(tensor(std::vector<float>{1.0f, 1.0f, static_cast<float>(sh),
-                                                                        static_cast<float>(sw)}, {4}),
+                                                                        static_cast<float>(sw)},
+                                                     {4}),
                                               node.name() + "_scales"));
   } else {
     const Shape& out = result_meta(node).shape;

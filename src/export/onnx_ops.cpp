@@ -17,9 +17,16 @@ namespace {
 /// The ONNX operator of an op that maps one to one.
 std::optional<std::string_view> simple_op(std::string_view op) {
   static const std::unordered_map<std::string_view, std::string_view> table{
-      {"relu", "Relu"},       {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"},     {"exp", "Exp"},
-      {"log", "Log"},         {"sqrt", "Sqrt"},       {"neg", "Neg"},       {"abs", "Abs"},
-      {"contiguous", "Identity"}, {"hardswish", "HardSwish"},
+      {"relu", "Relu"},
+      {"sigmoid", "Sigmoid"},
+      {"tanh", "Tanh"},
+      {"exp", "Exp"},
+      {"log", "Log"},
+      {"sqrt", "Sqrt"},
+      {"neg", "Neg"},
+      {"abs", "Abs"},
+      {"contiguous", "Identity"},
+      {"hardswish", "HardSwish"},
   };
   auto it = table.find(op);
   return it == table.end() ? std::nullopt : std::optional(it->second);
@@ -197,7 +204,9 @@ void Exporter::call_op(const Node& node) {
     const bool keepdim = bool_arg(node, 2, "keepdim", false);
     std::vector<std::string> inputs{value(node, 0, "self")};
     if (op == "sum" && !dims.empty()) inputs.push_back(builder_.constant_ints(dims, base + "_axes"));  // ReduceSum takes axes as an input since opset 13
-    onnx::NodeProto& n = builder_.node(op == "mean" ? "ReduceMean" : op == "sum" ? "ReduceSum" : "ReduceMax", inputs,
+    onnx::NodeProto& n = builder_.node(op == "mean" ? "ReduceMean" : op == "sum" ? "ReduceSum"
+                                                                                 : "ReduceMax",
+                                       inputs,
                                        {result(node)});
     if (op != "sum" && !dims.empty()) set_attribute(n, "axes", dims);
     set_attribute(n, "keepdims", std::int64_t{keepdim ? 1 : 0});
@@ -216,9 +225,9 @@ void Exporter::call_op(const Node& node) {
     const Argument* sizes = arg(node, 1, name);
     const ArgumentList* items = sizes != nullptr ? sizes->get_if<ArgumentList>() : nullptr;
     const bool has_zero = items != nullptr && std::any_of(items->begin(), items->end(), [](const Argument& a) {
-      const std::int64_t* i = a.get_if<std::int64_t>();
-      return i != nullptr && *i == 0;
-    });
+                            const std::int64_t* i = a.get_if<std::int64_t>();
+                            return i != nullptr && *i == 0;
+                          });
     std::string shape;
     if (has_zero) {
       // A 0 in ONNX's Reshape keeps the input size; write the traced sizes instead.
@@ -329,7 +338,7 @@ void Exporter::call_op(const Node& node) {
       sizes = ints_arg(node, 1, "split_sizes", {});
     } else {
       const std::int64_t n = size.value();
-      const std::int64_t step = op == "unbind" ? 1
+      const std::int64_t step = op == "unbind"  ? 1
                                 : op == "split" ? int_arg(node, 1, "split_size", 1)
                                                 : (n + int_arg(node, 1, "chunks", 1) - 1) / int_arg(node, 1, "chunks", 1);
       if (step <= 0) unmapped("the split size is not positive", "pass a positive size");
@@ -347,7 +356,8 @@ void Exporter::call_op(const Node& node) {
     return;
   }
   if (op == "zeros" || op == "ones" || op == "full") {
-    const double fill = op == "full" ? float_arg(node, 1, "fill_value", 0.0) : op == "ones" ? 1.0 : 0.0;
+    const double fill = op == "full" ? float_arg(node, 1, "fill_value", 0.0) : op == "ones" ? 1.0
+                                                                                            : 0.0;
     const std::string shape = sizes_input(node, 0, "size", base + "_shape");
     onnx::NodeProto& n = builder_.node("ConstantOfShape", {shape}, {result(node)});
     onnx::AttributeProto& value_attr = *n.add_attribute();
@@ -359,7 +369,6 @@ void Exporter::call_op(const Node& node) {
   unmapped(fmt::format("the op '{}' has no ONNX mapping", op),
            "rewrite it with mapped ops (replace_pattern), or keep it inside a module the exporter maps");
 }
-
 
 // Note [Sizes computed in the graph]: a trace with named dims computes sizes in the graph
 // (`x.size(0)`, `n * 2`, `reshape({n, -1})`), as fx does; ONNX computes them at run time on
@@ -395,8 +404,10 @@ void Exporter::size_arithmetic(const Node& node) {
     return;
   }
   static constexpr std::pair<std::string_view, std::string_view> binary[] = {
+      // clang-format off
       {"operator.add", "Add"}, {"operator.sub", "Sub"}, {"operator.mul", "Mul"},
       {"operator.mod", "Mod"}, {"sym_min", "Min"},      {"sym_max", "Max"}};
+  // clang-format on
   for (const auto& [name, onnx_op] : binary) {
     if (op != name) continue;
     builder_.node(onnx_op, {operand(0, "a"), operand(1, "b")}, {result(node)});

@@ -309,7 +309,7 @@ PageJson coordinate(double v) { return std::round(v * 10.0) / 10.0; }
 /// any path; the page embeds lines of program source only, never of other files it can read.
 bool is_source_file(const std::filesystem::path& path) {
   static constexpr std::string_view extensions[] = {".cpp", ".cc", ".cxx", ".c", ".hpp", ".hh", ".hxx", ".h", ".ipp",
-                                                     ".inl", ".py"};
+                                                    ".inl", ".py"};
   const std::string extension = path.extension().string();
   return std::find(std::begin(extensions), std::end(extensions), extension) != std::end(extensions);
 }
@@ -317,7 +317,7 @@ bool is_source_file(const std::filesystem::path& path) {
 /// The source lines around `source` ("file:line"), when the file is readable now: {"file",
 /// "line", "first", "lines": [...]}, else null.
 PageJson source_snippet(const std::string& source, const HtmlReportOptions& options,
-                    std::unordered_map<std::string, std::vector<std::string>>& files) {
+                        std::unordered_map<std::string, std::vector<std::string>>& files) {
   const std::size_t colon = source.rfind(':');
   if (colon == std::string::npos || colon == 0) return nullptr;
   std::size_t line = 0;
@@ -409,12 +409,12 @@ class PageData {
 
   PageJson totals() const {
     PageJson t{{"modules", report_.modules.size()},
-           {"traced", report_.count(ModuleStatus::traced)},
-           {"leaf", report_.count(ModuleStatus::leaf)},
-           {"failed", report_.count(ModuleStatus::failed)},
-           {"unvisited", report_.count(ModuleStatus::unvisited)},
-           {"graphs", report_.graphs.size()},
-           {"nodes", report_.total_nodes()}};
+               {"traced", report_.count(ModuleStatus::traced)},
+               {"leaf", report_.count(ModuleStatus::leaf)},
+               {"failed", report_.count(ModuleStatus::failed)},
+               {"unvisited", report_.count(ModuleStatus::unvisited)},
+               {"graphs", report_.graphs.size()},
+               {"nodes", report_.total_nodes()}};
     if (const ModelSummary* s = options_.summary) {
       t["parameters"] = format_count(SymExpr(s->parameters));
       t["macs"] = (s->complete ? "" : "≥ ") + format_count(s->macs);
@@ -432,8 +432,10 @@ class PageData {
         children.push_back(c.index);
         names.push_back(c.name);
       }
+      // clang-format off
       PageJson entry{{"path", m.path}, {"type", m.type}, {"status", std::string(to_string(m.status))},
                  {"parent", parent_of(i)}, {"children", std::move(children)}, {"names", std::move(names)}};
+      // clang-format on
       if (graph_of_[i] >= 0) {
         entry["graph"] = graph_of_[i];
         entry["nodes"] = graphs_[static_cast<std::size_t>(graph_of_[i])].graph->size();
@@ -454,21 +456,25 @@ class PageData {
     PageJson out = PageJson::array();
     for (std::size_t f = 0; f < report_.failures.size(); ++f) {
       const CollectionReport::Failure& r = report_.failures[f];
+      // clang-format off
       PageJson entry{{"module", module_at(r.module)}, {"kind", r.kind},   {"message", r.message},
                  {"source", r.source},            {"op", r.op},       {"snippet", source_snippet(r.source, options_, files)}};
+      // clang-format on
       if (r.by_execution) {
         const CollectionReport::ByExecution& b = *r.by_execution;
         PageJson inputs = PageJson::array();
         for (const InputSpec& in : b.inputs) inputs.push_back(fmt::format("{}{}", in.dtype, to_string(in.shape)));
         PageJson warnings = PageJson::array();
         for (const CollectionReport::Warning& w : b.warnings) {
+          // clang-format off
           warnings.push_back(PageJson{{"kind", w.kind}, {"source", w.source}, {"module", w.module}, {"count", w.count},
                                   {"message", w.message}});
+          // clang-format on
         }
         entry["by_execution"] = PageJson{{"graph", capture_of_[f] >= 0 ? PageJson(capture_of_[f]) : PageJson(nullptr)},
-                                     {"inputs", std::move(inputs)},
-                                     {"warnings", std::move(warnings)},
-                                     {"error", b.error}};
+                                         {"inputs", std::move(inputs)},
+                                         {"warnings", std::move(warnings)},
+                                         {"error", b.error}};
       }
       out.push_back(std::move(entry));
     }
@@ -522,8 +528,8 @@ class PageData {
           if (graph_of_[*m] >= 0 || failure_of_[*m] >= 0) link = static_cast<std::ptrdiff_t>(*m);
       }
       nodes.push_back(PageJson::array({coordinate(x), coordinate(y), coordinate(w), coordinate(h),
-                                   std::string(fmt::format("{}", n.op())), n.name(), op_text(n), meta_text(n), link,
-                                   n.meta(meta_keys::failure) != nullptr ? 1 : 0}));
+                                       std::string(fmt::format("{}", n.op())), n.name(), op_text(n), meta_text(n), link,
+                                       n.meta(meta_keys::failure) != nullptr ? 1 : 0}));
     }
     PageJson edges = PageJson::array();
     for (const std::vector<double>& e : layout.edges) {
@@ -531,8 +537,10 @@ class PageData {
       for (double v : e) points.push_back(coordinate(v));
       edges.push_back(std::move(points));
     }
+    // clang-format off
     return PageJson{{"module", g.module},           {"by_execution", g.by_execution}, {"width", coordinate(layout.width)},
                 {"height", coordinate(layout.height)}, {"nodes", std::move(nodes)},      {"edges", std::move(edges)}};
+    // clang-format on
   }
 
   const CollectionReport& report_;

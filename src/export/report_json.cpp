@@ -25,9 +25,8 @@ using detail::document_error;
 using detail::document_field;
 using detail::Json;
 
-constexpr std::string_view format_name = "symtrace.report";
+constexpr std::string_view report_format_name = "symtrace.report";
 constexpr std::size_t max_module_depth = 65536;
-
 
 /// The report document's failure records: a captured graph and a shape as their documents.
 const detail::FailureJsonStyle failure_style{"graph", detail::write_graph_document, detail::write_shape_document};
@@ -37,8 +36,10 @@ Json write_report(const CollectionReport& r) {
   for (const CollectionReport::ModuleEntry& m : r.modules) {
     Json children = Json::array();
     for (const CollectionReport::Child& c : m.children) children.push_back(Json{{"name", c.name}, {"index", c.index}});
+    // clang-format off
     modules.push_back(Json{{"module", m.path}, {"type", m.type}, {"status", std::string(to_string(m.status))},
                            {"children", std::move(children)}});
+    // clang-format on
   }
   Json failed = Json::array();
   for (const CollectionReport::Failure& f : r.failures) failed.push_back(detail::failure_json(f, failure_style));
@@ -46,8 +47,10 @@ Json write_report(const CollectionReport& r) {
   for (const CollectionReport::GraphEntry& g : r.graphs) {
     graphs.push_back(Json{{"module", g.module}, {"type", g.type}, {"graph", detail::write_graph_document(g.graph)}});
   }
-  return Json{{"format", format_name}, {"version", report_json_version}, {"model", r.model},
+  // clang-format off
+  return Json{{"format", report_format_name}, {"version", report_json_version}, {"model", r.model},
               {"modules", std::move(modules)}, {"failed", std::move(failed)}, {"graphs", std::move(graphs)}};
+  // clang-format on
 }
 
 // ---- reading ------------------------------------------------------------------------------
@@ -214,7 +217,7 @@ CollectionReport read_report(const Json& doc) {
   const std::string at = "document";
   if (!doc.is_object()) document_error(at, "is {}, not an object", doc.type_name());
   const std::string format = string_field(doc, at, "format");
-  if (format != format_name) document_error("document.format", "is '{}'; a report document has \"format\": \"{}\"", format, format_name);
+  if (format != report_format_name) document_error("document.format", "is '{}'; a report document has \"format\": \"{}\"", format, report_format_name);
   const Json& version = document_field(doc, at, "version", Json::value_t::number_integer);
   if (detail::too_large_for_int64(version) || version.get<std::int64_t>() != report_json_version) {
     document_error("document.version", "is {}; this build reads version {}", version.dump(), report_json_version);

@@ -14,7 +14,6 @@ namespace symtrace {
 
 static_assert(sizeof(Argument) == 16, "an Argument is a tag and one word: strings and lists are boxed");
 
-
 Argument::Argument(const Node& node) noexcept : value(node.id()) {}
 
 bool contains_node(const Argument& arg) noexcept {

@@ -42,7 +42,7 @@ bool GraphImpl::is_open(std::uint64_t serial) const noexcept {
 void GraphImpl::commit(std::uint64_t serial) noexcept {
   auto it = find_checkpoint(checkpoints_, serial);
   if (it == checkpoints_.end()) return;
-  checkpoints_.erase(it, checkpoints_.end());  // inner checkpoints are kept along with it
+  checkpoints_.erase(it, checkpoints_.end());                        // inner checkpoints are kept along with it
   if (checkpoints_.empty()) std::vector<undo::Record>().swap(log_);  // nobody can roll back any more
 }
 

@@ -40,7 +40,7 @@ class ChunkedVector {
     Iterator() = default;
     Iterator(V* const* chunks, std::size_t index) : chunks_(chunks), index_(index) {}
     template <class W>
-      requires std::is_convertible_v<W*, V*>
+    requires std::is_convertible_v<W*, V*>
     Iterator(const Iterator<W>& other) : chunks_(other.chunks_), index_(other.index_) {}  // NOLINT: to const
 
    private:

@@ -71,7 +71,8 @@ SymBindings bind_input_dims(const Graph& graph, const std::vector<std::optional<
             if (*bound != size) {
               const auto at = static_cast<std::size_t>(std::find_if(bindings.begin(), bindings.end(), [&](const auto& b) {
                                                          return b.first == name;
-                                                       }) - bindings.begin());
+                                                       }) -
+                                                       bindings.begin());
               throw_invalid_argument(where, "input '{}' has size {} at dim {}, which the graph names {}, but {} is {} "
                                             "in input '{}' (dim {}); give inputs whose dims named alike are equal",
                                      input, size, d, name, name, *bound, first[at].input, first[at].dim);

@@ -285,8 +285,7 @@ void GraphImpl::rewrite_run(NodeId input, NodeId user, const std::vector<std::ui
   if (log) {
     // The old uses are copied into the record, so that undoing allocates nothing (Note [Rollback
     // cannot fail]); the log has room for the record (the caller reserved it).
-    undo::RunChanged record{input, user, static_cast<std::uint32_t>(first),
-                            static_cast<std::uint32_t>(positions.size()), {}};
+    undo::RunChanged record{input, user, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(positions.size()), {}};
     record.old_uses.assign(edges.begin() + static_cast<std::ptrdiff_t>(first),
                            edges.begin() + static_cast<std::ptrdiff_t>(last));
     log_.push_back(std::move(record));
@@ -399,7 +398,7 @@ Node& GraphImpl::create_node(OpKind op, std::string_view target, Arguments args,
   // Validate everything first: a refused node leaves no trace.
   if (target.size() > max_target_size) {
     throw_invalid_argument(where, "{}: a target of {} characters is too long (at most {}); shorten the module path or "
-                           "op name",
+                                  "op name",
                            op, target.size(), max_target_size);
   }
   if (op == OpKind::output) {

@@ -113,9 +113,9 @@ class ScopeTable {
   // Texts are never moved: a block is filled, then another one started (at least twice the
   // size of the text that did not fit, so that a long chain of scopes is copied O(log) times).
   std::vector<Block> blocks_;
-  std::size_t used_ = 0;  // in the last block
+  std::size_t used_ = 0;        // in the last block
   std::vector<Entry> entries_;  // scope i + 1
-  TextIndex index_;  // scopes by hash
+  TextIndex index_;             // scopes by hash
   // Consecutive nodes usually share a scope (a module's ops): skip the hash for a repeat.
   std::uint32_t last_index_ = 0;
 };
@@ -176,7 +176,11 @@ inline SizeGuardKey size_guard_key(const SymFact& f) noexcept { return {f.lhs.id
 
 class GraphImpl {
  public:
-  enum PointMode : std::uint8_t { at_end, before, after };
+  enum PointMode : std::uint8_t {
+    at_end,
+    before,
+    after
+  };
 
   explicit GraphImpl(Graph* owner);
   GraphImpl(const GraphImpl& other, Graph* owner);
@@ -250,9 +254,9 @@ class GraphImpl {
   Graph* owner = nullptr;
   NodeId head, tail, output;
   std::size_t live_count = 0;
-  std::vector<Tensor> constants;  // Graph::add_constant; append-only, truncated by rollback
-  std::vector<Graph::Guard> guards;  // Graph::add_guard
-  std::vector<Graph::SizeGuard> size_guards;  // Graph::add_size_guard; truncated by rollback
+  std::vector<Tensor> constants;                                         // Graph::add_constant; append-only, truncated by rollback
+  std::vector<Graph::Guard> guards;                                      // Graph::add_guard
+  std::vector<Graph::SizeGuard> size_guards;                             // Graph::add_size_guard; truncated by rollback
   std::unordered_set<SizeGuardKey, SizeGuardKey::Hash> size_guard_keys;  // of size_guards, for O(1) dedup
   // Graph::add_subgraph; append-only (shared by copies: subgraphs are immutable), truncated by rollback
   std::vector<std::pair<std::string, std::shared_ptr<const Graph>>> subgraphs;

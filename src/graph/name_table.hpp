@@ -58,7 +58,7 @@ class NameTable {
     std::string_view base_;
     std::uint32_t code_ = 0;
     std::uint32_t hash_ = 0;
-    std::uint32_t recent_ = none;  // the base, when the recently-asked cache knew the candidate
+    std::uint32_t recent_ = none;                 // the base, when the recently-asked cache knew the candidate
     fmt::basic_memory_buffer<char, 128> buffer_;  // the sanitised name, when it differs
   };
 
@@ -86,8 +86,8 @@ class NameTable {
  private:
   struct Base {
     std::string_view text;
-    std::uint32_t count = 0;  // fx's _base_count: the largest suffix handed out
-    NodeId bare;              // holder of the bare name
+    std::uint32_t count = 0;     // fx's _base_count: the largest suffix handed out
+    NodeId bare;                 // holder of the bare name
     std::uint32_t dense = none;  // index in dense_ of holders of base_0, base_1, ...
     std::uint32_t self = 0;      // this base's index in bases_
   };
@@ -103,7 +103,7 @@ class NameTable {
   void unindex(std::uint32_t base) noexcept;
 
   ChunkedVector<Base> bases_;  // stable: a Base's address outlives later names
-  TextIndex index_;  // base texts -> their index in bases_
+  TextIndex index_;            // base texts -> their index in bases_
   std::vector<std::vector<NodeId>> dense_;
   std::unordered_map<std::uint64_t, NodeId> sparse_;  // suffixes far beyond a base's counter
   // Recently asked-for clean candidates without a suffix ("add", "linear"): a tracer asks for

@@ -101,7 +101,7 @@ void Node::replace_input_with(const Node& old_input, const Node& new_input, std:
   for (const Node* n : {&old_input, &new_input}) {
     if (!graph_->owns(*n)) {
       throw_invalid_argument(where, "replace_input_with: %{} is not a node of the graph of %{}; pass nodes of "
-                             "the same graph",
+                                    "the same graph",
                              n->name(), name());
     }
   }

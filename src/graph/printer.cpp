@@ -24,7 +24,10 @@ namespace {
 
 /// How a node reference prints: fx writes `%name` inside a node's arguments and the bare
 /// name in a `return` line and in `print_tabular`.
-enum class NodeRefs : std::uint8_t { percent, bare };
+enum class NodeRefs : std::uint8_t {
+  percent,
+  bare
+};
 
 void append_argument(std::string& out, const Graph& graph, const Argument& arg, NodeRefs refs) {
   if (const NodeId* id = arg.get_if<NodeId>()) {

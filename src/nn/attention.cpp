@@ -77,7 +77,8 @@ std::tuple<Tensor, std::optional<Tensor>> multi_head_attention(const Tensor& que
   }
   const bool batched = rank == 3;
   auto seq_first = [&](const Tensor& t) {  // [L, N, E]
-    return !batched ? unsqueeze(t, 1, where) : batch_first ? transpose(t, 0, 1, where) : t;
+    return !batched ? unsqueeze(t, 1, where) : batch_first ? transpose(t, 0, 1, where)
+                                                           : t;
   };
   const Tensor q_in = seq_first(query), k_in = seq_first(key), v_in = seq_first(value);
   const SymInt l = q_in.size(0, where), n = q_in.size(1, where), s = k_in.size(0, where);
@@ -119,7 +120,8 @@ std::tuple<Tensor, std::optional<Tensor>> multi_head_attention(const Tensor& que
   if (w.training && w.dropout > 0.0) attn = dropout(attn, w.dropout, true, where);
   Tensor out = reshape(transpose(matmul(attn, v, where), 0, 1, where), {l, n, SymInt(e)}, where);
   out = linear(out, w.out_proj_weight, w.out_proj_bias, where);  // [L, N, E]
-  out = !batched ? squeeze(out, 1, where) : batch_first ? transpose(out, 0, 1, where) : out;
+  out = !batched ? squeeze(out, 1, where) : batch_first ? transpose(out, 0, 1, where)
+                                                        : out;
   if (!need_weights) return {out, std::nullopt};
   Tensor weights = reshape(attn, {n, SymInt(heads), l, s}, where);
   if (average_attn_weights) weights = mean(weights, {1}, false, where);
@@ -147,11 +149,10 @@ MultiheadAttentionImpl::MultiheadAttentionImpl(std::int64_t embed, std::int64_t 
 std::tuple<Tensor, std::optional<Tensor>> MultiheadAttentionImpl::forward(
     const Tensor& query, const Tensor& key, const Tensor& value, const std::optional<Tensor>& key_padding_mask,
     std::optional<bool> need_weights, const std::optional<Tensor>& attn_mask, std::optional<bool> average_attn_weights) {
-  const AttentionWeights w{num_heads,           in_proj_weight, in_proj_bias, out_proj->weight, out_proj->bias,
+  const AttentionWeights w{num_heads, in_proj_weight, in_proj_bias, out_proj->weight, out_proj->bias,
                            options.dropout, is_training()};
   return multi_head_attention(query, key, value, w, key_padding_mask, need_weights.value_or(true), attn_mask,
                               average_attn_weights.value_or(true), options.batch_first);
 }
-
 
 }  // namespace symtrace::nn

@@ -178,13 +178,15 @@ namespace {
 
 Value Module::call(const ValueList& args, Where where) {
   if (!signature_) throw_not_callable(*this, where);
-  if (has_callbacks()) [[unlikely]] return call_observed(args, where);  // Note [Observers off]
+  if (has_callbacks()) [[unlikely]]
+    return call_observed(args, where);  // Note [Observers off]
   if (Interposer* interposer = current_interposer()) return interposer->call_module(*this, args, where);
   return run_forward(args, where);
 }
 
 Value Module::run_forward(const ValueList& args, Where where) {
-  if (detail::stack_may_be_low() && detail::stack_exhausted()) [[unlikely]] throw_stack_depth_error(*this, where);
+  if (detail::stack_may_be_low() && detail::stack_exhausted()) [[unlikely]]
+    throw_stack_depth_error(*this, where);
   return forward_values(args);
 }
 

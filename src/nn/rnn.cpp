@@ -34,7 +34,8 @@ std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, const Tensor& h0, c
     throw_invalid_argument(where, "lstm: h_0 and c_0 must be {}-D for a {}-D input, got shapes {} and {}", rank, rank,
                            h0.shape(), c0.shape());
   // [N, T, F]; unbatched inputs get a batch of one.
-  Tensor x = !batched ? unsqueeze(input, 0, where) : batch_first ? input : transpose(input, 0, 1, where);
+  Tensor x = !batched ? unsqueeze(input, 0, where) : batch_first ? input
+                                                                 : transpose(input, 0, 1, where);
   const Tensor h_init = batched ? h0 : unsqueeze(h0, 1, where);
   const Tensor c_init = batched ? c0 : unsqueeze(c0, 1, where);
   // [layers * directions, N, H], where known.
@@ -76,7 +77,8 @@ std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, const Tensor& h0, c
     }
     x = outputs.size() == 1 ? outputs[0] : cat(outputs, -1, where);
   }
-  Tensor out = !batched ? squeeze(x, 0, where) : batch_first ? x : transpose(x, 0, 1, where);
+  Tensor out = !batched ? squeeze(x, 0, where) : batch_first ? x
+                                                             : transpose(x, 0, 1, where);
   Tensor h_last = stack(h_n, 0, where), c_last = stack(c_n, 0, where);
   if (!batched) {
     h_last = squeeze(h_last, 1, where);

@@ -46,7 +46,6 @@ namespace {
 // The CPU kernels iterate over at most 15 dims (symtrace/core/detail/strided.hpp).
 constexpr std::size_t kMaxTensorRank = 15;
 
-
 using json = nlohmann::json;
 
 /// The reference implementation's limit on the header length (MAX_HEADER_SIZE).
@@ -222,7 +221,8 @@ std::vector<std::byte> serialize(const StateDict& state, const SafetensorsMetada
     if (!t.defined()) fail(source, "cannot save tensor '{}': it is undefined", key);
     if (t.is_symbolic())
       fail(source, "cannot save tensor '{}': it is symbolic (it names a node of a trace and "
-                   "holds no data); save the model's state outside tracing", key);
+                   "holds no data); save the model's state outside tracing",
+           key);
     const std::uint64_t bytes = static_cast<std::uint64_t>(*t.shape().numel()) * element_size(t.dtype());
     const nlohmann::ordered_json entry = {{"dtype", file_dtype_code(t.dtype())},
                                           {"shape", t.shape().sizes()},
@@ -237,7 +237,8 @@ std::vector<std::byte> serialize(const StateDict& state, const SafetensorsMetada
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
   if (text.size() > kMaxHeaderBytes)
     fail(source, "cannot save: the header would take {} bytes, more than the {} bytes readers "
-                 "accept; save fewer tensors or shorter names", text.size(), kMaxHeaderBytes);
+                 "accept; save fewer tensors or shorter names",
+         text.size(), kMaxHeaderBytes);
 
   std::vector<std::byte> out(8 + text.size() + data_bytes);
   const std::uint64_t header_size = text.size();
@@ -268,7 +269,7 @@ struct Entry {
 json parse_header(std::string_view text, std::string_view source, std::vector<std::string>& order) {
   std::vector<std::unordered_set<std::string>> open_objects;
   bool root_is_object = false;  // otherwise the header is refused as a whole, duplicates or not
-  std::string current;  // the top-level key whose value is being parsed
+  std::string current;          // the top-level key whose value is being parsed
   std::optional<std::string> duplicate;
   const auto callback = [&](int depth, json::parse_event_t event, json& parsed) {
     switch (event) {
@@ -411,13 +412,15 @@ void check_coverage(const std::vector<Entry>& entries, std::string_view source, 
                   e->end, previous->name, previous->begin, previous->end);
     if (e->begin > covered)
       fail_tensor(source, e->name, "data_offsets [{}, {}] leave a hole: bytes [{}, {}) of the data "
-                  "belong to no tensor", e->begin, e->end, covered, e->begin);
+                                   "belong to no tensor",
+                  e->begin, e->end, covered, e->begin);
     covered = e->end;
     previous = e;
   }
   if (covered != data_size)
     fail(source, "the data holds {} bytes but the tensors cover only the first {}; the rest "
-                 "belongs to no tensor", data_size, covered);
+                 "belongs to no tensor",
+         data_size, covered);
 }
 
 /// Half precision bits to float (exact: every half is a float).
@@ -490,12 +493,14 @@ StateDict deserialize(std::span<const std::byte> bytes, std::string_view source,
                       SafetensorsMetadata* metadata) {
   if (bytes.size() < 8)
     fail(source, "truncated file: {} bytes, shorter than the 8-byte header length that starts a "
-                 "safetensors file", bytes.size());
+                 "safetensors file",
+         bytes.size());
   std::uint64_t header_size = 0;
   std::memcpy(&header_size, bytes.data(), 8);
   if (header_size > kMaxHeaderBytes)
     fail(source, "the header length says {} bytes, more than the {} bytes safetensors allows; "
-                 "this is not a safetensors file or it is corrupt", header_size, kMaxHeaderBytes);
+                 "this is not a safetensors file or it is corrupt",
+         header_size, kMaxHeaderBytes);
   if (header_size > bytes.size() - 8)
     fail(source, "truncated file: the header length says {} bytes but only {} follow", header_size,
          bytes.size() - 8);

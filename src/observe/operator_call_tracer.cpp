@@ -50,20 +50,20 @@ OperatorCallTracer::OperatorCallTracer() : state_(std::make_shared<State>()) {
     const bool nested = depth > 0;
     {
       const std::lock_guard lock(state->mutex);
-    auto it = state->ops.find(fn.name());
-    if (it == state->ops.end()) {
-      State::Entry entry;
-      entry.use.name = std::string(fn.name());
-      entry.training_arg = training_argument(fn.name());
-      it = state->ops.emplace(entry.use.name, std::move(entry)).first;
-    }
-    State::Entry& e = it->second;
-    ++e.use.calls;
-    if (nested) ++e.use.nested_calls;
-    if (e.training_arg && *e.training_arg < fn.inputs().size()) {
-      const Value& flag = fn.inputs()[*e.training_arg];
-      if (flag.is_bool() && flag.to_bool()) ++e.use.training_calls;
-    }
+      auto it = state->ops.find(fn.name());
+      if (it == state->ops.end()) {
+        State::Entry entry;
+        entry.use.name = std::string(fn.name());
+        entry.training_arg = training_argument(fn.name());
+        it = state->ops.emplace(entry.use.name, std::move(entry)).first;
+      }
+      State::Entry& e = it->second;
+      ++e.use.calls;
+      if (nested) ++e.use.nested_calls;
+      if (e.training_arg && *e.training_arg < fn.inputs().size()) {
+        const Value& flag = fn.inputs()[*e.training_arg];
+        if (flag.is_bool() && flag.to_bool()) ++e.use.training_calls;
+      }
     }
     ++depth;  // last: a start that throws has no end
     return std::unique_ptr<ObserverContext>();

@@ -457,7 +457,8 @@ void check(ExecutionTrace& trace, Module& runner, const ExecutionTraceOptions& o
       if (!difference.empty())
         trace.divergences.push_back(fmt::format(
             "check input {}: the graph does not compute what the forward computes: {}; the trace is specialised "
-            "on data (see its warnings)", k, difference));
+            "on data (see its warnings)",
+            k, difference));
     } catch (const std::exception& e) {
       trace.divergences.push_back(fmt::format("check input {}: the graph cannot run on it: {}", k, e.what()));
     }
@@ -471,14 +472,16 @@ ExecutionTrace trace_by_execution(Module& module, const ValueList& inputs, const
   std::vector<std::string> names = module.input_names();
   for (std::size_t i = names.size(); i < inputs.size(); ++i) names.push_back(fmt::format("input_{}", i));
   auto trace_once = [&](const ValueList& args) {
-    return record_run(&module, names, args, [&] { return module.call(args, where); }, where);
+    return record_run(
+        &module, names, args, [&] { return module.call(args, where); }, where);
   };
   ExecutionTrace trace = trace_once(inputs);
   if (!options.check_inputs.empty()) {
     for (const ValueList& args : options.check_inputs) {
       if (args.size() != inputs.size())
         throw_invalid_argument(where, "trace_by_execution: a check input set has {} inputs, the example inputs {}; "
-                                      "give each check the same inputs", args.size(), inputs.size());
+                                      "give each check the same inputs",
+                               args.size(), inputs.size());
     }
     check(trace, module, options, trace_once);
   }
@@ -491,14 +494,16 @@ ExecutionTrace detail::trace_function_by_execution(const TracedFunction& functio
   std::vector<std::string> names;
   for (std::size_t i = 0; i < inputs.size(); ++i) names.push_back(fmt::format("input_{}", i));
   auto trace_once = [&](const ValueList& args) {
-    return record_run(nullptr, names, args, [&] { return function(args); }, where);
+    return record_run(
+        nullptr, names, args, [&] { return function(args); }, where);
   };
   ExecutionTrace trace = trace_once(inputs);
   if (!options.check_inputs.empty()) {
     for (const ValueList& args : options.check_inputs) {
       if (args.size() != inputs.size())
         throw_invalid_argument(where, "trace_by_execution: a check input set has {} inputs, the example inputs {}; "
-                                      "give each check the same inputs", args.size(), inputs.size());
+                                      "give each check the same inputs",
+                               args.size(), inputs.size());
     }
     nn::Identity runner;  // the graph reads only its constants
     check(trace, *runner, options, trace_once);

@@ -9,10 +9,10 @@
 #include <utility>
 
 /// The OpDef called `name`, looked up once per call site.
-#define SYMTRACE_OP(name)                                                                  \
-  ([]() -> const ::symtrace::OpDef& {                                                       \
-    static const ::symtrace::OpDef& def = ::symtrace::OpRegistry::instance().get(name);     \
-    return def;                                                                             \
+#define SYMTRACE_OP(name)                                                               \
+  ([]() -> const ::symtrace::OpDef& {                                                   \
+    static const ::symtrace::OpDef& def = ::symtrace::OpRegistry::instance().get(name); \
+    return def;                                                                         \
   }())
 
 namespace symtrace::detail {

@@ -51,7 +51,8 @@ Callable register_callable(std::string_view schema, CallableFn fn, CallableMetaF
   }();
   if (!fn || !meta)
     throw_invalid_argument(where, "register_callable('{}'): give both the function and its meta function (the "
-                                  "output dtype and shape a trace records)", parsed.name);
+                                  "output dtype and shape a trace records)",
+                           parsed.name);
   if (parsed.returns_number())
     throw_invalid_argument(where, "register_callable('{}'): a callable returns Tensor or Tensor[], not a number",
                            parsed.name);

@@ -26,7 +26,15 @@ namespace symtrace {
 namespace {
 
 // conv2d(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups)
-enum Arg : std::size_t { kInput, kWeight, kBias, kStride, kPadding, kDilation, kGroups };
+enum Arg : std::size_t {
+  kInput,
+  kWeight,
+  kBias,
+  kStride,
+  kPadding,
+  kDilation,
+  kGroups
+};
 
 using detail::Pair;
 using detail::pair_arg;
@@ -80,7 +88,8 @@ OutputMeta conv2d_meta(const OpCall& call) {
     if (bias->dim() != 1 || (out_channels.is_known() && bias->shape()[0].is_known() &&
                              bias->shape()[0].raw() != out_channels.raw()))
       call.fail("bias of shape {} does not match weight of shape {}: expected shape [{}] (one value per output "
-                "channel)", bias->shape(), w, out_channels);
+                "channel)",
+                bias->shape(), w, out_channels);
   }
 
   // Output size per spatial dim: floor((in + 2p - d*(k-1) - 1) / s) + 1, once the kernel fits.
@@ -198,7 +207,16 @@ Value conv2d_kernel(const OpCall& call, const OutputMeta& meta) {
 // conv_transpose2d(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding,
 //                  int[] output_padding, int groups, int[] dilation): PyTorch's argument order.
 struct Transposed {
-  enum Arg : std::size_t { kInput, kWeight, kBias, kStride, kPadding, kOutputPadding, kGroups, kDilation };
+  enum Arg : std::size_t {
+    kInput,
+    kWeight,
+    kBias,
+    kStride,
+    kPadding,
+    kOutputPadding,
+    kGroups,
+    kDilation
+  };
 };
 
 struct TransposedParams {
@@ -222,7 +240,8 @@ TransposedParams transposed_params(const OpCall& call) {
   for (std::size_t i = 0; i < 2; ++i)
     if (p.output_padding[i] < 0 || p.output_padding[i] >= std::max(p.stride[i], p.dilation[i]))
       call.fail("output_padding [{}] must be non-negative and smaller than the stride [{}] or the dilation [{}] in "
-                "each dim", fmt::join(p.output_padding, ", "), fmt::join(p.stride, ", "), fmt::join(p.dilation, ", "));
+                "each dim",
+                fmt::join(p.output_padding, ", "), fmt::join(p.stride, ", "), fmt::join(p.dilation, ", "));
   return p;
 }
 
@@ -249,13 +268,15 @@ OutputMeta conv_transpose2d_meta(const OpCall& call) {
                     "the input's channels must be the weight's in_channels");
   if (channels.is_known() && w[0].is_known() && channels.raw() != w[0].raw())
     call.fail("input of shape {} has {} channels, but weight of shape {} expects {} (weight.shape[0]; a transposed "
-              "convolution's weight is [in_channels, out_channels / groups, kH, kW])", x, channels, w, w[0]);
+              "convolution's weight is [in_channels, out_channels / groups, kH, kW])",
+              x, channels, w, w[0]);
   const Dim out_channels = w[1] * Dim(p.groups);
   if (bias) {
     if (bias->dim() != 1 || (out_channels.is_known() && bias->shape()[0].is_known() &&
                              bias->shape()[0].raw() != out_channels.raw()))
       call.fail("bias of shape {} does not match weight of shape {} with groups={}: expected shape [{}] (one value "
-                "per output channel)", bias->shape(), w, p.groups, out_channels);
+                "per output channel)",
+                bias->shape(), w, p.groups, out_channels);
   }
 
   // Output size per spatial dim: (in - 1)*s - 2p + d*(k - 1) + output_padding + 1.
@@ -276,7 +297,8 @@ OutputMeta conv_transpose2d_meta(const OpCall& call) {
                               p.output_padding[i] + 1;
     if (size <= 0)
       call.fail("the output would have size {} in spatial dim {} (input of shape {}, weight of shape {}, stride "
-                "[{}], padding [{}]); use less padding", size, i, x, w, fmt::join(p.stride, ", "),
+                "[{}], padding [{}]); use less padding",
+                size, i, x, w, fmt::join(p.stride, ", "),
                 fmt::join(p.padding, ", "));
     out[i] = Dim(size);
   }

@@ -163,7 +163,8 @@ Value roi_align_kernel(const OpCall& call, const OutputMeta& meta) {
     // torchvision converts the batch index with (int): truncated towards zero.
     if (!(roi[0] > -1.0f && roi[0] < static_cast<float>(batch)))
       call.fail("roi {} has batch index {}, but input holds {} images (shape {}); column 0 of rois must be in "
-                "[0, {})", n, roi[0], batch, input.shape(), batch);
+                "[0, {})",
+                n, roi[0], batch, input.shape(), batch);
     const auto image = static_cast<std::int64_t>(roi[0]);
     // "Do not use rounding; this implementation detail is critical" (torchvision).
     const float offset = aligned ? 0.5f : 0.0f;

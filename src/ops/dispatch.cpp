@@ -69,7 +69,8 @@ void check_outputs(const OpCall& call, const OutputMeta& meta, const Value& resu
         call.fail("the callable returned {} where its schema says Tensor", v.type_name());
       if (t->meta() != expected)
         call.fail("the callable returned {} but its meta function said {}; make the meta function describe "
-                  "what the function returns", t->meta(), expected);
+                  "what the function returns",
+                  t->meta(), expected);
     };
     if (!meta.is_list) return check_callable(meta.outputs.at(0), result);
     const ValueList* list = boost::variant2::get_if<ValueList>(&result.value);
@@ -182,7 +183,8 @@ Value dispatch(const OpDef& op, std::span<const Value> args, std::source_locatio
     // An op on parameters only (`cls_token.expand(...)`) is part of the model: record it.
     if (reads_intercepted_tensor(args, *interposer)) return interposer->call_op(call);
   }
-  if (has_callbacks()) [[unlikely]] return run_observed(call);  // Note [Observers off]
+  if (has_callbacks()) [[unlikely]]
+    return run_observed(call);  // Note [Observers off]
   return run_kernel(call);
 }
 

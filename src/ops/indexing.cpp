@@ -92,7 +92,8 @@ OutputMeta slice_scatter_meta(const OpCall& call) {
     fits = !slice[d].is_known() || !src.shape()[d].is_known() || slice[d] == src.shape()[d];
   if (!fits)
     call.fail("src of shape {} must have the shape {} of the slice it replaces (self of shape {}, dim {}, "
-              "start {}, end {}, step {})", src.shape(), slice, self.shape(), call.arg(2), call.arg(3),
+              "start {}, end {}, step {})",
+              src.shape(), slice, self.shape(), call.arg(2), call.arg(3),
               call.arg(4), call.arg(5));
   return OutputMeta::single(self.dtype(), self.shape());
 }
@@ -145,12 +146,14 @@ std::vector<IndexEntry> index_entries(const OpCall& call, const Tensor& self) {
                 i, t.dtype(), t.shape());
     if (is_mask(t) && t.dim() == 0)
       call.fail("index {} is a 0-dim bool tensor, which covers no dim of self (shape {}); give the mask the shape "
-                "of the dims it selects from, or use where()", i, self.shape());
+                "of the dims it selects from, or use where()",
+                i, self.shape());
     covered += dims_covered(t);
   }
   if (covered > self.shape().rank())
     call.fail("too many indices for a tensor of shape {}: the {} entries cover {} dims (None and an int64 tensor "
-              "cover one dim each, a bool mask one per dim of its own)", self.shape(), list.size(), covered);
+              "cover one dim each, a bool mask one per dim of its own)",
+              self.shape(), list.size(), covered);
   std::vector<IndexEntry> entries;
   std::size_t d = 0;
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -163,7 +166,8 @@ std::vector<IndexEntry> index_entries(const OpCall& call, const Tensor& self) {
       const Dim m = t.shape()[j], s = self.shape()[d + j];
       if (m.is_known() && s.is_known() && m != s)
         call.fail("the bool mask of shape {} (index {}) does not match the shape {} of the tensor it indexes: "
-                  "its dim {} is {} where dim {} of the tensor is {}", t.shape(), i, self.shape(), j, m, d + j, s);
+                  "its dim {} is {} where dim {} of the tensor is {}",
+                  t.shape(), i, self.shape(), j, m, d + j, s);
     }
     entries.push_back(IndexEntry{&t, d});
     d += dims_covered(t);

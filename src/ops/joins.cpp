@@ -70,7 +70,8 @@ TensorList same_rank_tensors(const OpCall& call) {
   for (std::size_t i = 1; i < tensors.size(); ++i)
     if (tensors[i].dim() != tensors[0].dim())
       call.fail("all tensors must have the same number of dims, but tensor 0 has shape {} and tensor {} has "
-                "shape {}", tensors[0].shape(), i, tensors[i].shape());
+                "shape {}",
+                tensors[0].shape(), i, tensors[i].shape());
   return tensors;
 }
 
@@ -131,7 +132,8 @@ std::int64_t known_split_size(const OpCall& call, const Tensor& x, std::size_t d
   const Dim n = x.shape()[d];
   if (!n.is_known())
     throw_trace_error(call.where, "{}(): the number of outputs depends on dimension {} of shape {}, which is "
-                                  "unknown; give example shapes or {}", call.op.name(), d, x.shape(), instead);
+                                  "unknown; give example shapes or {}",
+                      call.op.name(), d, x.shape(), instead);
   return n.raw();
 }
 

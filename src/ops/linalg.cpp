@@ -29,7 +29,7 @@ struct MatmulShapes {
   Shape b_batch;  ///< the right operand's own batch dims
   Shape batch;    ///< the two broadcast together
   Dim m, k, n;
-  Shape out;      ///< batch + [m] + [n], without the dims added for 1-D operands
+  Shape out;  ///< batch + [m] + [n], without the dims added for 1-D operands
 };
 
 Shape leading(const Shape& s, std::size_t count) {
@@ -58,7 +58,8 @@ MatmulShapes matmul_shapes(const OpCall& call, const Shape& a, const Shape& b) {
     const Dim da = s.a_batch[i - pad_a], db = s.b_batch[i - pad_b];
     if (da.is_known() && db.is_known() && da != db && da.raw() != 1 && db.raw() != 1)
       call.fail("cannot multiply shapes {} and {}: their batch dims {} and {} cannot be broadcast ({} against {}); "
-                "make them equal or 1", a, b, s.a_batch, s.b_batch, da, db);
+                "make them equal or 1",
+                a, b, s.a_batch, s.b_batch, da, db);
   }
   s.batch = detail::broadcast_shapes(call, s.a_batch, s.b_batch);
   s.out = s.batch;
@@ -72,7 +73,8 @@ OutputMeta matmul_meta(const OpCall& call) {
   const Tensor& b = call.tensor(1);
   if (a.dtype() == DType::bool_ || b.dtype() == DType::bool_)
     call.fail("is not defined for bool tensors (got {} of shape {} and {} of shape {}); convert with .to(float32) "
-              "first", a.dtype(), a.shape(), b.dtype(), b.shape());
+              "first",
+              a.dtype(), a.shape(), b.dtype(), b.shape());
   if (a.dim() == 0 || b.dim() == 0)
     call.fail("both arguments need at least 1 dim, got shapes {} and {}; use mul() to scale by a 0-dim tensor",
               a.shape(), b.shape());
@@ -153,7 +155,8 @@ OutputMeta linear_meta(const OpCall& call) {
   const Dim in = x.shape()[x.shape().rank() - 1];
   if (!detail::same_size(call, in, weight.shape()[1], "linear(): the input's last dim must be the weight's in_features"))
     call.fail("input of shape {} does not match weight of shape {}: the last dim of the input ({}) must equal the "
-              "weight's second dim (in_features, {})", x.shape(), weight.shape(), in, weight.shape()[1]);
+              "weight's second dim (in_features, {})",
+              x.shape(), weight.shape(), in, weight.shape()[1]);
   Dim out_features = weight.shape()[0];
   if (bias) {
     detail::require_floating(call, *bias, "bias");

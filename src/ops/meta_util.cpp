@@ -68,7 +68,8 @@ Shape broadcast_shapes(const OpCall& call, const Shape& a, const Shape& b) {
     } else if (da.is_known() && db.is_known()) {
       if (da.raw() != 1 && db.raw() != 1)
         call.fail("shapes {} and {} cannot be broadcast: dimension {} is {} in one and {} in the other; "
-                  "make them equal or 1", a, b, i, da.raw(), db.raw());
+                  "make them equal or 1",
+                  a, b, i, da.raw(), db.raw());
       out[i] = da.raw() == 1 ? db : da;
     } else if (da.is_known() && da.raw() == 1) {
       out[i] = db;
@@ -81,7 +82,8 @@ Shape broadcast_shapes(const OpCall& call, const Shape& a, const Shape& b) {
     } else {
       require(call, SymFact{*da.expr(), SymRel::eq, *db.expr()},
               fmt::format("broadcasting shapes {} and {} at dimension {}", a, b, i));
-      out[i] = da.is_known() ? da : db.is_known() ? db : da;
+      out[i] = da.is_known() ? da : db.is_known() ? db
+                                                  : da;
     }
   }
   return out;
@@ -101,7 +103,8 @@ TensorMeta operand_meta(const Value& v) {
 }
 
 DType result_type(const Value& a, const Value& b) {
-  const auto category = [](DType d) { return d == DType::bool_ ? 0 : d == DType::int64 ? 1 : 2; };
+  const auto category = [](DType d) { return d == DType::bool_ ? 0 : d == DType::int64 ? 1
+                                                                                       : 2; };
   const DType da = operand_meta(a).dtype;
   const DType db = operand_meta(b).dtype;
   if (a.is_tensor() && b.is_tensor()) return promote_types(da, db);

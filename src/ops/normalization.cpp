@@ -21,7 +21,7 @@ namespace symtrace {
 namespace {
 
 // Argument positions of batch_norm's schema.
-constexpr std::size_t kInput = 0, kWeight = 1, kBias = 2, kRunningMean = 3, kRunningVar = 4, kTraining = 5,
+constexpr std::size_t kBnInput = 0, kBnWeight = 1, kBnBias = 2, kRunningMean = 3, kRunningVar = 4, kTraining = 5,
                       kMomentum = 6, kEps = 7;
 
 // ---- batch_norm --------------------------------------------------------------------------
@@ -41,7 +41,7 @@ void check_channel_param(const OpCall& call, const Tensor* param, std::string_vi
 }
 
 OutputMeta batch_norm_meta(const OpCall& call) {
-  const Tensor& x = call.tensor(kInput);
+  const Tensor& x = call.tensor(kBnInput);
   if (x.dim() < 2)
     call.fail("input must have at least 2 dims [N, C, ...], got shape {}; add a batch dim with unsqueeze(0)",
               x.shape());
@@ -56,8 +56,8 @@ OutputMeta batch_norm_meta(const OpCall& call) {
   if ((mean == nullptr) != (var == nullptr))
     call.fail("running_mean and running_var must be given together, got only {} (input of shape {})",
               mean ? "running_mean" : "running_var", x.shape());
-  check_channel_param(call, call.optional_tensor(kWeight), "weight", x.shape());
-  check_channel_param(call, call.optional_tensor(kBias), "bias", x.shape());
+  check_channel_param(call, call.optional_tensor(kBnWeight), "weight", x.shape());
+  check_channel_param(call, call.optional_tensor(kBnBias), "bias", x.shape());
   check_channel_param(call, mean, "running_mean", x.shape());
   check_channel_param(call, var, "running_var", x.shape());
   if (training) {
@@ -76,7 +76,7 @@ OutputMeta batch_norm_meta(const OpCall& call) {
 std::vector<double> param_values(const Tensor* t) { return t ? t->to_vector<double>() : std::vector<double>{}; }
 
 Value batch_norm_kernel(const OpCall& call, const OutputMeta& meta) {
-  const Tensor x = detail::contiguous_copy(call.tensor(kInput));
+  const Tensor x = detail::contiguous_copy(call.tensor(kBnInput));
   Tensor out = detail::empty_like_meta(meta.outputs[0]);
   const IntList sizes = x.shape().sizes();
   const std::int64_t batch = sizes[0];
@@ -89,8 +89,8 @@ Value batch_norm_kernel(const OpCall& call, const OutputMeta& meta) {
 
   const bool training = call.boolean(kTraining);
   const double eps = call.real(kEps);
-  const std::vector<double> weight = param_values(call.optional_tensor(kWeight));
-  const std::vector<double> bias = param_values(call.optional_tensor(kBias));
+  const std::vector<double> weight = param_values(call.optional_tensor(kBnWeight));
+  const std::vector<double> bias = param_values(call.optional_tensor(kBnBias));
   const Tensor* running_mean = call.optional_tensor(kRunningMean);
   const Tensor* running_var = call.optional_tensor(kRunningVar);
   const float* px = x.data_ptr<float>();

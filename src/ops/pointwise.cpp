@@ -27,7 +27,11 @@ using detail::operand_tensor;
 
 // ---- Binary arithmetic -------------------------------------------------------------------
 
-enum class Rule { arithmetic, division, comparison };
+enum class Rule {
+  arithmetic,
+  division,
+  comparison
+};
 
 template <Rule R>
 DType binary_dtype(const OpCall& call) {
@@ -80,7 +84,9 @@ struct MulFn {
     else return a * b;
   }
 };
-struct DivFn { template <class T> T operator()(T a, T b) const { return a / b; } };
+struct DivFn {
+  template <class T> T operator()(T a, T b) const { return a / b; }
+};
 struct PowFn {
   template <class T> T operator()(T a, T b) const {
     if constexpr (std::is_same_v<T, float>) {
@@ -155,12 +161,24 @@ struct BitwiseOrFn {
     else return a | b;
   }
 };
-struct EqFn { template <class T> bool operator()(T a, T b) const { return a == b; } };
-struct NeFn { template <class T> bool operator()(T a, T b) const { return a != b; } };
-struct LtFn { template <class T> bool operator()(T a, T b) const { return a < b; } };
-struct LeFn { template <class T> bool operator()(T a, T b) const { return a <= b; } };
-struct GtFn { template <class T> bool operator()(T a, T b) const { return a > b; } };
-struct GeFn { template <class T> bool operator()(T a, T b) const { return a >= b; } };
+struct EqFn {
+  template <class T> bool operator()(T a, T b) const { return a == b; }
+};
+struct NeFn {
+  template <class T> bool operator()(T a, T b) const { return a != b; }
+};
+struct LtFn {
+  template <class T> bool operator()(T a, T b) const { return a < b; }
+};
+struct LeFn {
+  template <class T> bool operator()(T a, T b) const { return a <= b; }
+};
+struct GtFn {
+  template <class T> bool operator()(T a, T b) const { return a > b; }
+};
+struct GeFn {
+  template <class T> bool operator()(T a, T b) const { return a >= b; }
+};
 
 template <Rule R, class Fn>
 Value binary_kernel(const OpCall& call, const OutputMeta& meta) {
@@ -187,7 +205,8 @@ OutputMeta bitwise_meta(const OpCall& call) {
   const Value& b = call.arg(1);
   if (is_floating(detail::result_type(a, b)))
     call.fail("is defined for bool and int64 operands only, got {} and {}; compare first (x > 0) or convert "
-              "with .to(int64)", operand_text(a), operand_text(b));
+              "with .to(int64)",
+              operand_text(a), operand_text(b));
   return binary_meta<Rule::arithmetic>(call);
 }
 
@@ -231,7 +250,10 @@ Value inplace_binary_kernel(const OpCall& call, const OutputMeta&) {
 
 // ---- Unary -------------------------------------------------------------------------------
 
-enum class Domain { any_numeric, floating };  // floating: integer inputs compute in float32
+enum class Domain {
+  any_numeric,
+  floating
+};  // floating: integer inputs compute in float32
 
 template <Domain D>
 OutputMeta unary_meta(const OpCall& call) {
@@ -248,9 +270,15 @@ struct NegFn {
     else return -v;
   }
 };
-struct AbsFn { template <class T> T operator()(T v) const { return v < 0 ? NegFn{}(v) : v; } };
-struct ReluFn { template <class T> T operator()(T v) const { return v > 0 ? v : T(0); } };
-struct Relu6Fn { template <class T> T operator()(T v) const { return v < 0 ? T(0) : (v > 6 ? T(6) : v); } };
+struct AbsFn {
+  template <class T> T operator()(T v) const { return v < 0 ? NegFn{}(v) : v; }
+};
+struct ReluFn {
+  template <class T> T operator()(T v) const { return v > 0 ? v : T(0); }
+};
+struct Relu6Fn {
+  template <class T> T operator()(T v) const { return v < 0 ? T(0) : (v > 6 ? T(6) : v); }
+};
 // floor, ceil, round: an integer is already whole, so it passes through (as in PyTorch).
 template <float (*F)(float)>
 struct WholeFn {
@@ -264,19 +292,43 @@ float ceil_of(float v) { return std::ceil(v); }
 // torch.round rounds half to even (2.5 -> 2, -0.5 -> -0): nearbyint in the default rounding
 // mode, round-to-nearest-even, as PyTorch's kernel does.
 float round_of(float v) { return std::nearbyint(v); }
-struct ExpFn { float operator()(float v) const { return std::exp(v); } };
-struct LogFn { float operator()(float v) const { return std::log(v); } };
-struct SqrtFn { float operator()(float v) const { return std::sqrt(v); } };
-struct Log2Fn { float operator()(float v) const { return std::log2(v); } };
-struct ReciprocalFn { float operator()(float v) const { return 1.0f / v; } };
-struct AtanFn { float operator()(float v) const { return std::atan(v); } };
-struct RsqrtFn { float operator()(float v) const { return 1.0f / std::sqrt(v); } };
-struct SigmoidFn { float operator()(float v) const { return 1.0f / (1.0f + std::exp(-v)); } };
-struct TanhFn { float operator()(float v) const { return std::tanh(v); } };
-struct SiluFn { float operator()(float v) const { return v / (1.0f + std::exp(-v)); } };
+struct ExpFn {
+  float operator()(float v) const { return std::exp(v); }
+};
+struct LogFn {
+  float operator()(float v) const { return std::log(v); }
+};
+struct SqrtFn {
+  float operator()(float v) const { return std::sqrt(v); }
+};
+struct Log2Fn {
+  float operator()(float v) const { return std::log2(v); }
+};
+struct ReciprocalFn {
+  float operator()(float v) const { return 1.0f / v; }
+};
+struct AtanFn {
+  float operator()(float v) const { return std::atan(v); }
+};
+struct RsqrtFn {
+  float operator()(float v) const { return 1.0f / std::sqrt(v); }
+};
+struct SigmoidFn {
+  float operator()(float v) const { return 1.0f / (1.0f + std::exp(-v)); }
+};
+struct TanhFn {
+  float operator()(float v) const { return std::tanh(v); }
+};
+struct SiluFn {
+  float operator()(float v) const { return v / (1.0f + std::exp(-v)); }
+};
 // As PyTorch's kernels: min(max(x + 3, 0), 6) / 6, and x times that.
-struct HardsigmoidFn { float operator()(float v) const { return std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f; } };
-struct HardswishFn { float operator()(float v) const { return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f; } };
+struct HardsigmoidFn {
+  float operator()(float v) const { return std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f; }
+};
+struct HardswishFn {
+  float operator()(float v) const { return v * std::min(std::max(v + 3.0f, 0.0f), 6.0f) / 6.0f; }
+};
 
 template <Domain D, class Fn>
 Value unary_kernel(const OpCall& call, const OutputMeta& meta) {
@@ -332,8 +384,10 @@ Value clamp_kernel(const OpCall& call, const OutputMeta& meta) {
   const auto hi = call.optional_scalar(2);
   visit_dtype(dt, [&]<class T>() {
     constexpr bool inf = std::numeric_limits<T>::has_infinity;  // keep infinities on an open side
-    const T l = lo ? lo->to<T>() : inf ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
-    const T h = hi ? hi->to<T>() : inf ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+    const T l = lo ? lo->to<T>() : inf ? -std::numeric_limits<T>::infinity()
+                                       : std::numeric_limits<T>::lowest();
+    const T h = hi ? hi->to<T>() : inf ? std::numeric_limits<T>::infinity()
+                                       : std::numeric_limits<T>::max();
     map_unary<T, T>(out, x, [l, h](T v) { return std::min(std::max(v, l), h); });  // max wins when min > max, as in PyTorch
   });
   return out;

@@ -29,7 +29,6 @@ namespace {
 using detail::Pair;
 using detail::pair_arg;
 
-
 // Checks dtype and rank, and that C, H and W are not 0 (only the batch may be empty, as in
 // PyTorch); returns the index of the H dim.
 std::size_t check_spatial_input(const OpCall& call, bool allow_int64) {
@@ -42,7 +41,8 @@ std::size_t check_spatial_input(const OpCall& call, bool allow_int64) {
   for (std::size_t d = first; d < x.shape().rank(); ++d)
     if (x.shape()[d] == Dim(0))
       call.fail("input of shape {} is empty in a non-batch dim: expected [N, C, H, W] or [C, H, W] where only N "
-                "may be 0", x.shape());
+                "may be 0",
+                x.shape());
   return x.shape().rank() - 2;
 }
 
@@ -289,7 +289,7 @@ std::vector<std::int64_t> nearest_sources(std::int64_t in, std::int64_t out, std
     if (out == in) src[static_cast<std::size_t>(i)] = i;
     else if (out == 2 * in) src[static_cast<std::size_t>(i)] = i >> 1;
     else src[static_cast<std::size_t>(i)] =
-        std::min(static_cast<std::int64_t>(std::floor(static_cast<float>(i) * scale)), in - 1);
+             std::min(static_cast<std::int64_t>(std::floor(static_cast<float>(i) * scale)), in - 1);
   }
   return src;
 }

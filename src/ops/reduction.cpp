@@ -84,7 +84,11 @@ Rows as_rows(const Tensor& x, const std::vector<std::int64_t>& reduced) {
 
 // ---- sum, mean, amax ---------------------------------------------------------------------
 
-enum class Reduce { sum, mean, amax };
+enum class Reduce {
+  sum,
+  mean,
+  amax
+};
 
 template <Reduce R>
 OutputMeta reduce_meta(const OpCall& call) {
@@ -163,7 +167,8 @@ OutputMeta argmax_meta(const OpCall& call) {
     const auto numel = x.shape().numel();
     if (numel && *numel == 0)
       call.fail("cannot take the argmax of a tensor with no elements (shape {}): the argmax of an empty tensor is "
-                "undefined; pass a dim of non-zero size or check the input is not empty", x.shape());
+                "undefined; pass a dim of non-zero size or check the input is not empty",
+                x.shape());
   }
   require_nonempty_reduction(call, x.shape(), reduced);
   // keepdim with dim=None keeps every dim at size 1 (a 0-dim tensor stays 0-dim).

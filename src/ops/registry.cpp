@@ -65,12 +65,14 @@ const OpDef& OpRegistry::add_runtime(OpDef def, std::source_location where) cons
   const std::string name = def.name();
   if (impl_->ops.contains(name))
     throw_invalid_argument(where, "cannot register '{}': a built-in op has that name; choose another (e.g. "
-                                  "qualify it: 'mylib.{}')", name, name);
+                                  "qualify it: 'mylib.{}')",
+                           name, name);
   std::unique_lock lock(impl_->runtime_mutex);
   const auto [it, inserted] = impl_->runtime_ops.emplace(name, std::move(def));
   if (!inserted)
     throw_invalid_argument(where, "cannot register '{}': a callable of that name is already registered "
-                                  "(register each callable once, e.g. at namespace scope)", name);
+                                  "(register each callable once, e.g. at namespace scope)",
+                           name);
   return it->second;
 }
 

@@ -15,14 +15,16 @@ struct TypeName {
   ArgType type;
 };
 constexpr TypeName kTypes[] = {
+    // clang-format off
     {"Tensor|Scalar", ArgType::TensorOrScalar}, {"Tensor", ArgType::Tensor}, {"int", ArgType::int_},
     {"float", ArgType::float_}, {"bool", ArgType::bool_}, {"Scalar", ArgType::Scalar},
     {"str", ArgType::str}, {"ScalarType", ArgType::ScalarType}};
+// clang-format on
 
 // A tiny recursive-descent parser over the schema text.
-class Parser {
+class SchemaParser {
  public:
-  explicit Parser(std::string_view text) : text_(text) {}
+  explicit SchemaParser(std::string_view text) : text_(text) {}
 
   OpSchema parse() {
     OpSchema schema;
@@ -220,7 +222,7 @@ bool OpSchema::accepts(const ArgSpec& spec, const Value& value) noexcept {
   return true;
 }
 
-OpSchema parse_schema(std::string_view text) { return Parser(text).parse(); }
+OpSchema parse_schema(std::string_view text) { return SchemaParser(text).parse(); }
 
 std::string type_string(const ArgSpec& spec) {
   std::string out;

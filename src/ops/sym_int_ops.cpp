@@ -34,7 +34,7 @@ namespace {
 
 // Python's `//` and `%`: the quotient rounds toward negative infinity, the remainder has the
 // divisor's sign. `b` is nonzero; INT64_MIN / -1 overflows.
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+std::int64_t floor_div_int(std::int64_t a, std::int64_t b) {
   if (b == -1 && a == std::numeric_limits<std::int64_t>::min()) overflow("division");
   std::int64_t q = a / b;
   if (a % b != 0 && ((a < 0) != (b < 0))) --q;
@@ -122,16 +122,36 @@ struct Mul {
     return r;
   }
 };
-struct FloorDiv { std::int64_t operator()(std::int64_t a, std::int64_t b) const { return floor_div(a, b); } };
-struct FloorMod { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return floor_mod(a, b); } };
-struct Min { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return std::min(a, b); } };
-struct Max { std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return std::max(a, b); } };
-struct Eq { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a == b; } };
-struct Ne { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a != b; } };
-struct Lt { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a < b; } };
-struct Le { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a <= b; } };
-struct Gt { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a > b; } };
-struct Ge { bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a >= b; } };
+struct FloorDiv {
+  std::int64_t operator()(std::int64_t a, std::int64_t b) const { return floor_div_int(a, b); }
+};
+struct FloorMod {
+  std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return floor_mod(a, b); }
+};
+struct Min {
+  std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return std::min(a, b); }
+};
+struct Max {
+  std::int64_t operator()(std::int64_t a, std::int64_t b) const noexcept { return std::max(a, b); }
+};
+struct Eq {
+  bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a == b; }
+};
+struct Ne {
+  bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a != b; }
+};
+struct Lt {
+  bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a < b; }
+};
+struct Le {
+  bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a <= b; }
+};
+struct Gt {
+  bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a > b; }
+};
+struct Ge {
+  bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a >= b; }
+};
 
 // zeros / ones / full with sizes that may be proxies (argument `index`).
 Shape factory_shape(const OpCall& call, std::size_t index = 0) {
@@ -173,7 +193,8 @@ DType arange_dtype(const OpCall& call) {
     const Value& v = call.arg(i);
     if (v.is_tensor())
       call.fail("argument '{}' must be a number or a size, got a tensor of shape {}; pass a number (a one-element "
-                "tensor's value is .item<T>())", call.op.schema.args[i].name, v.to_tensor().shape());
+                "tensor's value is .item<T>())",
+                call.op.schema.args[i].name, v.to_tensor().shape());
     integral = integral && !v.is_double();
   }
   const DType dtype = call.arg(3).is_none() ? (integral ? DType::int64 : DType::float32) : call.dtype(3);

@@ -58,7 +58,8 @@ Shape infer_size(const OpCall& call, const std::vector<OpCall::SizeArg>& shape, 
       inferred = i;
     } else if (v < 0) {
       call.fail("invalid size {} at dimension {} of shape {}; sizes must be >= 0, or -1 to infer one "
-                "(input shape {})", v, i, size_list_text(text), input);
+                "(input shape {})",
+                v, i, size_list_text(text), input);
     } else {
       product *= v;
       product_dim = product_dim * Dim(v);
@@ -72,7 +73,8 @@ Shape infer_size(const OpCall& call, const std::vector<OpCall::SizeArg>& shape, 
   if (inferred) {
     if (product == 0 || product_dim == Dim(0))
       call.fail("cannot infer the -1 in shape {} for an input of shape {}: the other sizes multiply to 0, "
-                "so any size would do; give every size explicitly", size_list_text(text), input);
+                "so any size would do; give every size explicitly",
+                size_list_text(text), input);
     if (numel && !symbolic) {
       if (*numel % product != 0)
         call.fail("shape {} is invalid for an input of shape {} ({} elements): {} is not divisible by {}",
@@ -169,7 +171,8 @@ OutputMeta view_meta(const OpCall& call) {
   if (x.is_concrete() && shape.is_fully_known() && !compute_stride(x.shape().sizes(), x.strides(), shape.sizes()))
     call.fail("view size is not compatible with input tensor's size and stride: shape {} with strides [{}] "
               "cannot be viewed as {} because a new dimension spans two non-contiguous parts of memory; "
-              "use reshape() instead", x.shape(), fmt::join(x.strides(), ", "), shape);
+              "use reshape() instead",
+              x.shape(), fmt::join(x.strides(), ", "), shape);
   return OutputMeta::single(x.dtype(), std::move(shape));
 }
 
@@ -290,7 +293,8 @@ OutputMeta squeeze_meta(const OpCall& call) {
     if (!n.is_known())
       throw_trace_error(call.where, "{}(): cannot tell whether dimension {} of shape {} is 1 (and so removed) "
                                     "because it is unknown; give example shapes or use reshape() with explicit "
-                                    "sizes", call.op.name(), *dim, in);
+                                    "sizes",
+                        call.op.name(), *dim, in);
     out = in;
     if (n.raw() == 1) out.erase(static_cast<std::size_t>(d));
     return OutputMeta::single(x.dtype(), std::move(out));
@@ -299,7 +303,8 @@ OutputMeta squeeze_meta(const OpCall& call) {
     if (!is_one(in[d]).is_known())
       throw_trace_error(call.where, "{}(): cannot tell whether dimension {} of shape {} is 1 (and so removed) "
                                     "because it is unknown; give example shapes or squeeze known dims one by one "
-                                    "with squeeze(dim)", call.op.name(), d, in);
+                                    "with squeeze(dim)",
+                        call.op.name(), d, in);
     if (is_one(in[d]).raw() != 1) out.push_back(in[d]);
   }
   return OutputMeta::single(x.dtype(), std::move(out));
@@ -345,7 +350,8 @@ OutputMeta expand_meta(const OpCall& call) {
     if (i < lead) {
       if (target == -1)
         call.fail("the size -1 at position {} of {} names a new leading dimension, which has no size to keep "
-                  "(shape {}); give its size", i, size_list_text(sizes), in);
+                  "(shape {}); give its size",
+                  i, size_list_text(sizes), in);
       out.push_back(target);
       continue;
     }
@@ -354,7 +360,8 @@ OutputMeta expand_meta(const OpCall& call) {
     } else {
       if (n.is_known() && n.raw() != 1 && n.raw() != target)
         call.fail("the expanded size {} must match the existing size {} at non-singleton dimension {}: "
-                  "cannot expand shape {} to {}; only size-1 dims can grow", target, n.raw(), i - lead, in,
+                  "cannot expand shape {} to {}; only size-1 dims can grow",
+                  target, n.raw(), i - lead, in,
                   size_list_text(sizes));
       out.push_back(target);
     }

@@ -123,7 +123,8 @@ Node& Rewriter::functional_value(Node& n, Node& a) {
     if (t == "fill_") {
       if (!meta->shape.is_fully_known() || n.args().size() != 2) {
         refuse(n, "writes into a tensor of shape {} with unknown sizes, so `full` cannot make it; trace with input "
-                  "shapes", to_string(*meta));
+                  "shapes",
+               to_string(*meta));
       }
       ArgumentList sizes;
       for (std::int64_t s : meta->shape.sizes()) sizes.emplace_back(s);

@@ -98,7 +98,8 @@ std::vector<PatternMatch> find_pattern(const Graph& graph, const Graph& pattern,
   const Node& result = pattern_result(pattern, "pattern", where);
   if (result.op() == OpKind::placeholder) {
     throw_invalid_argument(where, "the pattern returns its placeholder %{}: it would match every node; give it an "
-                                  "operation to match", result.name());
+                                  "operation to match",
+                           result.name());
   }
   const std::vector<const Node*> inputs = placeholders(pattern);
   std::vector<const Node*> operations;

@@ -94,7 +94,7 @@ void GraphCollection::recursive_trace(Module& model, const std::vector<InputSpec
   hierarchy_ = ModuleHierarchy();
   alive_.clear();
   if (records_ == nullptr) records_ = std::make_shared<TraceRecords>();  // a new or moved-from collection
-  std::shared_ptr<TraceRecords> previous;  // the tracer's records before the run: given back after it
+  std::shared_ptr<TraceRecords> previous;                                // the tracer's records before the run: given back after it
   try {
     trace_all(model, inputs, concrete_args, where, previous);
   } catch (...) {

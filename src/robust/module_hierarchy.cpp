@@ -161,8 +161,10 @@ std::vector<std::size_t> ModuleHierarchy::children(std::size_t index) const {
 
 std::span<const ModuleHierarchy::NamedChild> ModuleHierarchy::named_children(std::size_t index) const {
   (void)(*this)[index];  // range check
+  // clang-format off
   return std::span<const NamedChild>(impl_->named_children).subspan(
       impl_->named_begin[index], impl_->named_begin[index + 1] - impl_->named_begin[index]);
+  // clang-format on
 }
 
 std::vector<std::size_t> ModuleHierarchy::parents(std::size_t index) const {

@@ -98,7 +98,7 @@ ModuleFailure describe_exception(const std::exception* e, const Module& module, 
 /// describe_exception's record on the heap, made in a frame of its own (Note [Small frames
 /// per level]); rethrows a StackDepthError, as describe_exception does.
 [[gnu::noinline]] std::unique_ptr<ModuleFailure> failure_of(const std::exception* e, const Module& module,
-                                                           const std::string& path, std::source_location call_site) {
+                                                            const std::string& path, std::source_location call_site) {
   return std::make_unique<ModuleFailure>(describe_exception(e, module, path, call_site));
 }
 
@@ -115,9 +115,11 @@ Graph RobustTracer::trace_graph(Module& root, const std::vector<InputSpec>& inpu
                                 std::source_location where) {
   if (root.forward_signature() == nullptr) {
     return failed_root_graph(root,
+                             // clang-format off
                              ModuleFailure{"", root.type_name(), "std::invalid_argument",
                                            fmt::format("{} cannot be called as a whole: it has no forward", root.type_name()),
                                            where, {}, {}},
+                             // clang-format on
                              where);
   }
   if (records_->model() != nullptr && concrete_args.empty() && !is_failed(root) && is_leaf_module(root, "")) {
@@ -247,7 +249,8 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
       return [&]() __attribute__((noinline)) {
         const detail::PathHold hold(st);
         return meta_result(failed_leaf_meta(module, *path, args, where), where);
-      }();
+      }
+      ();
     }
     return Tracer::call_module(module, args, where);
   }
@@ -259,7 +262,8 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     if (path == nullptr || !is_failed(module)) return false;
     calls.visited = true;
     return true;
-  }();
+  }
+  ();
   // Failed before: a leaf whose forward is not run again (it would throw again).
   if (failed_before) return record_failed_leaf(module, *path, args, where);
   if (path == nullptr || is_leaf_module(module, *path)) {
@@ -281,7 +285,8 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
         TraceRecords::Calls& entry = records_->calls(module);  // again: the forward may have called clear_results()
         entry.visited = true;
         entry.traced_in = trace_generation_;
-      }();
+      }
+      ();
       return result;
     } catch (const RestartTrace&) {
       throw;  // Note [A failure on a later call]: the whole trace starts again
@@ -292,7 +297,7 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
     } catch (...) {
       failure = failure_of(nullptr, module, *path, where);
     }
-    checkpoint.rollback();  // the forward threw: Note [Failure rollback]
+    checkpoint.rollback();             // the forward threw: Note [Failure rollback]
     st.retire(st.graph().id_bound());  // Note [Rolled-back tensors]
   }
   const bool traced_before = records_->calls(module).traced_in == trace_generation_;

@@ -58,7 +58,10 @@ std::pair<at::Tensor, DType> convertible(const at::Tensor& t, std::string_view n
   at::Tensor c;
   DType dtype = DType::float32;
   switch (t.scalar_type()) {
-    case at::kFloat: case at::kHalf: case at::kBFloat16: case at::kDouble:
+    case at::kFloat:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kDouble:
       c = t.to(at::kFloat).contiguous();
       break;
     case at::kLong:
@@ -234,7 +237,7 @@ std::source_location Compiler::where(State& s, const jit::Node* node) {
   if (!flc) return s.fallback;
   const auto& [file, line, column] = *flc;
   return symtrace::detail::make_source_location(file, static_cast<std::uint32_t>(line), s.program.name,
-                              static_cast<std::uint32_t>(column + 1));
+                                                static_cast<std::uint32_t>(column + 1));
 }
 
 void Compiler::compile_block(State& s, const jit::Block* block, Block& out, bool bind_inputs) {
@@ -471,7 +474,7 @@ void Compiler::compile_node(State& s, const jit::Node* node, Block& out) {
 // there, and so on up a chain of reads (`a[i][j].append(x)`).
 void Compiler::write_back(State& s, const jit::Node* node, Block& out) {
   static constexpr std::string_view mutating[] = {"aten::append", "aten::_set_item", "aten::insert",
-                                                  "aten::extend", "aten::update",    "prim::SetAttr"};
+                                                  "aten::extend", "aten::update", "prim::SetAttr"};
   const std::string kind = qualified(node->kind());
   if (node->inputs().empty() || std::find(std::begin(mutating), std::end(mutating), kind) == std::end(mutating)) return;
   static const BuiltinFn store = find_builtin("aten::_set_item", "", false);
@@ -524,7 +527,8 @@ void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::st
   instr.kind = InstrKind::unsupported;
   instr.name = std::string(kind);
   // aten's ops, and torchvision's (`torchvision::nms`), which symtrace implements itself.
-  const std::string_view ns = kind.starts_with("aten::") ? "aten::" : kind.starts_with("torchvision::") ? "torchvision::" : "";
+  const std::string_view ns = kind.starts_with("aten::") ? "aten::" : kind.starts_with("torchvision::") ? "torchvision::"
+                                                                                                        : "";
   if (!schema || ns.empty()) {
     instr.text = fmt::format("the TorchScript operation {} is not supported by symtrace", kind);
     return;

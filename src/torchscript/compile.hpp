@@ -56,17 +56,21 @@ class Compiler {
 
  private:
   struct Ref {
-    enum class Kind : std::uint8_t { value, module, function } kind = Kind::value;
+    enum class Kind : std::uint8_t {
+      value,
+      module,
+      function
+    } kind = Kind::value;
     Slot slot = 0;
-    std::vector<std::string> path;   // module: child names from self
-    c10::ClassTypePtr type;          // module: its class
+    std::vector<std::string> path;  // module: child names from self
+    c10::ClassTypePtr type;         // module: its class
     torch::jit::Function* function = nullptr;
   };
   struct State {
     Program& program;
-    c10::ClassTypePtr self_type;     // null for a function
+    c10::ClassTypePtr self_type;  // null for a function
     std::unordered_map<const torch::jit::Value*, Ref> refs;
-    std::source_location fallback;   // the archive's code file, for nodes with no range
+    std::source_location fallback;  // the archive's code file, for nodes with no range
   };
 
   const Program& compile(torch::jit::Function& fn, const c10::ClassTypePtr& self_type);

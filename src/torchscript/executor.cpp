@@ -195,10 +195,12 @@ void exec(const Instr& in, Module& self, Value* frame) {
     }
     case InstrKind::loop: run_loop(in, self, frame); return;
     case InstrKind::raise:
+      // clang-format off
       throw_invalid_argument(in.where, "the model raised {}", in.inputs.empty() ? in.text
                                                                                   : frame[in.inputs[0]].is_string()
                                                                                         ? frame[in.inputs[0]].to_string_ref()
                                                                                         : in.text);
+      // clang-format on
     case InstrKind::unsupported: throw_op_error(in.name, in.where, "{}", in.text);
   }
 }
@@ -213,12 +215,20 @@ DType scalar_type_to_dtype(std::int64_t scalar_type) {
   // c10::ScalarType: 0 uint8, 1 int8, 2 int16, 3 int32, 4 int64, 5 half, 6 float, 7 double,
   // 11 bool, 15 bfloat16. Floating types are float32 in symtrace, integer types int64.
   switch (scalar_type) {
-    case 5: case 6: case 7: case 15: return DType::float32;
-    case 0: case 1: case 2: case 3: case 4: return DType::int64;
+    case 5:
+    case 6:
+    case 7:
+    case 15: return DType::float32;
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+    case 4: return DType::int64;
     case 11: return DType::bool_;
     default:
       throw std::invalid_argument(fmt::format("dtype {} (c10::ScalarType) has no symtrace counterpart "
-                                              "(float32, int64 and bool)", scalar_type));
+                                              "(float32, int64 and bool)",
+                                              scalar_type));
   }
 }
 

@@ -158,8 +158,7 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
          if (!stride || !padding || !dilation || !groups || (transposed && *transposed)) return nullptr;
          const bool bias = tensor_attr(m, "bias").defined();
          return nn::Conv2d(w.size(1) * *groups, w.size(0), nn::Size2(w.size(2), w.size(3)),
-                           {.stride = *stride, .padding = *padding, .dilation = *dilation, .groups = *groups,
-                            .bias = bias})
+                           {.stride = *stride, .padding = *padding, .dilation = *dilation, .groups = *groups, .bias = bias})
              .ptr();
        }},
       {"BatchNorm2d",
@@ -173,8 +172,10 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
          auto momentum = scalar<double>(momentum_value);
          // momentum=None (a cumulative average) is not symtrace's: the layer runs its own code.
          if (!eps || (momentum_value && momentum_value->isNone())) return nullptr;
+         // clang-format off
          return nn::BatchNorm2d(any.size(0), {.eps = *eps, .momentum = momentum.value_or(0.1),
                                               .affine = w.defined(), .track_running_stats = mean.defined()})
+             // clang-format on
              .ptr();
        }},
       {"Linear",
@@ -217,8 +218,7 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
          auto dilation = size2(h.get("dilation", {{"aten::max_pool2d", 4}}));
          auto ceil = scalar<bool>(h.get("ceil_mode", {{"aten::max_pool2d", 5}}));
          if (!kernel || !padding || !dilation || !ceil) return nullptr;
-         return nn::MaxPool2d(*kernel, {.stride = stride ? stride : kernel, .padding = *padding,
-                                        .dilation = *dilation, .ceil_mode = *ceil})
+         return nn::MaxPool2d(*kernel, {.stride = stride ? stride : kernel, .padding = *padding, .dilation = *dilation, .ceil_mode = *ceil})
              .ptr();
        }},
       {"AvgPool2d",
@@ -231,8 +231,10 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
          auto ceil = scalar<bool>(h.get("ceil_mode", {{"aten::avg_pool2d", 4}}));
          auto include_pad = scalar<bool>(h.get("count_include_pad", {{"aten::avg_pool2d", 5}}));
          if (!kernel || !padding || !ceil || !include_pad) return nullptr;
+         // clang-format off
          return nn::AvgPool2d(*kernel, {.stride = stride ? stride : kernel, .padding = *padding, .ceil_mode = *ceil,
                                         .count_include_pad = *include_pad})
+             // clang-format on
              .ptr();
        }},
       {"AdaptiveAvgPool2d",
@@ -263,8 +265,7 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
          auto dims = detail::to_value(*shape, "normalized_shape");
          if (!dims || !dims->is_list()) return nullptr;
          const bool affine = tensor_attr(m, "weight").defined();
-         return nn::LayerNorm(dims->to_int_list(), {.eps = *eps, .elementwise_affine = affine,
-                                                    .bias = tensor_attr(m, "bias").defined()})
+         return nn::LayerNorm(dims->to_int_list(), {.eps = *eps, .elementwise_affine = affine, .bias = tensor_attr(m, "bias").defined()})
              .ptr();
        }},
       {"Softmax",
@@ -277,8 +278,10 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
        [](const jit::Module& m, const Hyper& h) -> std::shared_ptr<Module> {
          // Only with PyTorch's forward (a scripted file; a traced one bakes the call's
          // arguments into a forward of its own), packed projections, no bias_k/bias_v.
+         // clang-format off
          if (!python_forward(m, "forward", {"query", "key", "value", "key_padding_mask", "need_weights", "attn_mask",
                                             "average_attn_weights"}))
+           // clang-format on
            return nullptr;
          auto embed = scalar<std::int64_t>(h.get("embed_dim"));
          auto heads = scalar<std::int64_t>(h.get("num_heads"));
@@ -289,9 +292,11 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
          if (!embed || !heads || !dropout || !batch_first || zero_attn.value_or(true) || !in_proj.defined() ||
              tensor_attr(m, "bias_k").defined() || tensor_attr(m, "bias_v").defined())
            return nullptr;
+         // clang-format off
          return nn::MultiheadAttention(*embed, *heads, {.dropout = *dropout,
                                                         .bias = tensor_attr(m, "in_proj_bias").defined(),
                                                         .batch_first = *batch_first})
+             // clang-format on
              .ptr();
        }},
       {"LSTM",
@@ -319,9 +324,11 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
          auto dropout = scalar<double>(h.get("dropout", {{"aten::lstm", 5}}));
          if (!batch_first || !dropout) return nullptr;
          return nn::LSTM(w_ih.size(1), w_hh.size(1),
+                         // clang-format off
                          {.num_layers = layers, .bias = tensor_attr(m, "bias_ih_l0").defined(),
                           .batch_first = *batch_first, .dropout = *dropout,
                           .bidirectional = tensor_attr(m, "weight_ih_l0_reverse").defined()})
+             // clang-format on
              .ptr();
        }},
   };

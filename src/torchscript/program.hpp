@@ -40,21 +40,21 @@ struct ArgSource {
 using BuiltinFn = void (*)(const Instr& instr, Value* frame);
 
 enum class InstrKind : std::uint8_t {
-  constant,     ///< outputs[0] = constant
-  tensor_attr,  ///< outputs[0] = the parameter or buffer `name` of the module at `path`
-  value_attr,   ///< outputs[0] = the attribute `name` (not a tensor) of the module at `path`
-  training,     ///< outputs[0] = is_training() of the module at `path`
-  op,           ///< outputs = dispatch(op, args)
-  inplace_op,   ///< op `name_` that symtrace lacks: outputs[0] = copy_(args[0], op(args))
-  builtin,      ///< builtin(instr, frame)
-  call_module,  ///< outputs[0] = (module at `path`).call(inputs): through the module-call seam
-  call_program, ///< outputs[0] = program(inputs), run with the module at `path` as self
-  call_object,  ///< outputs[0] = program(inputs), a method of the object inputs[0], which it may change
-  set_attr,     ///< the attribute `name` of the module at `path` = inputs[0], for this run
-  if_,          ///< inputs[0] picks blocks[0] or blocks[1]; their outputs become outputs
-  loop,         ///< prim::Loop(max_trip, cond, carried...) with body blocks[0]
-  raise,        ///< throws `text` (prim::RaiseException)
-  unsupported,  ///< throws OpError: the file uses `name`, which symtrace lacks (`text` says why)
+  constant,      ///< outputs[0] = constant
+  tensor_attr,   ///< outputs[0] = the parameter or buffer `name` of the module at `path`
+  value_attr,    ///< outputs[0] = the attribute `name` (not a tensor) of the module at `path`
+  training,      ///< outputs[0] = is_training() of the module at `path`
+  op,            ///< outputs = dispatch(op, args)
+  inplace_op,    ///< op `name_` that symtrace lacks: outputs[0] = copy_(args[0], op(args))
+  builtin,       ///< builtin(instr, frame)
+  call_module,   ///< outputs[0] = (module at `path`).call(inputs): through the module-call seam
+  call_program,  ///< outputs[0] = program(inputs), run with the module at `path` as self
+  call_object,   ///< outputs[0] = program(inputs), a method of the object inputs[0], which it may change
+  set_attr,      ///< the attribute `name` of the module at `path` = inputs[0], for this run
+  if_,           ///< inputs[0] picks blocks[0] or blocks[1]; their outputs become outputs
+  loop,          ///< prim::Loop(max_trip, cond, carried...) with body blocks[0]
+  raise,         ///< throws `text` (prim::RaiseException)
+  unsupported,   ///< throws OpError: the file uses `name`, which symtrace lacks (`text` says why)
 };
 
 struct Block {
@@ -65,32 +65,32 @@ struct Block {
 
 struct Instr {
   InstrKind kind = InstrKind::constant;
-  std::source_location where;       ///< the Python (or archive code) line this node came from
+  std::source_location where;  ///< the Python (or archive code) line this node came from
   std::vector<Slot> inputs;
   std::vector<Slot> outputs;
-  std::vector<std::string> path;    ///< child names from the running module (attrs and calls)
-  std::string name;                 ///< attribute, op, or builtin name
-  std::string text;                 ///< raise / unsupported message
+  std::vector<std::string> path;  ///< child names from the running module (attrs and calls)
+  std::string name;               ///< attribute, op, or builtin name
+  std::string text;               ///< raise / unsupported message
   Value constant;
   const OpDef* op = nullptr;
-  const OpDef* copy_op = nullptr;   ///< inplace_op: copy_
-  std::vector<ArgSource> args;      ///< op: one per argument of `op`'s schema
+  const OpDef* copy_op = nullptr;  ///< inplace_op: copy_
+  std::vector<ArgSource> args;     ///< op: one per argument of `op`'s schema
   BuiltinFn builtin = nullptr;
-  const Program* program = nullptr; ///< call_program
-  std::vector<Block> blocks;        ///< if_: then, else; loop: body
+  const Program* program = nullptr;  ///< call_program
+  std::vector<Block> blocks;         ///< if_: then, else; loop: body
 };
 
 /// A compiled method or function.
 struct Program {
-  std::string name;          ///< "forward", "_forward_impl", "torch.nn.functional.relu"
-  std::string qualified_name;///< the TorchScript class or function it came from
-  Block body;                ///< inputs: the arguments (without self); outputs: one value
+  std::string name;            ///< "forward", "_forward_impl", "torch.nn.functional.relu"
+  std::string qualified_name;  ///< the TorchScript class or function it came from
+  Block body;                  ///< inputs: the arguments (without self); outputs: one value
   Slot num_slots = 0;
-  std::vector<std::string> input_names;   ///< the method's argument names, without self
-  std::vector<std::string> input_types;   ///< TorchScript type of each ("Tensor", "List[Tensor]", ...)
+  std::vector<std::string> input_names;  ///< the method's argument names, without self
+  std::vector<std::string> input_types;  ///< TorchScript type of each ("Tensor", "List[Tensor]", ...)
   std::vector<std::optional<Value>> input_defaults;
-  std::string result_type;                ///< "Tensor", "Tuple[Tensor, Tensor]", ...
-  std::size_t result_arity = 1;           ///< elements of a tuple result
+  std::string result_type;       ///< "Tensor", "Tuple[Tensor, Tensor]", ...
+  std::size_t result_arity = 1;  ///< elements of a tuple result
 };
 
 /// Runs `program` with `self` as the running module (unused by functions). `args` are the

@@ -99,8 +99,14 @@ void tensor_of_list(const Instr& i, Value* frame) {
     const Value& n = flat[k];
     switch (dtype) {
       case DType::float32: t.data_ptr<float>()[k] = static_cast<float>(n.is_double() ? n.to_double() : static_cast<double>(n.is_bool() ? n.to_bool() : n.to_int())); break;
-      case DType::int64: t.data_ptr<std::int64_t>()[k] = n.is_double() ? static_cast<std::int64_t>(n.to_double()) : n.is_bool() ? n.to_bool() : n.to_int(); break;
-      case DType::bool_: t.data_ptr<bool>()[k] = n.is_double() ? n.to_double() != 0.0 : n.is_bool() ? n.to_bool() : n.to_int() != 0; break;
+      case DType::int64:
+        t.data_ptr<std::int64_t>()[k] = n.is_double() ? static_cast<std::int64_t>(n.to_double()) : n.is_bool() ? n.to_bool()
+                                                                                                               : n.to_int();
+        break;
+      case DType::bool_:
+        t.data_ptr<bool>()[k] = n.is_double() ? n.to_double() != 0.0 : n.is_bool() ? n.to_bool()
+                                                                                   : n.to_int() != 0;
+        break;
     }
   }
   out(i, frame) = std::move(t);

@@ -12,7 +12,8 @@ Value cond(const Tensor& pred, const CondBranch& then_fn, const CondBranch& else
   if (!pred.defined()) throw_invalid_argument(where, "cond(): the predicate is an undefined Tensor");
   if (pred.dtype() != DType::bool_ || pred.shape().numel().value_or(1) != 1) {
     throw_invalid_argument(where, "cond(): the predicate must be a bool tensor with one element, got {}{}; compare "
-                                  "it (x.sum() > 0) or reduce it first", pred.dtype(), pred.shape());
+                                  "it (x.sum() > 0) or reduce it first",
+                           pred.dtype(), pred.shape());
   }
   if (!then_fn || !else_fn) throw_invalid_argument(where, "cond(): give both branches");
   for (std::size_t i = 0; i < operands.size(); ++i) {

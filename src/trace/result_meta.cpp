@@ -53,7 +53,8 @@ Value unflatten_result(const OutputMeta& meta, std::size_t& pos, std::size_t& ne
                        const MakeTensor& tensor, const Item& item) {
   const std::int32_t code = meta.nesting.at(pos++);
   const bool dict = code == -3;
-  const std::size_t n = dict ? static_cast<std::size_t>(meta.nesting.at(pos++)) : code > 0 ? static_cast<std::size_t>(code) : 0;
+  const std::size_t n = dict ? static_cast<std::size_t>(meta.nesting.at(pos++)) : code > 0 ? static_cast<std::size_t>(code)
+                                                                                           : 0;
   ValueList items;
   ValueDict entries;
   items.reserve(n);

@@ -257,7 +257,8 @@ std::string abbreviated_path(std::string_view path) {
 
 Value Tracer::call_module(Module& module, const ValueList& args, std::source_location where) {
   TracingState& st = state();
-  if (detail::stack_may_be_low() && detail::stack_exhausted()) [[unlikely]] throw_stack_depth_error(st, module, where);
+  if (detail::stack_may_be_low() && detail::stack_exhausted()) [[unlikely]]
+    throw_stack_depth_error(st, module, where);
   const std::string* path = st.path_of(module);
   if (path == nullptr) throw_not_a_submodule(module, where);
   if (is_leaf_module(module, *path)) return record_leaf(module, *path, args, where);
@@ -416,7 +417,8 @@ Value Tracer::record_op(const OpCall& call) {
   TracingState& st = state();
   for (const Value& a : call.args) detail::check_recordable(st, a, call.where);
   // In a side run nothing is recorded, so nothing can read a stale constant.
-  if (call.op.has(OpFlags::inplace) && !st.meta_only()) [[unlikely]] check_inplace_target(st, call);
+  if (call.op.has(OpFlags::inplace) && !st.meta_only()) [[unlikely]]
+    check_inplace_target(st, call);
   OutputMeta meta = detail::has_unknown_rank(call.args) && !call.op.has(OpFlags::unknown_rank)
                         ? detail::unknown_rank_meta(call)
                         : call.op.meta(call);

@@ -183,7 +183,6 @@ const std::string* TracingState::tensor_path_of(const detail::TensorImpl* tensor
   return &owner.path;
 }
 
-
 std::source_location TracingState::user_site() const noexcept {
   for (std::size_t i = frames_.size(); i-- > 0;) {
     if (!detail::is_library_location(frames_[i].call_site)) return frames_[i].call_site;

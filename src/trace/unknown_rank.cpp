@@ -105,7 +105,8 @@ OutputMeta detail::unknown_rank_meta(const OpCall& call) {
     throw_trace_error(call.where,
                       "{}(): the number of its outputs depends on the shape of a tensor whose shape is unknown (the "
                       "output of a module that could not be traced); give that module's type a shape function "
-                      "(register_leaf with a LeafMetaFn)", call.op.name());
+                      "(register_leaf with a LeafMetaFn)",
+                      call.op.name());
   }
   if (std::optional<OutputMeta> one = meta_at_rank(call, 1); one && one->outputs.size() == 1) {
     if (call.op.has(OpFlags::reduction)) {

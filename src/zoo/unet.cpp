@@ -37,7 +37,8 @@ UpImpl::UpImpl(std::int64_t in_channels, std::int64_t out_channels, std::source_
     : TypedModule({"x", "skip"}, where) {
   if (in_channels <= 0 || in_channels % 2 != 0)
     throw_invalid_argument(where, "Up: in_channels is {}; it must be positive and even (the 1x1 convolution halves it "
-                                  "to match the skip connection)", in_channels);
+                                  "to match the skip connection)",
+                           in_channels);
   up = register_module("up", nn::Upsample({.size = std::nullopt, .scale_factor = std::vector{2.0}, .mode = "nearest"}));
   reduce = register_module("reduce", nn::Conv2d(in_channels, in_channels / 2, 1));
   conv = register_module("conv", DoubleConv(in_channels, out_channels));

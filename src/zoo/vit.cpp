@@ -80,8 +80,8 @@ ViTImpl::ViTImpl(const ViTConfig& config, std::source_location where) : config(c
 }
 
 Tensor ViTImpl::forward(const Tensor& x) {
-  Tensor out = patch_embed(x);              // B, dim, H/patch, W/patch
-  out = out.flatten(2).transpose(1, 2);     // B, N, dim
+  Tensor out = patch_embed(x);           // B, dim, H/patch, W/patch
+  out = out.flatten(2).transpose(1, 2);  // B, N, dim
   const Tensor cls = cls_token.expand({out.size(0), -1, -1});
   out = cat({cls, out}, 1);
   out = out + pos_embed;

@@ -194,6 +194,7 @@ TEST_CASE("mobilenet_v2: depthwise convolutions tie their input channels to thei
   // Each expansion's hidden group runs through its depthwise convolution to its projection;
   // the projections of a stage are tied by the residual adds.
   CHECK(describe(g) == std::vector<std::string>{
+                           // clang-format off
       "C=3 - out  | in features.0.0.weight | comes from the graph's input 'x'",
       "C=32 P out features.0.0 | in features.1.conv.1.weight",
       "C=16 P out features.1.conv.1 | in features.2.conv.0.0.weight",
@@ -222,6 +223,7 @@ TEST_CASE("mobilenet_v2: depthwise convolutions tie their input channels to thei
       "C=1280 P out features.18.0 | in classifier.1.weight",
       "C=1000 - out classifier.1 | in  | reaches the graph's output",
   });
+  // clang-format on
   const ChannelGroup& hidden = group_producing(g, "features.5.conv.0.0");
   CHECK(describe(hidden) == "C=192 P out features.5.conv.0.0 | in features.5.conv.2.weight");
   CHECK(has_member(hidden, GroupMember{"features.5.conv.1.0.weight", 0, 0, ChannelRole::param}));  // depthwise
@@ -361,7 +363,7 @@ TEST_CASE("a graph with odd nodes (computed weights, no shapes, sizes that overf
   const std::vector<ChannelGroup> groups = channel_groups(g);
   REQUIRE(groups.size() == 2);
   CHECK(groups[0].reason.starts_with("comes from conv2d at "));  // the computed-weight conv
-  CHECK(groups[1].reason.starts_with("used by conv2d at "));      // the conv with 2^64 input channels
+  CHECK(groups[1].reason.starts_with("used by conv2d at "));     // the conv with 2^64 input channels
   CHECK(groups[1].members == std::vector<GroupMember>{{"layer.weight", 0, 0, ChannelRole::out}});
   for (const ChannelGroup& group : groups) {
     CAPTURE(describe(group));

@@ -119,7 +119,7 @@ TEST_CASE("resnet18 with 30% of every group pruned runs, traces, and has the par
     CAPTURE(i);
     CHECK(again.groups[i].members == g.groups[i].members);
     CHECK(again.groups[i].channels == (g.groups[i].prunable ? g.groups[i].channels - g.groups[i].channels * 3 / 10
-                                                             : g.groups[i].channels));
+                                                            : g.groups[i].channels));
   }
 }
 

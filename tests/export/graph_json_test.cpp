@@ -57,8 +57,10 @@ TEST_CASE("every kind of argument, metadata, guards, constants and subgraphs rou
   Node& flag = g.placeholder("flag");
   g.add_guard("flag", true);
   const double inf = std::numeric_limits<double>::infinity();
+  // clang-format off
   Node& c = g.call_function("op", {x, Argument(), true, std::int64_t{-7}, 2.0, -0.0, std::nan(""), inf, -inf, "text",
                                    DType::int64, Argument::list({1, Argument::list({x, 2.5}), DType::bool_})},
+                            // clang-format on
                             {{"z", 1}, {"a", Argument()}});
   c.set_tensor_meta(TensorMeta{DType::bool_, Shape::unknown_rank()});
   c.set_scope("layer1.0");

@@ -41,11 +41,11 @@ class Mixed : public TypedModule<Mixed> {
   Tensor forward(const Tensor& x) {
     Tensor y = gelu(x, "tanh") - 1.0;
     y = silu(y) / 2.0 + relu6(x) + hardswish(x) * hardsigmoid(y);
-    const auto parts = y.chunk(2, 1);  // [2, 4, 3] each
+    const auto parts = y.chunk(2, 1);                   // [2, 4, 3] each
     Tensor z = cat({parts[1], parts[0].sigmoid()}, 2);  // [2, 4, 6]
-    z = z.transpose(1, 2).unsqueeze(0).squeeze(0);  // [2, 6, 4]
-    z = softmax(z, -1).mean({1}, true);  // [2, 1, 4]
-    z = z.flatten(1).slice(1, 1, 3);  // [2, 2]
+    z = z.transpose(1, 2).unsqueeze(0).squeeze(0);      // [2, 6, 4]
+    z = softmax(z, -1).mean({1}, true);                 // [2, 1, 4]
+    z = z.flatten(1).slice(1, 1, 3);                    // [2, 2]
     return where(z > 0.25, z, x.select(1, 0).narrow(1, 0, 2));
   }
 };

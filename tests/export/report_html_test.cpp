@@ -363,10 +363,10 @@ TEST_CASE("source lines are embedded from program source only: readable files, l
   const std::shared_ptr<Module> model = zoo::create("mixed_failures");
   CollectionReport report = make_report(recursive_trace(*model, example_specs("mixed_failures")), "m");
   REQUIRE(report.failures.size() == 4);
-  report.failures[0].source = "model.py:2";     // relative, found under the root given
-  report.failures[1].source = "model.py:9";     // past the end
+  report.failures[0].source = "model.py:2";                          // relative, found under the root given
+  report.failures[1].source = "model.py:9";                          // past the end
   report.failures[2].source = (dir / "secret.txt").string() + ":2";  // not program source
-  report.failures[3].source = "missing.py:1";   // no such file
+  report.failures[3].source = "missing.py:1";                        // no such file
   HtmlReportOptions options;
   options.source_roots = {"/nonexistent", dir.string()};
   options.source_context = 1;

@@ -294,7 +294,7 @@ TEST_CASE("eliminate_dead_code removes unused pure nodes and keeps impure ones")
   g.call_method("add_", {x, 1});    // in place: kept
   Node& marked = g.call_function("print", {x});
   marked.set_impure();
-  g.get_attr("weight");           // unused parameter read: removed
+  g.get_attr("weight");  // unused parameter read: removed
   g.call_module("unused_child", {x});
   Node& live = g.call_function("sigmoid", {x});
   g.output(live);

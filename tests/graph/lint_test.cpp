@@ -169,7 +169,6 @@ struct Chain {
 };
 
 TEST_CASE_FIXTURE(Chain, "lint rejects a broken node order and names the node") {
-
   SUBCASE("a next link to a node id that does not exist") {
     Access::set_next_link(relu, NodeId(999));
     CHECK_THROWS_WITH_AS(graph.lint(), "graph lint: the node order refers to node id 999, which does not exist",
@@ -239,7 +238,6 @@ TEST_CASE_FIXTURE(Chain, "lint rejects a broken node order and names the node") 
 }
 
 TEST_CASE_FIXTURE(Chain, "lint rejects two nodes under one name and a name index out of step") {
-
   SUBCASE("a later node takes an earlier node's name") {
     Access::copy_name(neg, relu);
     CHECK_THROWS_WITH_AS(graph.lint(), "graph lint: two nodes are named 'relu' (one is id 2): names must be unique",
@@ -254,7 +252,6 @@ TEST_CASE_FIXTURE(Chain, "lint rejects two nodes under one name and a name index
 }
 
 TEST_CASE_FIXTURE(Chain, "lint rejects a placeholder that comes after another node") {
-
   SUBCASE("created after a call with inserting_after") {
     {
       auto point = graph.inserting_after(relu);
@@ -294,7 +291,6 @@ TEST_CASE_FIXTURE(Chain, "lint rejects a placeholder that comes after another no
 }
 
 TEST_CASE_FIXTURE(Chain, "lint rejects a graph without exactly one output, the last node, with one argument") {
-
   SUBCASE("the output node erased") {
     graph.erase_node(output);
     CHECK_THROWS_WITH_AS(graph.lint(),
@@ -349,7 +345,6 @@ TEST_CASE_FIXTURE(Chain, "lint rejects a graph without exactly one output, the l
 }
 
 TEST_CASE_FIXTURE(Chain, "lint rejects an argument that is not a live node defined before its user") {
-
   SUBCASE("a user moved before its input") {
     graph.move_before(neg, relu);
     CHECK_THROWS_WITH_AS(graph.lint(),
@@ -394,7 +389,6 @@ TEST_CASE_FIXTURE(Chain, "lint rejects an argument that is not a live node defin
 }
 
 TEST_CASE_FIXTURE(Chain, "lint rejects users that do not match arguments exactly") {
-
   SUBCASE("a use missing from the users") {
     Access::remove_uses(graph, relu, neg);
     CHECK_THROWS_WITH_AS(graph.lint(),

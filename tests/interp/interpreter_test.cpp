@@ -112,8 +112,8 @@ TEST_CASE("a GraphModule runs its graph like the module it was traced from, and 
   Wraps outer(gm);
   Graph g = symbolic_trace(outer, {x});
   CHECK_NOTHROW(g.lint());
-  CHECK(g.find_node("inner_fc") != nullptr);      // the graph's leaf, under its new path
-  CHECK(g.find_node("inner_bias") != nullptr);    // the graph's get_attr, too
+  CHECK(g.find_node("inner_fc") != nullptr);    // the graph's leaf, under its new path
+  CHECK(g.find_node("inner_bias") != nullptr);  // the graph's get_attr, too
   CHECK(max_rel_error(Interpreter(outer, g).run({x}).to_tensor(), outer.call({x}).to_tensor()) <= 1e-6);
 }
 

@@ -38,8 +38,10 @@ std::vector<Case> cases() {
     m->train(on);
     return m;
   };
+  // clang-format off
   std::vector<IntList> images{{2, 3, 8, 8}, {1, 3, 7, 5}, {3, 8, 8}, {2, 4, 8, 8}, {2, 3, 1, 1}, {1, 3, 1, 1},
                               {2, 3, 8},    {2, 3, 0, 8}, {0, 3, 8, 8}, {2, 3, 2, 9}};
+  // clang-format on
   std::vector<IntList> rows{{2, 8}, {8}, {3, 4, 8}, {2, 7}, {}, {2, 0, 8}, {0, 8}};
   return {
       {"Linear", nn::Linear(8, 5).ptr(), rows},

@@ -260,14 +260,16 @@ TEST_CASE("Conv2d refuses bad sizes and groups, naming the caller's line") {
     static constexpr int line = __LINE__ + 1;
     CHECK_THROWS_WITH_AS(nn::Conv2d(6, 8, 3, {.groups = 4}),
                          at_line(line, "Conv2d(6, 8, kernel_size=(3, 3)): in_channels and out_channels must be "
-                                       "divisible by groups (4)").c_str(),
+                                       "divisible by groups (4)")
+                             .c_str(),
                          std::invalid_argument);
   }
   SUBCASE("groups not dividing the output channels") {
     static constexpr int line = __LINE__ + 1;
     CHECK_THROWS_WITH_AS(nn::Conv2d(4, 6, 1, {.groups = 4}),
                          at_line(line, "Conv2d(4, 6, kernel_size=(1, 1)): in_channels and out_channels must be "
-                                       "divisible by groups (4)").c_str(),
+                                       "divisible by groups (4)")
+                             .c_str(),
                          std::invalid_argument);
   }
 }
@@ -863,14 +865,16 @@ TEST_CASE("pooling layers refuse bad windows, naming the caller's line") {
     static constexpr int line = __LINE__ + 1;
     CHECK_THROWS_WITH_AS(nn::MaxPool2d(3, {.padding = 2}),
                          at_line(line, "MaxPool2d(kernel_size=3): padding 2 must be >= 0 and at most half the kernel "
-                                       "size").c_str(),
+                                       "size")
+                             .c_str(),
                          std::invalid_argument);
   }
   SUBCASE("negative padding") {
     static constexpr int line = __LINE__ + 1;
     CHECK_THROWS_WITH_AS(nn::AvgPool2d(2, {.padding = {0, -1}}),
                          at_line(line, "AvgPool2d(kernel_size=2): padding (0, -1) must be >= 0 and at most half the "
-                                       "kernel size").c_str(),
+                                       "kernel size")
+                             .c_str(),
                          std::invalid_argument);
   }
   SUBCASE("dilation") {
@@ -984,14 +988,16 @@ TEST_CASE("Upsample refuses a missing or double target, bad sizes and other mode
     static constexpr int line = __LINE__ + 1;
     CHECK_THROWS_WITH_AS(nn::Upsample({.scale_factor = std::vector{2.0, -1.0}}),
                          at_line(line, "Upsample: scale_factor must be one or two positive finite numbers ([sh, sw]), "
-                                       "got [2, -1]").c_str(),
+                                       "got [2, -1]")
+                             .c_str(),
                          std::invalid_argument);
   }
   SUBCASE("no scale") {
     static constexpr int line = __LINE__ + 1;
     CHECK_THROWS_WITH_AS(nn::Upsample({.scale_factor = std::vector<double>{}}),
                          at_line(line, "Upsample: scale_factor must be one or two positive finite numbers ([sh, sw]), "
-                                       "got []").c_str(),
+                                       "got []")
+                             .c_str(),
                          std::invalid_argument);
   }
 }

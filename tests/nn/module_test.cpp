@@ -181,7 +181,8 @@ TEST_CASE("registration errors name the name, the module and the caller's line")
     static constexpr int line = __LINE__ + 1;
     CHECK_THROWS_WITH_AS(net->register_module("fc", nn::Linear(1, 1)),
                          fmt::format("{}:{}: duplicate name 'fc' in Net: a submodule named 'fc' is already registered",
-                                     __FILE__, line).c_str(),
+                                     __FILE__, line)
+                             .c_str(),
                          std::invalid_argument);
     CHECK_THROWS_WITH_AS(net->register_parameter("steps", zeros({1})),
                          doctest::Contains("duplicate name 'steps' in Net: a buffer named 'steps' is already registered"),
@@ -192,7 +193,8 @@ TEST_CASE("registration errors name the name, the module and the caller's line")
       CHECK_THROWS_WITH_AS(net->register_module(bad, nn::ReLU()),
                            doctest::Contains(fmt::format("invalid submodule name '{}' in Net: a name holds only letters, "
                                                          "digits and '_' ('.' separates the components of a path)",
-                                                         bad).c_str()),
+                                                         bad)
+                                                 .c_str()),
                            std::invalid_argument);
     CHECK_THROWS_WITH_AS(net->register_parameter("w.1", zeros({1})),
                          doctest::Contains("invalid parameter name 'w.1' in Net"), std::invalid_argument);
@@ -239,11 +241,11 @@ TEST_CASE("the cycle check refuses cycles however deep, and accepts every regist
     for (std::size_t deeper : {std::size_t{0}, std::size_t{1}, std::size_t{5'000}, n - 101}) refused(*chain[100 + deeper], chain[100]);
   }
   SUBCASE("registrations that make no cycle") {
-    chain[n - 1]->push_back(std::make_shared<nn::SequentialImpl>());           // a new module, into the innermost
-    chain[5'000]->push_back(chain[7'000]);                                     // a descendant, again, higher up
+    chain[n - 1]->push_back(std::make_shared<nn::SequentialImpl>());  // a new module, into the innermost
+    chain[5'000]->push_back(chain[7'000]);                            // a descendant, again, higher up
     auto other = std::make_shared<nn::SequentialImpl>(std::make_shared<nn::SequentialImpl>());
-    other->push_back(chain[1]);                                                // a subtree into another model
-    other->at<nn::SequentialImpl>(0).push_back(chain[2]);                     // ... under a registered parent
+    other->push_back(chain[1]);                            // a subtree into another model
+    other->at<nn::SequentialImpl>(0).push_back(chain[2]);  // ... under a registered parent
     CHECK(chain[2]->num_registrations() == 2);
     CHECK(chain[7'000]->num_registrations() == 2);
     CHECK(chain[5'000]->named_children().size() == 2);
@@ -299,7 +301,9 @@ TEST_CASE("get_submodule names the first missing component and what exists") {
   static constexpr int line = __LINE__ + 1;
   CHECK_THROWS_WITH_AS((void)net->get_submodule("head.7.fc"),
                        fmt::format("{}:{}: no submodule 'head.7.fc' in Net: 'head' (Sequential) has no child '7' "
-                                   "(its children: 0, 1)", __FILE__, line).c_str(),
+                                   "(its children: 0, 1)",
+                                   __FILE__, line)
+                           .c_str(),
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS((void)net->get_tensor("fc.w"),
                        doctest::Contains("no parameter or buffer 'fc.w' in Net: Linear has none named 'w' (it has: weight, bias)"),
@@ -332,7 +336,8 @@ TEST_CASE("load_state_dict reports every problem and leaves the model unchanged"
                                    "  missing key 'fc.bias'\n"
                                    "  missing key 'head.0.weight'\n"
                                    "  unexpected key 'head.0.w'",
-                                   __FILE__, line).c_str(),
+                                   __FILE__, line)
+                           .c_str(),
                        std::invalid_argument);
   CHECK(testing::max_abs_diff(b->fc->weight, before) == 0);
   SUBCASE("not strict: missing and unexpected keys are returned, mismatches still fail") {
@@ -368,7 +373,9 @@ TEST_CASE("containers that are only indexed cannot be called") {
   static constexpr int line = __LINE__ + 1;
   CHECK_THROWS_WITH_AS(list->call({tensor({1.0f})}),
                        fmt::format("{}:{}: ModuleList is not callable: it has no forward (index it and call its "
-                                   "elements)", __FILE__, line).c_str(),
+                                   "elements)",
+                                   __FILE__, line)
+                           .c_str(),
                        std::invalid_argument);
   CHECK(list->ptr<nn::TanhImpl>(1) != nullptr);
   CHECK(&list->at<nn::TanhImpl>(1) == list->ptr(1).get());

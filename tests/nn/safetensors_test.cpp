@@ -208,21 +208,21 @@ TEST_CASE("the bytes of a tiny file are pinned: header length, header JSON, alig
   std::vector<std::byte> data(bytes.begin() + static_cast<std::ptrdiff_t>(8 + n), bytes.end());
   std::vector<std::byte> want;
   put<std::uint8_t>(want, {0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40});  // 1.0f, 2.0f
-  put<std::uint8_t>(want, {7, 0, 0, 0, 0, 0, 0, 0});                            // int64 7
-  put<std::uint8_t>(want, {1, 0});                                              // true, false
+  put<std::uint8_t>(want, {7, 0, 0, 0, 0, 0, 0, 0});                          // int64 7
+  put<std::uint8_t>(want, {1, 0});                                            // true, false
   CHECK(data == want);
 }
 
 TEST_CASE("F16, BF16, F64, I32, I16, I8 and U8 data is converted to float32 and int64") {
   std::vector<std::byte> data;
   // F16: 1, -2, 65504 (max), 2^-24 (smallest subnormal), -0, inf.
-  put<std::uint16_t>(data, {0x3c00, 0xc000, 0x7bff, 0x0001, 0x8000, 0x7c00});       // [0, 12)
-  put<std::uint16_t>(data, {0x3f80, 0xbf00, 0x4049, 0xff80});                       // BF16 [12, 20)
-  put<double>(data, {0.1, -2.5});                                                   // F64 [20, 36)
-  put<std::int32_t>(data, {-5, std::numeric_limits<std::int32_t>::max()});          // I32 [36, 44)
-  put<std::int16_t>(data, {-32768, 12});                                            // I16 [44, 48)
-  put<std::int8_t>(data, {-128, 127});                                              // I8 [48, 50)
-  put<std::uint8_t>(data, {0, 255, 128});                                           // U8 [50, 53)
+  put<std::uint16_t>(data, {0x3c00, 0xc000, 0x7bff, 0x0001, 0x8000, 0x7c00});  // [0, 12)
+  put<std::uint16_t>(data, {0x3f80, 0xbf00, 0x4049, 0xff80});                  // BF16 [12, 20)
+  put<double>(data, {0.1, -2.5});                                              // F64 [20, 36)
+  put<std::int32_t>(data, {-5, std::numeric_limits<std::int32_t>::max()});     // I32 [36, 44)
+  put<std::int16_t>(data, {-32768, 12});                                       // I16 [44, 48)
+  put<std::int8_t>(data, {-128, 127});                                         // I8 [48, 50)
+  put<std::uint8_t>(data, {0, 255, 128});                                      // U8 [50, 53)
   const StateDict state = read(R"({
     "half": {"dtype": "F16", "shape": [2, 3], "data_offsets": [0, 12]},
     "brain": {"dtype": "BF16", "shape": [4], "data_offsets": [12, 20]},
@@ -231,7 +231,8 @@ TEST_CASE("F16, BF16, F64, I32, I16, I8 and U8 data is converted to float32 and 
     "i16": {"dtype": "I16", "shape": [2], "data_offsets": [44, 48]},
     "i8": {"dtype": "I8", "shape": [2], "data_offsets": [48, 50]},
     "u8": {"dtype": "U8", "shape": [3], "data_offsets": [50, 53]}
-  })", data);
+  })",
+                               data);
   CHECK(state.keys() == std::vector<std::string>{"half", "brain", "double", "i32", "i16", "i8", "u8"});
   const float inf = std::numeric_limits<float>::infinity();
   const auto half = state.at("half");
@@ -538,7 +539,8 @@ TEST_CASE("messages stay short for huge, long or deeply nested header values") {
   CHECK_THROWS_WITH_AS(
       (void)read(fmt::format(R"({{"w": {{"dtype": "F32", "shape": [{}], "data_offsets": [0, 0]}}}})", long_string)),
       fmt::format("model.safetensors: tensor 'w': shape dim 0 is \"{}..., not a non-negative integer",
-                  std::string(59, 'x')).c_str(),
+                  std::string(59, 'x'))
+          .c_str(),
       std::invalid_argument);
   std::string many_ones = "1";
   for (int i = 0; i < 999; ++i) many_ones += ", 1";

@@ -182,7 +182,7 @@ TEST_CASE("MultiheadAttention is softmax(q k^T / sqrt(d) + mask) v per head, pro
     };
     auto [out, weights] = m(q, k, v, pad);
     CHECK(max_diff(out, attention_reference(*m, q, k, v, padded).out) < 1e-5);
-    const Tensor v2 = v + 0.0;  // a copy
+    const Tensor v2 = v + 0.0;                        // a copy
     (void)v2.select(0, 3).select(0, 0).fill_(100.0);  // key 3 of batch 0 is padded
     auto [out2, w2] = m(q, k, v2, pad);
     CHECK(max_diff(out2, out.to_vector<double>()) < 1e-6);

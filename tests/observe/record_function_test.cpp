@@ -197,13 +197,13 @@ TEST_CASE("thread-local callbacks see their own thread only; global ones see eve
   std::atomic<int> global_calls{0};
   std::atomic<int> local_calls{0};
   add_global_callback(RecordFunctionCallback([&](const RecordFunction&) {
-    ++global_calls;
-    return std::unique_ptr<ObserverContext>();
-  }).scopes({RecordScope::function}));
+                        ++global_calls;
+                        return std::unique_ptr<ObserverContext>();
+                      }).scopes({RecordScope::function}));
   add_thread_local_callback(RecordFunctionCallback([&](const RecordFunction&) {
-    ++local_calls;
-    return std::unique_ptr<ObserverContext>();
-  }).scopes({RecordScope::function}));
+                              ++local_calls;
+                              return std::unique_ptr<ObserverContext>();
+                            }).scopes({RecordScope::function}));
   std::thread other([] {
     const Tensor x = ones({2});
     for (int i = 0; i < 10; ++i) (void)relu(x);
@@ -270,9 +270,8 @@ TEST_CASE("ops a callback runs are not observed, and a user scope keeps its own 
                               if (fn.scope() == RecordScope::function) {
                                 (void)fn.inputs()[0].to_tensor().sum();  // an op inside the callback
                               }
-                              return std::unique_ptr<ObserverContext>();
-                            },
-                            [&](const RecordFunction& fn, ObserverContext*) { names.emplace_back(fn.name()); })
+                              return std::unique_ptr<ObserverContext>(); },
+                                                   [&](const RecordFunction& fn, ObserverContext*) { names.emplace_back(fn.name()); })
                                 .needs_inputs());
   {
     SYMTRACE_RECORD_USER_SCOPE(fmt::format("block {}", 3));  // a temporary name
@@ -318,8 +317,8 @@ TEST_CASE("a start that throws ends the callbacks started before it, and the op'
   Log log;
   add_thread_local_callback(log.callback().scopes({RecordScope::function}));
   add_thread_local_callback(RecordFunctionCallback([](const RecordFunction&) -> std::unique_ptr<ObserverContext> {
-    throw std::runtime_error("observer failed");
-  }).scopes({RecordScope::function}));
+                              throw std::runtime_error("observer failed");
+                            }).scopes({RecordScope::function}));
   CHECK_THROWS_WITH_AS((void)relu(ones({2})), "observer failed", std::runtime_error);
   CHECK(log.starts == std::vector<std::string>{"function:relu"});
   CHECK(log.ends == log.starts);

@@ -106,7 +106,7 @@ TEST_CASE("zoo models traced by execution run in the interpreter equal to eager"
     for (const zoo::ExampleInput& input : zoo::info(name).inputs) {
       const IntList& shape = input.shape;  // the zoo's example inputs, as torch.jit.trace would be given
       inputs.emplace_back(input.dtype == DType::int64 ? (rand(shape) * static_cast<double>(input.high)).to(DType::int64)
-                                                     : randn(shape));
+                                                      : randn(shape));
     }
     const ExecutionTrace t = trace_by_execution(*model, inputs);
     CHECK_NOTHROW(t.graph.lint());
@@ -130,8 +130,10 @@ TEST_CASE("every place mixed_failures reads tensor data is a warning at its line
   INFO(messages);
   REQUIRE(t.warnings.size() == 4);
   const auto where = [](const TraceWarning& w) {
+    // clang-format off
     return fmt::format("{}:{} {} {} ({})", std::string_view(w.where.file_name()).substr(
                                                std::string_view(w.where.file_name()).rfind('/') + 1),
+                       // clang-format on
                        w.where.line(), to_string(w.kind), w.module_path, w.module_type);
   };
   CHECK(where(t.warnings[0]) == fmt::format("failures.cpp:{} branch gate (GatedConv)", zoo::GatedConvImpl::data_branch_line));
@@ -277,7 +279,8 @@ TEST_CASE("tracing something that returns nothing is an error, as in torch.jit.t
                        doctest::Contains(fmt::format("trace_by_execution_test.cpp:{}: trace_by_execution: the function "
                                                      "returned nothing (None) and there is nothing to trace: a traced "
                                                      "module or function must return a tensor or a list of tensors",
-                                                     line).c_str()),
+                                                     line)
+                                             .c_str()),
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS((void)trace_by_execution([](const ValueList&) -> Value { return std::int64_t{3}; }, {ones({2})}),
                        doctest::Contains("the function returned int (3) and there is nothing to trace"),

@@ -217,7 +217,8 @@ TEST_CASE("conv2d refuses an input whose channels do not match the weight") {
   const auto bad = [] { return conv2d(zeros({1, 4, 5, 5}), zeros({2, 3, 3, 3})); };
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains(fmt::format("_test.cpp:{}: conv2d(): ", line).c_str()), OpError);
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains("input of shape [1, 4, 5, 5] has 4 channels, but weight of shape "
-                                                "[2, 3, 3, 3] with groups=1 expects 3"), OpError);
+                                                "[2, 3, 3, 3] with groups=1 expects 3"),
+                       OpError);
 }
 
 TEST_CASE("conv2d refuses groups that do not divide the channels") {
@@ -225,7 +226,8 @@ TEST_CASE("conv2d refuses groups that do not divide the channels") {
   const auto bad = [] { return conv2d(zeros({1, 4, 5, 5}), zeros({3, 2, 3, 3}), {}, {1}, {0}, {1}, 2); };
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains(fmt::format("_test.cpp:{}: conv2d(): ", line).c_str()), OpError);
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains("weight of shape [3, 2, 3, 3] has 3 output channels, which groups=2 "
-                                                "does not divide"), OpError);
+                                                "does not divide"),
+                       OpError);
 }
 
 TEST_CASE("conv2d refuses a kernel larger than the padded input") {
@@ -233,13 +235,15 @@ TEST_CASE("conv2d refuses a kernel larger than the padded input") {
   const auto bad = [] { return conv2d(zeros({1, 1, 2, 2}), zeros({1, 1, 3, 3})); };
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains(fmt::format("_test.cpp:{}: conv2d(): ", line).c_str()), OpError);
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains("the kernel of size 3x3 does not fit the padded input of size 2x2 "
-                                                "(input of shape [1, 1, 2, 2], padding [0, 0])"), OpError);
+                                                "(input of shape [1, 1, 2, 2], padding [0, 0])"),
+                       OpError);
   static constexpr int dilated_line = __LINE__ + 1;
   const auto dilated = [] { return conv2d(zeros({1, 1, 4, 4}), zeros({1, 1, 2, 2}), {}, {1}, {0}, {4}); };
   CHECK_THROWS_WITH_AS(dilated(), doctest::Contains(fmt::format("_test.cpp:{}: conv2d(): ", dilated_line).c_str()),
                        OpError);
   CHECK_THROWS_WITH_AS(dilated(), doctest::Contains("the kernel of size 2x2 (5x5 with dilation [4, 4]) does not fit "
-                                                    "the padded input of size 4x4"), OpError);
+                                                    "the padded input of size 4x4"),
+                       OpError);
 }
 
 TEST_CASE("conv2d refuses a non-positive stride and a malformed pair") {
@@ -253,7 +257,8 @@ TEST_CASE("conv2d refuses a non-positive stride and a malformed pair") {
   CHECK_THROWS_WITH_AS(three(), doctest::Contains(fmt::format("_test.cpp:{}: conv2d(): ", pair_line).c_str()),
                        OpError);
   CHECK_THROWS_WITH_AS(three(), doctest::Contains("argument 'padding' must hold one value (for both spatial dims) or "
-                                                  "two (height, width), got [1, 1, 1]"), OpError);
+                                                  "two (height, width), got [1, 1, 1]"),
+                       OpError);
 }
 
 TEST_CASE("conv2d refuses a bias that is not one value per output channel") {
@@ -261,7 +266,8 @@ TEST_CASE("conv2d refuses a bias that is not one value per output channel") {
   const auto bad = [] { return conv2d(zeros({1, 1, 4, 4}), zeros({2, 1, 3, 3}), zeros({3})); };
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains(fmt::format("_test.cpp:{}: conv2d(): ", line).c_str()), OpError);
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains("bias of shape [3] does not match weight of shape [2, 1, 3, 3]: "
-                                                "expected shape [2]"), OpError);
+                                                "expected shape [2]"),
+                       OpError);
 }
 
 TEST_CASE("conv2d refuses integer inputs and inputs of the wrong rank") {
@@ -269,7 +275,8 @@ TEST_CASE("conv2d refuses integer inputs and inputs of the wrong rank") {
   const auto integer = [] { return conv2d(zeros({1, 1, 4, 4}, DType::int64), zeros({1, 1, 3, 3})); };
   CHECK_THROWS_WITH_AS(integer(), doctest::Contains(fmt::format("_test.cpp:{}: conv2d(): ", line).c_str()), OpError);
   CHECK_THROWS_WITH_AS(integer(), doctest::Contains("argument 'input' must be a floating-point tensor, got int64 of "
-                                                    "shape [1, 1, 4, 4]"), OpError);
+                                                    "shape [1, 1, 4, 4]"),
+                       OpError);
   static constexpr int rank_line = __LINE__ + 1;
   const auto rank2 = [] { return conv2d(zeros({4, 4}), zeros({1, 1, 3, 3})); };
   CHECK_THROWS_WITH_AS(rank2(), doctest::Contains(fmt::format("_test.cpp:{}: conv2d(): ", rank_line).c_str()),
@@ -291,9 +298,9 @@ TEST_CASE("conv_transpose2d with stride 2, padding, output_padding and a bias") 
   const Tensor w = iota({2, 3, 2, 2}) * 0.1 - 0.5;  // [in_channels, out_channels, kH, kW]
   const Tensor y = conv_transpose2d(x, w, tensor({0.5f, -1.f, 2.f}), {2}, {1}, {1});
   check_tensor(y, DType::float32, {1, 3, 3, 5},
-               {1.2,  1.4,  1.4, 1.55, 1.6,  1.6, 1.55, 1.7, 1.6,  1.8, 1.8, 1.85, 2,   2,   2.2,
-                -0.5, -0.1, -0.1, 0.25, 0.3, 0.5, 0.65, 0.8, 0.9,  1.1, 0.7, 0.95, 1.1, 1.3, 1.5,
-                2.3,  2.9,  2.9, 3.45, 3.5,  3.9, 4.25, 4.4, 4.7,  4.9, 4.1, 4.55, 4.7, 5.1, 5.3});
+               {1.2, 1.4, 1.4, 1.55, 1.6, 1.6, 1.55, 1.7, 1.6, 1.8, 1.8, 1.85, 2, 2, 2.2,
+                -0.5, -0.1, -0.1, 0.25, 0.3, 0.5, 0.65, 0.8, 0.9, 1.1, 0.7, 0.95, 1.1, 1.3, 1.5,
+                2.3, 2.9, 2.9, 3.45, 3.5, 3.9, 4.25, 4.4, 4.7, 4.9, 4.1, 4.55, 4.7, 5.1, 5.3});
 }
 
 TEST_CASE("conv_transpose2d with groups, dilation and different strides per spatial dim") {
@@ -301,9 +308,9 @@ TEST_CASE("conv_transpose2d with groups, dilation and different strides per spat
   const Tensor w = iota({4, 1, 3, 3}) * 0.05 - 0.7;  // two groups of two input channels, one output channel each
   const Tensor y = conv_transpose2d(x, w, {}, {2, 1}, {1, 0}, {1, 0}, 2, {1, 2});
   check_tensor(y, DType::float32, {1, 2, 4, 6},
-               {1.1,  0.775, 1,    0.725, 0.9,  0.675, 1.25, 0.6,   1.15, 0.6,   1.05, 0.6,
+               {1.1, 0.775, 1, 0.725, 0.9, 0.675, 1.25, 0.6, 1.15, 0.6, 1.05, 0.6,
                 0.45, 0.125, 0.45, 0.175, 0.45, 0.225, 0.45, 0.275, 0.45, 0.325, 0.45, 0.375,
-                3.9,  4.475, 4.2,  4.825, 4.5,  5.175, 8.65, 9.8,   9.35, 10.6,  10.05, 11.4,
+                3.9, 4.475, 4.2, 4.825, 4.5, 5.175, 8.65, 9.8, 9.35, 10.6, 10.05, 11.4,
                 5.05, 5.625, 5.45, 6.075, 5.85, 6.525, 6.25, 6.975, 6.65, 7.425, 7.05, 7.875});
 }
 
@@ -329,7 +336,8 @@ TEST_CASE("conv_transpose2d matches a direct loop on random inputs") {
   };
   for (const auto& [c, op] : cases) {
     const std::string config = fmt::format("input {} weight {} stride {} padding {} output_padding {} dilation {} "
-                                           "groups {}", c.input, c.weight, c.stride, c.padding, op, c.dilation,
+                                           "groups {}",
+                                           c.input, c.weight, c.stride, c.padding, op, c.dilation,
                                            c.groups);
     INFO(config);
     const Tensor x = randn(c.input, gen);

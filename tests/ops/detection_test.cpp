@@ -184,6 +184,7 @@ TEST_CASE("roi_align pools each roi as torchvision does, aligned or not, with fi
     std::vector<double> expected;  // torchvision.ops.roi_align(features, rois, (2, 3), ...)
   };
   const std::vector<Case> cases = {
+      // clang-format off
       {1.0, 0, false,
        {1.5, 2.25, 3, 1.75, 2.5, 3.25, 2.75, 3.5, 2.125, 3, 2.6875, 1.3125, 2.463281, 0.9566839, 2.05, 1.471354,
         1.366667, 2.585417, 0.9301216, 2.08125, 3.3, 1.366667, 2.616667, 2.440885, 0, 0.1875, 0.8124999, 0.140625,
@@ -194,7 +195,9 @@ TEST_CASE("roi_align pools each roi as torchvision does, aligned or not, with fi
         0.8937499, 2.14375, 1.330664, 1.58125, 2.83125, 0.89375, 2.14375, 2.998633, 0, 0.07812499, 0.625, 0, 0.3125,
         1.40625, 0, 0.703125, 1.25, 0, 1.5625, 2.65625, 2.390625, 1.445312, 0, 0, 0, 0, 2.744141, 0.875, 0, 0, 0, 0,
         1.75, 1.625, 1.5, 1.625, 1.5, 1.375, 3, 2.875, 2.75, 2.875, 2.75, 2.625}},
+      // clang-format on
       // Adaptive and aligned: the malformed roi has a negative size, so no samples and zeros.
+      // clang-format off
       {1.0, 0, true,
        {1, 1.75, 2.5, 1.25, 2, 2.75, 2.25, 3, 3.75, 2.5, 3.25, 4, 2.994792, 1.110417, 1.58125, 2.61875, 0.89375,
         2.14375, 1.333247, 1.58125, 2.83125, 0.89375, 2.14375, 3.021875, 0, 0.07812499, 0.625, 0, 0.3125, 1.40625, 0,
@@ -206,6 +209,7 @@ TEST_CASE("roi_align pools each roi as torchvision does, aligned or not, with fi
         0.65625, 1.90625, 0.3125, 0.8125, 1.4375, 0.765625, 1.90625, 3.15625, 2.734375, 0, 0, 0, 0, 0, 1.538412, 0, 0,
         0, 0, 0, 2.5625, 2.8125, 3.0625, 2.6875, 2.9375, 3.1875, 3.104167, 2.911458, 2.1875, 1.8125, 1.088542,
         0.8958334}},
+      // clang-format on
   };
   for (const Case& c : cases) {
     CAPTURE(c.spatial_scale);

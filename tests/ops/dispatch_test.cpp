@@ -126,7 +126,9 @@ TEST_CASE("an eager op whose result is larger than this machine's memory is refu
   static constexpr int line = __LINE__ + 1;
   CHECK_THROWS_WITH_AS((void)matmul(column, row),
                        doctest::Contains(fmt::format(":{}: matmul(): its result float32[300000, 300000] needs "
-                                                     "360000000000 bytes (335.3 GiB), more than the ", line).c_str()),
+                                                     "360000000000 bytes (335.3 GiB), more than the ",
+                                                     line)
+                                             .c_str()),
                        OpError);
   CHECK_THROWS_WITH_AS((void)(column + row), doctest::Contains("add(): its result float32[300000, 300000] needs"), OpError);
   // A view allocates nothing: expanding is fine.

@@ -82,7 +82,9 @@ TEST_CASE("dropout rejects a probability outside [0, 1]") {
     const auto bad = [&] { return dropout(x, p); };
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains(fmt::format("_test.cpp:{}: dropout(): ", line).c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains(fmt::format("dropout probability p must be between 0 and 1, got {} "
-                                                              "(input of shape [2, 3])", p).c_str()),
+                                                              "(input of shape [2, 3])",
+                                                              p)
+                                                      .c_str()),
                          OpError);
   }
 }

@@ -55,7 +55,9 @@ TEST_CASE("embedding reports an out-of-range index with its value and the number
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains(fmt::format("_test.cpp:{}: embedding(): ", line).c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains(fmt::format("index {} is out of range for an embedding table of 3 "
                                                               "rows (weight of shape [3, 2]); indices must be in "
-                                                              "[0, 3)", bad_index).c_str()),
+                                                              "[0, 3)",
+                                                              bad_index)
+                                                      .c_str()),
                          OpError);
   }
 }

@@ -90,7 +90,8 @@ TEST_CASE("cat errors name the shapes involved") {
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "cat").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("tensors must have the same size except in dimension 0, but "
                                                   "dimension 1 is 2 in tensor 0 (shape [2, 2]) and 3 in tensor 1 "
-                                                  "(shape [3, 3])"), OpError);
+                                                  "(shape [3, 3])"),
+                         OpError);
   }
   SUBCASE("0-dim tensors") {
     const Tensor s = iota({});
@@ -144,7 +145,8 @@ TEST_CASE("stack rejects tensors of different shapes") {
     auto bad = [&] { return stack({a, a}, 3); };
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "stack").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("dimension 3 is out of range for inserting into a tensor of shape "
-                                                  "[2, 3]"), OpError);
+                                                  "[2, 3]"),
+                         OpError);
   }
 }
 
@@ -239,7 +241,8 @@ TEST_CASE("split errors name the sizes and the shape") {
     auto bad = [&] { return x.split(0, 1); };
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "split").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("split_size can only be 0 when dimension 1 is empty, but shape is "
-                                                  "[2, 3]"), OpError);
+                                                  "[2, 3]"),
+                         OpError);
   }
   SUBCASE("sizes do not sum to the dim") {
     static constexpr int line = __LINE__ + 1;
@@ -274,7 +277,8 @@ TEST_CASE("splitting along an unknown dim throws TraceError, since the number of
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains(fmt::format("joins_test.cpp:{}: chunk(): ", line).c_str()),
                          TraceError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("the number of outputs depends on dimension 0 of shape [?, 4], "
-                                                  "which is unknown; give example shapes"), TraceError);
+                                                  "which is unknown; give example shapes"),
+                         TraceError);
   }
   SUBCASE("split and unbind") {
     CHECK_THROWS_AS(meta_of("split", {x, 2}), TraceError);
@@ -340,8 +344,7 @@ TEST_CASE("meta agrees with the kernel for chunk, split, split_with_sizes and un
     const std::int64_t d = uniform_int(gen, 0, rank - 1);
     const std::int64_t n = x.shape()[static_cast<std::size_t>(d)].value();
     check_meta_agrees("chunk", {x, uniform_int(gen, 1, 5), maybe_negative(d, rank, gen)}, {}, gen);
-    check_meta_agrees("split", {x, n == 0 ? uniform_int(gen, 0, 2) : uniform_int(gen, 1, 6),
-                                maybe_negative(d, rank, gen)}, {}, gen);
+    check_meta_agrees("split", {x, n == 0 ? uniform_int(gen, 0, 2) : uniform_int(gen, 1, 6), maybe_negative(d, rank, gen)}, {}, gen);
     IntList sizes;
     for (std::int64_t left = n; left > 0;) {
       sizes.push_back(uniform_int(gen, 0, left));

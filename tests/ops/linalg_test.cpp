@@ -91,7 +91,7 @@ TEST_CASE("matmul with a size-0 inner dim gives zeros and size-0 outer dims give
 }
 
 TEST_CASE("matmul reads transposed operands through their strides") {
-  const Tensor at = transposed(tensor({1.f, 4.f, 2.f, 5.f, 3.f, 6.f}, {3, 2}));    // [[1, 2, 3], [4, 5, 6]]
+  const Tensor at = transposed(tensor({1.f, 4.f, 2.f, 5.f, 3.f, 6.f}, {3, 2}));     // [[1, 2, 3], [4, 5, 6]]
   const Tensor bt = transposed(tensor({7.f, 9.f, 11.f, 8.f, 10.f, 12.f}, {2, 3}));  // [[7, 8], [9, 10], [11, 12]]
   check_tensor(matmul(at, bt), DType::float32, {2, 2}, {58, 64, 139, 154});
   check_tensor(matmul(tensor({1.f, 1.f}), at), DType::float32, {3}, {5, 7, 9});
@@ -182,7 +182,7 @@ TEST_CASE("linear equals matmul(x, w.T) + b") {
 }
 
 TEST_CASE("linear reads non-contiguous input and weight through their strides") {
-  const Tensor xt = transposed(tensor({1.f, 4.f, 2.f, 5.f, 3.f, 6.f}, {3, 2}));    // [[1, 2, 3], [4, 5, 6]]
+  const Tensor xt = transposed(tensor({1.f, 4.f, 2.f, 5.f, 3.f, 6.f}, {3, 2}));      // [[1, 2, 3], [4, 5, 6]]
   const Tensor wt = transposed(tensor({1.f, 0.5f, 0.f, 0.5f, -1.f, 0.5f}, {3, 2}));  // [[1, 0, -1], [.5, .5, .5]]
   check_tensor(linear(xt, wt, tensor({10.f, 20.f})), DType::float32, {2, 2}, {8, 23, 8, 27.5});
 }

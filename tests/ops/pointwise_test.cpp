@@ -184,9 +184,9 @@ TEST_CASE("copy_ broadcasts and converts the source") {
 
 TEST_CASE("pointwise meta functions agree with kernels over random shapes") {
   Generator gen(1234);
-  const char* unary[] = {"neg",  "abs",  "exp",         "log",       "sqrt",    "rsqrt", "relu",
+  const char* unary[] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "relu",
                          "relu6", "silu", "hardsigmoid", "hardswish", "gelu", "sigmoid", "tanh",
-                         "floor", "ceil", "round",       "log2",      "reciprocal", "atan"};
+                         "floor", "ceil", "round", "log2", "reciprocal", "atan"};
   const char* binary[] = {"add", "sub", "mul", "div", "pow", "eq", "ne", "lt", "le", "gt", "ge"};
   const DType dtypes[] = {DType::float32, DType::int64};
   for (int trial = 0; trial < 50; ++trial) {
@@ -351,7 +351,9 @@ TEST_CASE("bitwise ops refuse floating operands and rounding refuses bool, namin
   CHECK_THROWS_WITH_AS(bitwise_and(zeros({2}), tensor({1, 2})),
                        doctest::Contains(fmt::format("pointwise_test.cpp:{}: bitwise_and(): is defined for bool and "
                                                      "int64 operands only, got float32 of shape [2] and int64 of "
-                                                     "shape [2]", line).c_str()),
+                                                     "shape [2]",
+                                                     line)
+                                             .c_str()),
                        OpError);
   CHECK_THROWS_WITH_AS(bitwise_or(tensor({1, 2}), 1.5),
                        doctest::Contains("bitwise_or(): is defined for bool and int64 operands only, got int64 of "

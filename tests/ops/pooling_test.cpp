@@ -337,7 +337,8 @@ TEST_CASE("pooling refuses a non-positive stride and a malformed kernel_size") {
   CHECK_THROWS_WITH_AS(three(), doctest::Contains(fmt::format("_test.cpp:{}: max_pool2d(): ", pair_line).c_str()),
                        OpError);
   CHECK_THROWS_WITH_AS(three(), doctest::Contains("argument 'kernel_size' must hold one value (for both spatial dims) "
-                                                  "or two (height, width), got [2, 2, 2]"), OpError);
+                                                  "or two (height, width), got [2, 2, 2]"),
+                       OpError);
 }
 
 TEST_CASE("pooling refuses wrong ranks, dtypes and empty non-batch dims") {
@@ -378,7 +379,8 @@ TEST_CASE("upsample_nearest2d needs exactly one of output_size and scale_factors
   CHECK_THROWS_WITH_AS(both(), doctest::Contains(fmt::format("_test.cpp:{}: upsample_nearest2d(): ", line).c_str()),
                        OpError);
   CHECK_THROWS_WITH_AS(both(), doctest::Contains("needs exactly one of output_size and scale_factors, got both "
-                                                 "(input of shape [1, 1, 2, 2])"), OpError);
+                                                 "(input of shape [1, 1, 2, 2])"),
+                       OpError);
   static constexpr int neither_line = __LINE__ + 1;
   const auto neither = [] { return upsample_nearest2d(zeros({1, 1, 2, 2}), std::nullopt); };
   CHECK_THROWS_WITH_AS(neither(),
@@ -393,12 +395,14 @@ TEST_CASE("upsample_nearest2d refuses sizes and scale factors that give an empty
   CHECK_THROWS_WITH_AS(zero_size(),
                        doctest::Contains(fmt::format("_test.cpp:{}: upsample_nearest2d(): ", line).c_str()), OpError);
   CHECK_THROWS_WITH_AS(zero_size(), doctest::Contains("output_size must be positive, got [0, 3] (input of shape "
-                                                      "[1, 1, 2, 2])"), OpError);
+                                                      "[1, 1, 2, 2])"),
+                       OpError);
   static constexpr int scale_line = __LINE__ + 1;
   const auto small = [] { return upsample_nearest2d(zeros({1, 1, 2, 2}), std::nullopt, std::vector<double>{0.25}); };
   CHECK_THROWS_WITH_AS(small(),
                        doctest::Contains(fmt::format("_test.cpp:{}: upsample_nearest2d(): ", scale_line).c_str()),
                        OpError);
   CHECK_THROWS_WITH_AS(small(), doctest::Contains("scale_factors [0.25, 0.25] make an empty output from input of "
-                                                  "shape [1, 1, 2, 2]"), OpError);
+                                                  "shape [1, 1, 2, 2]"),
+                       OpError);
 }

@@ -203,7 +203,8 @@ TEST_CASE("permute rejects dims that are not a permutation, naming them") {
     auto bad = [&] { return x.permute({0, -3, 1}); };
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "permute").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("dims [0, -3, 1] is not a permutation of the dimensions of shape "
-                                                  "[2, 3, 4]: dimension 0 appears twice"), OpError);
+                                                  "[2, 3, 4]: dimension 0 appears twice"),
+                         OpError);
   }
   SUBCASE("wrong number of dims") {
     static constexpr int line = __LINE__ + 1;
@@ -250,7 +251,8 @@ TEST_CASE("unsqueeze inserts a size-1 dim at any position, counting negative pos
   auto bad = [&] { return x.unsqueeze(3); };
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "unsqueeze").c_str()), OpError);
   CHECK_THROWS_WITH_AS(bad(), doctest::Contains("dimension 3 is out of range for inserting into a tensor of shape "
-                                                "[2, 3] (expected -3 to 2)"), OpError);
+                                                "[2, 3] (expected -3 to 2)"),
+                       OpError);
 }
 
 TEST_CASE("squeeze removes every size-1 dim, or only the one named") {
@@ -325,14 +327,16 @@ TEST_CASE("expand rejects growing a dim that is not 1 and -1 in a new dim") {
     auto bad = [&] { return x.expand({3}); };
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "expand").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("the number of sizes given (1, [3]) must be at least the number of "
-                                                  "dims of shape [3, 1]"), OpError);
+                                                  "dims of shape [3, 1]"),
+                         OpError);
   }
   SUBCASE("-1 in a new leading dim") {
     static constexpr int line = __LINE__ + 1;
     auto bad = [&] { return x.expand({-1, 3, 2}); };
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains(error_at(line, "expand").c_str()), OpError);
     CHECK_THROWS_WITH_AS(bad(), doctest::Contains("the size -1 at position 0 of [-1, 3, 2] names a new leading "
-                                                  "dimension"), OpError);
+                                                  "dimension"),
+                         OpError);
   }
 }
 
@@ -542,8 +546,10 @@ TEST_CASE("meta agrees with the kernel for flatten over random shapes") {
     std::int64_t start = uniform_int(gen, 0, rank - 1);
     std::int64_t end = uniform_int(gen, 0, rank - 1);
     if (start > end) std::swap(start, end);
+    // clang-format off
     const Tensor out = check_meta_agrees("flatten", {x}, {{"start_dim", maybe_negative(start, rank, gen)},
                                                           {"end_dim", maybe_negative(end, rank, gen)}}, gen)
+                           // clang-format on
                            .to_tensor();
     CHECK(out.to_vector<float>() == x.to_vector<float>());
   }
@@ -597,8 +603,7 @@ TEST_CASE("meta agrees with the kernel for slice, narrow and select over random 
       if (gen.bits() % 4 == 0) return std::nullopt;
       return uniform_int(gen, -7, 7);
     };
-    const Value s = check_meta_agrees("slice", {x, maybe_negative(d, rank, gen), bound(), bound(),
-                                                uniform_int(gen, 1, 3)}, {}, gen);
+    const Value s = check_meta_agrees("slice", {x, maybe_negative(d, rank, gen), bound(), bound(), uniform_int(gen, 1, 3)}, {}, gen);
     CHECK(s.to_tensor().shares_storage_with(x));
     const std::int64_t start = uniform_int(gen, 0, n);
     const std::int64_t length = uniform_int(gen, 0, n - start);

@@ -72,7 +72,7 @@ TEST_CASE("equal nodes on either side of a write, or of a module call, are not m
   g.call_method("add_", {e, 1.0});  // e changes here
   Node& b = g.call_method("mul", {e, 2.0});
   Node& c = g.call_module("act", {b});
-  Node& d = g.call_method("mul", {e, 2.0});  // after a module call: kept too
+  Node& d = g.call_method("mul", {e, 2.0});   // after a module call: kept too
   Node& d2 = g.call_method("mul", {e, 2.0});  // equal to d with nothing between: merged
   g.output(Argument::list({a, b, c, d, d2}));
   CHECK(eliminate_common_subexpressions(g) == 1);

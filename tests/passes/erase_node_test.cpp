@@ -63,9 +63,9 @@ TEST_CASE("dead code elimination removes unused chains and keeps what has effect
   Graph g;
   Node& x = g.placeholder("x");
   Node& a = g.call_function("relu", {x});
-  g.call_function("exp", {g.call_function("neg", {a})});           // dead chain
-  g.call_function("dropout", {x, 0.5, true});                       // random: the stream moves on
-  g.call_method("mul_", {a, 2.0});                                  // in-place
+  g.call_function("exp", {g.call_function("neg", {a})});  // dead chain
+  g.call_function("dropout", {x, 0.5, true});             // random: the stream moves on
+  g.call_method("mul_", {a, 2.0});                        // in-place
   Node& marked = g.call_function("sigmoid", {x});
   marked.set_impure();
   g.output(a);

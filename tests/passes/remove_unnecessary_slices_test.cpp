@@ -13,12 +13,12 @@ TEST_CASE("full-range slices are replaced by their input; partial ones stay") {
   Node& x = g.placeholder("x");
   x.set_tensor_meta(TensorMeta{DType::float32, Shape{2, 4}});
   const std::int64_t max = std::numeric_limits<std::int64_t>::max();
-  Node& a = g.call_method("slice", {x, 0, 0, max, 1});        // everything (fx's 9223372036854775807)
+  Node& a = g.call_method("slice", {x, 0, 0, max, 1});                  // everything (fx's 9223372036854775807)
   Node& b = g.call_method("slice", {a, 1, Argument(), Argument(), 1});  // start and end None
-  Node& c = g.call_method("slice", {b, -1, 0, 4, 1});         // end = size of the last dim
-  Node& d = g.call_method("slice", {c, 1, 0, 3, 1});          // drops a column: stays
-  Node& e = g.call_method("slice", {c, 1, 0, 4, 2});          // step 2: stays
-  Node& f = g.call_method("slice", {c, 1, 1, 4, 1});          // starts at 1: stays
+  Node& c = g.call_method("slice", {b, -1, 0, 4, 1});                   // end = size of the last dim
+  Node& d = g.call_method("slice", {c, 1, 0, 3, 1});                    // drops a column: stays
+  Node& e = g.call_method("slice", {c, 1, 0, 4, 2});                    // step 2: stays
+  Node& f = g.call_method("slice", {c, 1, 1, 4, 1});                    // starts at 1: stays
   g.output(Argument::list({d, e, f}));
   CHECK(remove_unnecessary_slices(g) == 3);
   CHECK(to_string(g) ==

@@ -65,11 +65,11 @@ TEST_CASE("a placeholder used twice matches one node, constants must be equal, o
   Node& x = g.placeholder("x");
   Node& y = g.placeholder("y");
   Node& same = g.call_function("add", {x, x});
-  Node& m1 = g.call_function("mul", {same, 2.0});          // matches
+  Node& m1 = g.call_function("mul", {same, 2.0});                            // matches
   Node& m2 = g.call_function("mul", {g.call_function("add", {x, y}), 2.0});  // add(x, y): no
   Node& m3 = g.call_function("mul", {g.call_function("add", {y, y}), 3.0});  // 3.0: no
   Node& shared = g.call_function("add", {y, y});
-  Node& m4 = g.call_function("mul", {shared, 2.0});        // the add is used outside: no
+  Node& m4 = g.call_function("mul", {shared, 2.0});  // the add is used outside: no
   Node& outside = g.call_function("exp", {shared});
   g.output(Argument::list({m1, m2, m3, m4, outside}));
   const std::vector<PatternMatch> matches = find_pattern(g, pattern);

@@ -92,7 +92,7 @@ TEST_CASE("one model traced by symbolic_trace and recursive_trace from several t
         // overlap on the same modules.
         const bool symbolic_first = (i + round) % 2 == 0;
         results[static_cast<std::size_t>(i)].push_back(symbolic_first ? symbolic_text(*model, inputs)
-                                                                       : describe(recursive_trace(*model, inputs), name));
+                                                                      : describe(recursive_trace(*model, inputs), name));
       }
     });
     for (int i = 0; i < threads; ++i) {

@@ -308,7 +308,9 @@ TEST_CASE("a collection with no trace has no report") {
   const int line = __LINE__ + 1;
   CHECK_THROWS_WITH_AS((void)coverage_report(c, "x"),
                        fmt::format("{}:{}: coverage_report was given a GraphCollection that holds no trace: call "
-                                   "recursive_trace first", __FILE__, line).c_str(),
+                                   "recursive_trace first",
+                                   __FILE__, line)
+                           .c_str(),
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(GraphCollection(nullptr), doctest::Contains("GraphCollection was given a null tracer"),
                        std::invalid_argument);

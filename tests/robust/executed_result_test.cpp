@@ -60,7 +60,7 @@ TEST_CASE("a failed module returning a list is a leaf of the structure its runs 
   REQUIRE(c.failures().size() == 1);
   CHECK(c.failures()[0].module == "selects");
   CHECK(c.failures()[0].message.find(fmt::format(":{}: a symbolic tensor was read as data (to_bool()) in 'selects'",
-                                                Selects::bad_line)) != std::string::npos);
+                                                 Selects::bad_line)) != std::string::npos);
 
   // The root's graph: the leaf's result is a list of two float32 tensors of rank 2; the first
   // dim is never taken as known (a count from the data lies there), the second the runs agree on.

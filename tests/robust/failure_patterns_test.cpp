@@ -48,7 +48,7 @@ class Inner : public TypedModule<Inner> {
   }
   Tensor forward(const Tensor& x) {
     const Tensor h = bad->call({fc(x)}).to_tensor();  // fails: bad becomes a leaf here
-    return h.to_bool() ? h : x;                         // then this fails too
+    return h.to_bool() ? h : x;                       // then this fails too
   }
   nn::Linear fc{nullptr};
   std::shared_ptr<Throws> bad;

@@ -109,7 +109,8 @@ TEST_CASE("symbolic_trace takes a SymInt input as InputSpec::symbolic_int(), and
   Scale scale;
   CHECK_THROWS_WITH_AS(symbolic_trace(scale, {InputSpec(Shape{3, 2}), InputSpec::symbolic_int()}),
                        doctest::Contains(fmt::format("Scale.forward's input '{}' is int, not a SymInt",
-                                                     scale.input_names().at(1)).c_str()),
+                                                     scale.input_names().at(1))
+                                             .c_str()),
                        std::invalid_argument);
 }
 
@@ -119,8 +120,9 @@ TEST_CASE("a full reduction of a tensor of unknown rank is 0-dim with its dtype,
     UsesCond() { opaque = register_module("opaque", std::make_shared<Opaque>()); }
     Tensor forward(const Tensor& x) {
       const Tensor h = opaque->call({x}).to_tensor();
-      return cond(h.sum() > 0, [](const TensorList& in) -> Value { return in[0].relu(); },
-                  [](const TensorList& in) -> Value { return in[0].neg(); }, {h})
+      return cond(
+                 h.sum() > 0, [](const TensorList& in) -> Value { return in[0].relu(); },
+                 [](const TensorList& in) -> Value { return in[0].neg(); }, {h})
           .to_tensor();
     }
     std::shared_ptr<Opaque> opaque;

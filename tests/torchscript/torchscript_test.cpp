@@ -49,9 +49,9 @@ std::map<std::string, int> call_modules_by_type(const Module& root, const Graph&
 }
 
 const std::vector<std::string> classifiers = {
-    "resnet18",      "resnet50",           "resnext50_32x4d", "mobilenet_v2", "mobilenet_v3_large",
-    "efficientnet_b0", "convnext_tiny",    "shufflenet_v2_x1_0", "squeezenet1_0", "vgg11",
-    "alexnet",       "googlenet",          "inception_v3",    "densenet121",  "vit_b_16",
+    "resnet18", "resnet50", "resnext50_32x4d", "mobilenet_v2", "mobilenet_v3_large",
+    "efficientnet_b0", "convnext_tiny", "shufflenet_v2_x1_0", "squeezenet1_0", "vgg11",
+    "alexnet", "googlenet", "inception_v3", "densenet121", "vit_b_16",
     "swin_t"};
 
 // Load, trace, lint, interpreter == eager, eager == LibTorch, parameters, fx's call_modules
@@ -210,8 +210,10 @@ TEST_CASE("a count from torchvision's nms is a size only the run knows, traced t
 TEST_CASE("torch.nn.TransformerEncoder, models with torch.nn.LSTM and MultiheadAttention, and TorchScript's builtins "
           "run as LibTorch runs them") {
   for (const auto& [name, form] : std::vector<std::pair<const char*, const char*>>{
+           // clang-format off
            {"transformer_encoder", "script"}, {"lstm_tagger", "script"}, {"lstm_tagger", "trace"},
            {"layers", "script"}, {"layers", "trace"}, {"builtins", "script"}}) {
+    // clang-format on
     SUBCASE(fmt::format("{}.{}", name, form).c_str()) {
       try {
         check_classifier(name, form);

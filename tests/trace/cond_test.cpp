@@ -23,10 +23,10 @@ class Pair : public TypedModule<Pair> {
  public:
   Tensor forward(const Tensor& x, const Tensor& y) {
     const TensorList out = cond(
-                              (x - y).amax() > 0,
-                              [](const TensorList& in) -> Value { return TensorList{in[0] + in[1], in[0].slice(1, 0, 2)}; },
-                              [](const TensorList& in) -> Value { return TensorList{in[0] * in[1], in[1]}; }, {x, y})
-                              .to_tensor_list();
+                               (x - y).amax() > 0,
+                               [](const TensorList& in) -> Value { return TensorList{in[0] + in[1], in[0].slice(1, 0, 2)}; },
+                               [](const TensorList& in) -> Value { return TensorList{in[0] * in[1], in[1]}; }, {x, y})
+                               .to_tensor_list();
     return out[0].sum() + out[1].sum();
   }
 };
@@ -37,8 +37,9 @@ class Captures : public TypedModule<Captures> {
   static constexpr int cond_line = __LINE__ + 3;
   Tensor forward(const Tensor& x) {
     const Tensor doubled = x * 2;
-    return cond(x.sum() > 0, [&](const TensorList&) -> Value { return doubled.relu(); },
-                [](const TensorList& in) -> Value { return in[0]; }, {x})
+    return cond(
+               x.sum() > 0, [&](const TensorList&) -> Value { return doubled.relu(); },
+               [](const TensorList& in) -> Value { return in[0]; }, {x})
         .to_tensor();
   }
 };
@@ -48,8 +49,9 @@ class Disagrees : public TypedModule<Disagrees> {
  public:
   static constexpr int cond_line = __LINE__ + 2;
   Tensor forward(const Tensor& x) {
-    return cond(x.sum() > 0, [](const TensorList& in) -> Value { return in[0]; },
-                [](const TensorList& in) -> Value { return in[0] > 0; }, {x})
+    return cond(
+               x.sum() > 0, [](const TensorList& in) -> Value { return in[0]; },
+               [](const TensorList& in) -> Value { return in[0] > 0; }, {x})
         .to_tensor();
   }
 };
@@ -73,8 +75,9 @@ class CondBehindInterposer : public TypedModule<CondBehindInterposer> {
   Tensor forward(const Tensor& x) {
     PassOut pass;
     const InterposerScope scope(pass);
-    return cond(x.sum() > 0, [](const TensorList& in) -> Value { return in[0].relu(); },
-                [](const TensorList& in) -> Value { return in[0].neg(); }, {x})
+    return cond(
+               x.sum() > 0, [](const TensorList& in) -> Value { return in[0].relu(); },
+               [](const TensorList& in) -> Value { return in[0].neg(); }, {x})
         .to_tensor();
   }
 };

@@ -229,7 +229,7 @@ TEST_CASE("size guards of a module that fails are rolled back with its nodes") {
   struct Fails : TypedModule<Fails> {
     Fails() : TypedModule(std::vector<std::string>{"a", "b"}) {}
     Tensor forward(const Tensor& a, const Tensor& b) {
-      Tensor s = a + b;  // the guard N == M
+      Tensor s = a + b;                       // the guard N == M
       if ((s.sum() > 0).to_bool()) return s;  // data-dependent: the module fails
       return s;
     }
@@ -250,7 +250,7 @@ TEST_CASE("ops on named dims give the shapes their runs give: pad, transposed co
   struct Ops : TypedModule<Ops> {
     Tensor w = randn({4, 2, 3, 3});
     Tensor forward(const Tensor& x) {
-      const Tensor padded = pad(x, {1, 2, 0, 3});                      // [N, 4, H + 3, W + 3]
+      const Tensor padded = pad(x, {1, 2, 0, 3});                         // [N, 4, H + 3, W + 3]
       const Tensor up = conv_transpose2d(padded, w, {}, {1, 1}, {2, 2});  // k=3, s=1, p=2: [N, 2, H + 1, W + 1]
       return up.slice(2, 1, std::nullopt).slice(2, 1, std::nullopt).slice(3, -3, std::nullopt);
     }

@@ -141,7 +141,7 @@ TEST_CASE("recursive_trace of a chain of 10,000 modules runs on the main thread,
     CHECK(c.failures()[0].module == end);
     CHECK(c.failures()[0].type == "ChainEnd");
     CHECK(c.failures()[0].where.line() == static_cast<unsigned>(zoo::ChainEndImpl::data_branch_line));
-    CHECK(c.size() == 2);  // the model, and the end's Linear on its own
+    CHECK(c.size() == 2);                                                   // the model, and the end's Linear on its own
     CHECK(c.find(*model)->size() == static_cast<std::size_t>(3 * levels));  // as symbolic_trace's
     CHECK(c.hierarchy().size() == static_cast<std::size_t>(levels + 1));
     CHECK(c.hierarchy().count(ModuleStatus::traced) == static_cast<std::size_t>(levels - 1));

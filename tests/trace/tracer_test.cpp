@@ -541,8 +541,8 @@ TEST_CASE("a Tracer subclass changes what is a leaf and sees every node, proxy a
     %relu : float32[2, 2] [num_users=1] = call_method[target=relu](args = (%head,), kwargs = {})
     return relu
 )");
-  CHECK(tracer.nodes == 4);    // the output node is made by the graph
-  CHECK(tracer.proxies == 3);  // block, head, relu
+  CHECK(tracer.nodes == 4);          // the output node is made by the graph
+  CHECK(tracer.proxies == 3);        // block, head, relu
   CHECK(tracer.attributes.empty());  // the block's scale is read inside the leaf
   for (const Node& node : g.nodes()) {
     if (node.op() != OpKind::output) CHECK(node.meta("tracer") != nullptr);
@@ -587,7 +587,7 @@ class Caller : public TypedModule<Caller> {
     for (int i : {7, 0, 3, 3, 6, 1, 2, 5, 4}) y = layers[static_cast<std::size_t>(i)](y);
     y = inner->ptr(0)->call({y}).to_tensor();  // a grandchild, called by the root
     y = inner(y);
-    y = second(y);  // the shared module, called by its second parent
+    y = second(y);                         // the shared module, called by its second parent
     return shared->call({y}).to_tensor();  // and by the root
   }
   std::vector<nn::Linear> layers;
@@ -640,7 +640,6 @@ TEST_CASE("registrations are counted as parents register, replace and drop a mod
 }
 
 namespace {
-
 
 /// Reads its own parameter and calls its children in order, one of them twice.
 class InOrder : public TypedModule<InOrder> {

@@ -55,6 +55,8 @@ TEST_CASE("deep_chain refuses a chain of fewer than two modules") {
   static constexpr int line = __LINE__ + 1;
   CHECK_THROWS_WITH_AS((void)zoo::deep_chain(1),
                        fmt::format("{}:{}: deep_chain(n=1, width=16): a chain has n >= 2 modules (links around an end) "
-                                   "and width >= 1", __FILE__, line).c_str(),
+                                   "and width >= 1",
+                                   __FILE__, line)
+                           .c_str(),
                        std::invalid_argument);
 }

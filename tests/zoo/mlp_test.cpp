@@ -13,7 +13,6 @@
 using namespace symtrace;
 using testing::all_finite;
 
-
 TEST_CASE("deep_mlp_100 has 100 x 4,288 parameters and PyTorch's keys, and runs eagerly") {
   const auto model = zoo::create("deep_mlp_100");
   CHECK(model->num_parameters() == 100 * 4'288);
@@ -113,7 +112,9 @@ TEST_CASE("a DeepMLP with a negative block count or fail_every of 0 is rejected"
   static constexpr int line = __LINE__ + 1;
   CHECK_THROWS_WITH_AS(zoo::deep_mlp(-1),
                        fmt::format("{}:{}: DeepMLP(n_blocks=-1, dim=64, fail_every=None): n_blocks must be >= 0, "
-                                   "dim and fail_every positive", __FILE__, line).c_str(),
+                                   "dim and fail_every positive",
+                                   __FILE__, line)
+                           .c_str(),
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(zoo::deep_mlp(10, 0), doctest::Contains("DeepMLP(n_blocks=10, dim=64, fail_every=0)"),
                        std::invalid_argument);

@@ -20,9 +20,6 @@ using testing::same_state;
 
 namespace {
 
-
-
-
 std::vector<std::string> child_names(const Module& m) {
   std::vector<std::string> out;
   for (const auto& [name, child] : m.named_children()) out.push_back(name + ":" + child->type_name());
@@ -86,11 +83,11 @@ TEST_CASE("make_divisible rounds channel counts as torchvision's _make_divisible
   CHECK(zoo::make_divisible(32) == 32);
   CHECK(zoo::make_divisible(1280) == 1280);
   CHECK(zoo::make_divisible(32 * 0.75) == 24);
-  CHECK(zoo::make_divisible(16 * 0.35) == 8);    // never below the divisor
-  CHECK(zoo::make_divisible(96 * 0.35) == 32);   // int(33.6 + 4) // 8 * 8
-  CHECK(zoo::make_divisible(11.9) == 16);        // 8 would round down by more than 10%
+  CHECK(zoo::make_divisible(16 * 0.35) == 8);   // never below the divisor
+  CHECK(zoo::make_divisible(96 * 0.35) == 32);  // int(33.6 + 4) // 8 * 8
+  CHECK(zoo::make_divisible(11.9) == 16);       // 8 would round down by more than 10%
   CHECK(zoo::make_divisible(1280 * 1.4) == 1792);
-  CHECK(zoo::make_divisible(5, 8, 16) == 16);    // an explicit minimum
+  CHECK(zoo::make_divisible(5, 8, 16) == 16);  // an explicit minimum
 }
 
 TEST_CASE("mobilenet_v2 runs eagerly on 1x3x32x32, gives finite scores, and its eval mode is deterministic") {

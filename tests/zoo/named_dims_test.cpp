@@ -161,7 +161,7 @@ TEST_CASE("unet_small traced at Nx3xHxW: its skip connections need each pooling 
   // Each decoder stage upsamples by 2 and concatenates with the encoder's map of that size: the
   // sizes agree only when each pooling divided evenly, and the guards say exactly that.
   CHECK(size_guards(g) == std::vector<std::string>{"(H//4) % 2 == 0", "(W//4) % 2 == 0", "(H//2) % 2 == 0",
-                                                    "(W//2) % 2 == 0", "H % 2 == 0", "W % 2 == 0"});
+                                                   "(W//2) % 2 == 0", "H % 2 == 0", "W % 2 == 0"});
   for (const Graph::SizeGuard& guard : g.size_guards()) {
     CHECK(std::string_view(guard.where.file_name()).ends_with("src/zoo/unet.cpp"));  // the cat of Up::forward
   }

@@ -22,15 +22,12 @@ using testing::same_state;
 
 namespace {
 
-
-
 std::vector<std::string> paths_of_type(const Module& root, std::string_view type) {
   std::vector<std::string> out;
   for (const NamedModule& nm : root.named_modules())
     if (nm.module->type_name() == type) out.push_back(nm.path);
   return out;
 }
-
 
 // Not all elements equal: the weights were drawn, so equal states are not trivially equal.
 bool varies(const Tensor& t) {
@@ -141,9 +138,11 @@ TEST_CASE("the failing variants put FailingBottleneck at the listed block indice
   const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
       {"resnet50_fail1", {"layer3.0"}},
       {"resnet50_fail4", {"layer1.0", "layer2.0", "layer3.0", "layer4.0"}},
+      // clang-format off
       {"resnet50_fail16", {"layer1.0", "layer1.1", "layer1.2", "layer2.0", "layer2.1", "layer2.2", "layer2.3",
                            "layer3.0", "layer3.1", "layer3.2", "layer3.3", "layer3.4", "layer3.5", "layer4.0",
                            "layer4.1", "layer4.2"}},
+      // clang-format on
   };
   for (const auto& [name, paths] : expected) {
     CAPTURE(name);
@@ -223,7 +222,9 @@ TEST_CASE("a bad ResNet configuration throws naming the problem and the caller's
     CHECK_THROWS_WITH_AS(zoo::ResNetImpl({.block = zoo::ResNetBlock::basic, .layers = {2, 2, 2, 2}, .failing = {1}}),
                          doctest::Contains(fmt::format("resnet_test.cpp:{}: ResNet: failing blocks 1 were requested "
                                                        "with basic blocks; only bottleneck ResNets have a failing "
-                                                       "variant", line).c_str()),
+                                                       "variant",
+                                                       line)
+                                               .c_str()),
                          std::invalid_argument);
   }
   SUBCASE("failing indices out of range or repeated") {

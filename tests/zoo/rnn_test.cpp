@@ -154,7 +154,8 @@ TEST_CASE("rnn traces with and without example shapes, lints, and its graph runs
   CHECK_THROWS_WITH_AS(
       symbolic_trace(*model, {InputSpec(Shape{1, Dim::unknown()}, DType::int64)}),
       doctest::Contains(fmt::format("rnn.cpp:{}: a comparison of sizes unknown at trace time",
-                                    zoo::ElmanRNNImpl::length_loop_line).c_str()),
+                                    zoo::ElmanRNNImpl::length_loop_line)
+                            .c_str()),
       TraceError);
 
   const Tensor eager = testing::run(*model, tokens);

@@ -20,9 +20,6 @@ using testing::same_state;
 
 namespace {
 
-
-
-
 // Parameters of the layers, written out independently of the module code.
 constexpr std::int64_t conv3x3_no_bias(std::int64_t in, std::int64_t out) { return 3 * 3 * in * out; }
 constexpr std::int64_t conv1x1_with_bias(std::int64_t in, std::int64_t out) { return in * out + out; }

@@ -86,8 +86,7 @@ TEST_CASE("attention splits qkv into heads as the Python model's reshape and per
 
 TEST_CASE("the class token and position embeddings enter as in the Python model") {
   manual_seed(2);
-  zoo::ViT model(zoo::ViTConfig{.image_size = 16, .patch = 8, .dim = 8, .depth = 0, .heads = 2, .mlp = 16,
-                                .num_classes = 3});
+  zoo::ViT model(zoo::ViTConfig{.image_size = 16, .patch = 8, .dim = 8, .depth = 0, .heads = 2, .mlp = 16, .num_classes = 3});
   model->cls_token.copy_(randn({1, 1, 8}));
   const Tensor x = randn({2, 3, 16, 16});
   // With no blocks, the head reads norm(cls_token + pos_embed[:, 0]) for every image.
@@ -113,7 +112,9 @@ TEST_CASE("a ViT config that does not tile the image or split the heads is rejec
   static constexpr int line = __LINE__ + 1;
   CHECK_THROWS_WITH_AS(zoo::vit({.image_size = 30}),
                        fmt::format("{}:{}: ViT: patch 16 does not divide image_size 30; choose a patch that "
-                                   "tiles the image", __FILE__, line).c_str(),
+                                   "tiles the image",
+                                   __FILE__, line)
+                           .c_str(),
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(zoo::vit({.dim = 100}),
                        doctest::Contains("ViT: heads 12 do not divide dim 100; choose dim = heads * head_dim"),

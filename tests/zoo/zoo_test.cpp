@@ -41,7 +41,8 @@ TEST_CASE("an unknown model name is refused with the closest name and the list")
   CHECK_THROWS_WITH_AS((void)zoo::create("resnet5"),
                        doctest::Contains(fmt::format("zoo_test.cpp:{}: unknown zoo model 'resnet5': did you mean "
                                                      "'resnet50'? the models are resnet18, resnet50, ",
-                                                     line).c_str()),
+                                                     line)
+                                             .c_str()),
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS((void)zoo::info("transformer_xl"),
                        doctest::Contains("unknown zoo model 'transformer_xl': the models are resnet18"),

@@ -94,10 +94,10 @@ int check_command(const Options& options, Output& output, std::ostream& err) {
                     : fmt::format("  {} vs LibTorch: mismatch: {}\n", what, c->mismatch);
       }
     }
-    text += ok ? (eager_vs_torch ? "  ok: the graph and the eager forward compute what LibTorch computes\n"
-                                 : "  ok: the graph computes what the eager forward computes\n")
-       : !passes(result) ? "  MISMATCH: the graph does not compute what the eager forward computes\n"
-                         : "  MISMATCH: symtrace does not compute what LibTorch computes\n";
+    text += ok                ? (eager_vs_torch ? "  ok: the graph and the eager forward compute what LibTorch computes\n"
+                                                : "  ok: the graph computes what the eager forward computes\n")
+            : !passes(result) ? "  MISMATCH: the graph does not compute what the eager forward computes\n"
+                              : "  MISMATCH: symtrace does not compute what LibTorch computes\n";
     output.write(text);
   }
   return ok ? exit_ok : exit_problem;

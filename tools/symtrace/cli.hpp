@@ -9,7 +9,11 @@
 namespace symtrace::cli {
 
 /// Exit codes (documented in the README).
-enum ExitCode : int { exit_ok = 0, exit_problem = 1, exit_usage = 2 };
+enum ExitCode : int {
+  exit_ok = 0,
+  exit_problem = 1,
+  exit_usage = 2
+};
 
 /// Runs the program on `args` (without the program name). Results go to `out` (or to the
 /// file given with -o), messages and progress to `err`. Returns the exit code: 0 done, 1 the

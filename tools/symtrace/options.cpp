@@ -51,6 +51,7 @@ constexpr std::string_view input_known = "the shape of the next input (1x3x64x64
 
 const std::array<CommandSpec, 6>& commands() {
   static const std::array<CommandSpec, 6> specs{{
+      // clang-format off
       {"zoo", "the zoo's models, with parameter counts",
        "Lists the zoo's models with their parameter counts and a one-line description.", {"text", "json"}, false, {},
        false, {}, "JSON: [{\"name\", \"parameters\", \"description\"}].", run_zoo},
@@ -60,9 +61,11 @@ const std::array<CommandSpec, 6>& commands() {
        "initializers; needs -o). A model that cannot be traced whole is an error (exit 1): `symtrace report MODEL` "
        "traces it robustly. A node ONNX cannot express is an error naming it (exit 2).",
        {"text", "tabular", "json", "dot", "svg", "onnx"}, true, input_default, false, {},
+       // clang-format on
        "JSON: {\"model\", \"format\", \"version\", \"nodes\": [{\"name\", \"op\", \"target\", \"args\", "
        "\"kwargs\", \"shape\", \"dtype\", \"source\", ...}], \"guards\", ...}: the graph document of the README.",
        trace_command},
+      // clang-format off
       {"report", "recursive_trace of MODEL and its coverage report (text, json, dot, svg, html, document)",
        "Traces MODEL robustly (recursive_trace) and prints its coverage report: the module tree with a status per "
        "module (traced, leaf, failed, unvisited), each failure with its file:line and reason, the graph of each "
@@ -75,11 +78,13 @@ const std::array<CommandSpec, 6>& commands() {
        {{"--by-execution",
          "also run each failed module whose input shapes are known on random inputs and record it by execution (a "
          "graph specialised on those inputs, with the places it read tensor data)",
+         // clang-format on
          &Options::by_execution}},
        "JSON: {\"model\", \"graphs\": [{\"module\", \"type\", \"nodes\"}], \"failed\": [{\"module\", \"type\", "
        "\"kind\", \"message\", \"source\", \"op\", \"by_execution\"}], \"unvisited\": [...], \"modules\": "
        "[{\"module\", \"type\", \"status\"}], \"totals\": {...}}.",
        report_command},
+      // clang-format off
       {"check", "trace MODEL, run the graph, compare with eager",
        "Traces MODEL (robustly: failed modules run eagerly as leaves), runs the graph with the interpreter on random "
        "inputs and compares with the eager forward. Prints the largest absolute and relative errors; exits 1 when the "
@@ -88,17 +93,21 @@ const std::array<CommandSpec, 6>& commands() {
        {{"--against-torch",
          "also run the TorchScript file MODEL in LibTorch and compare symtrace's eager and graph results with "
          "LibTorch's",
+         // clang-format on
          &Options::against_torch}},
+       // clang-format off
        "JSON: {\"model\", \"max_abs_error\", \"max_rel_error\", \"ok\"}.", check_command},
       {"ops", "the ops MODEL calls when run (for a selective build)",
        "Runs MODEL eagerly on random inputs and lists the ops it called (the closed set a selective build needs), "
        "with the calls of each, the calls made inside other ops (nested) and the calls that took an op's training "
        "path.",
        {"text", "json"}, true, input_known, false,
+       // clang-format on
        {{"--training", "also run it in training mode and list what each mode needs", &Options::training}},
        "JSON: {\"model\", \"inputs\", \"modes\": {\"inference\": [{\"op\", \"calls\", \"nested_calls\", "
        "\"training_calls\"}], \"training\": [...]}, \"ops\": [...], \"training_only\": [...]}.",
        ops_command},
+      // clang-format off
       {"analyze", "parameters and MACs per module, and the channel groups for pruning",
        "Traces MODEL for analysis (robustly, with built-in layers traced through) and prints a summary table (every "
        "module with its output shape, parameters and MACs; one multiply-add is one MAC; a failed module counts with "
@@ -106,6 +115,7 @@ const std::array<CommandSpec, 6>& commands() {
        "lower bounds, ? when nothing is known), then the channel groups structured pruning "
        "must cut together, whether each can be pruned (and why not), and the layers failed modules hide.",
        {"text", "json"}, true, input_default, false, {},
+       // clang-format on
        "JSON: {\"model\", \"summary\": {\"parameters\", \"macs\", \"flops\", \"activation_bytes\", "
        "\"complete\", \"unknown\", \"modules\": [...]}, \"pruning\": {\"groups\": [...], \"hidden\": [...]}}.",
        analyze_command},
@@ -249,8 +259,9 @@ std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance) {
     sub->set_help_flag("-h,--help", "this help");
     sub->add_flag("--version", options.version, "the program's version")->disable_flag_override();
     if (c.takes_model) sub->add_option("MODEL", options.model,
-                                      c.name == "report" ? "a zoo model's name, a TorchScript file or a saved report (.json)"
-                                                         : "a zoo model's name or a TorchScript file")->type_name("");
+                                       c.name == "report" ? "a zoo model's name, a TorchScript file or a saved report (.json)"
+                                                          : "a zoo model's name or a TorchScript file")
+                           ->type_name("");
     if (!c.input_help.empty()) {
       sub->add_option("--input", options.inputs, std::string(c.input_help))->type_name("SHAPE")->allow_extra_args(false);
       sub->add_option("--dim", options.dims,

@@ -48,17 +48,17 @@ enum class ChannelRole : std::uint8_t {
 
 /// One tensor of the model that a group's channels run through.
 struct GroupMember {
-  std::string tensor;         ///< qualified path of the parameter or buffer ("layer1.0.conv1.weight")
-  std::int64_t dim = 0;       ///< the dim of that tensor indexed by the group's channels
-  std::int64_t offset = 0;    ///< index of the group's first channel along `dim` (concatenation)
+  std::string tensor;       ///< qualified path of the parameter or buffer ("layer1.0.conv1.weight")
+  std::int64_t dim = 0;     ///< the dim of that tensor indexed by the group's channels
+  std::int64_t offset = 0;  ///< index of the group's first channel along `dim` (concatenation)
   ChannelRole role = ChannelRole::param;
   friend bool operator==(const GroupMember&, const GroupMember&) = default;
 };
 
 /// One group of channels; see the file comment.
 struct ChannelGroup {
-  std::string graph;          ///< path of the graph's module in the collection ("" for the model)
-  std::int64_t channels = 0;  ///< how many channels the group has
+  std::string graph;                 ///< path of the graph's module in the collection ("" for the model)
+  std::int64_t channels = 0;         ///< how many channels the group has
   std::vector<GroupMember> members;  ///< in graph order
   bool prunable = true;
   /// Why the group cannot be pruned ("reaches the graph's output", "used by matmul at

@@ -65,7 +65,7 @@ struct GraphCost {
 
 /// One row of the summary: one module.
 struct ModuleSummary {
-  std::string path;     ///< "" for the model
+  std::string path;  ///< "" for the model
   std::string type;
   std::size_t depth = 0;
   ModuleStatus status = ModuleStatus::unvisited;
@@ -82,10 +82,10 @@ struct ModuleSummary {
 
 /// The summary of a model.
 struct ModelSummary {
-  std::string model;                    ///< the name given to summarize()
-  std::vector<ModuleSummary> modules;   ///< every module, in named_modules() order (the model first)
-  std::int64_t parameters = 0;          ///< Module::num_parameters() of the model
-  SymExpr macs;                         ///< of the collection's graphs (a lower bound unless complete)
+  std::string model;                   ///< the name given to summarize()
+  std::vector<ModuleSummary> modules;  ///< every module, in named_modules() order (the model first)
+  std::int64_t parameters = 0;         ///< Module::num_parameters() of the model
+  SymExpr macs;                        ///< of the collection's graphs (a lower bound unless complete)
   SymExpr flops;
   SymExpr activation_bytes;
   bool complete = true;

@@ -13,7 +13,11 @@
 namespace symtrace {
 
 /// The element type of a tensor. Enumerators spell PyTorch's names (`bool_` prints as "bool").
-enum class DType : std::uint8_t { float32, int64, bool_ };
+enum class DType : std::uint8_t {
+  float32,
+  int64,
+  bool_
+};
 
 /// Size in bytes of one element of `dtype`.
 [[nodiscard]] constexpr std::size_t element_size(DType dtype) noexcept {

@@ -119,9 +119,9 @@ template <class... A>
 }  // namespace symtrace
 
 /// Checks an internal invariant in every build type; throws `InternalError` naming file:line.
-#define SYMTRACE_ASSERT(condition, message)                                                    \
-  do {                                                                                         \
-    if (!(condition)) [[unlikely]]                                                             \
-      ::symtrace::detail::throw_internal_error(#condition, message,                            \
-                                               std::source_location::current());               \
+#define SYMTRACE_ASSERT(condition, message)                                      \
+  do {                                                                           \
+    if (!(condition)) [[unlikely]]                                               \
+      ::symtrace::detail::throw_internal_error(#condition, message,              \
+                                               std::source_location::current()); \
   } while (false)

@@ -33,7 +33,8 @@ class Scalar {
   [[nodiscard]] bool is_floating() const noexcept { return value_.index() == 2; }
   /// The dtype a tensor holding this number would have: bool, int64 or float32.
   [[nodiscard]] DType dtype() const noexcept {
-    return is_floating() ? DType::float32 : is_integral() ? DType::int64 : DType::bool_;
+    return is_floating() ? DType::float32 : is_integral() ? DType::int64
+                                                          : DType::bool_;
   }
   [[nodiscard]] double to_double() const noexcept {
     return boost::variant2::visit([](auto v) { return static_cast<double>(v); }, value_);

@@ -119,7 +119,14 @@ class SymExpr {
 [[nodiscard]] std::string to_string(SymExpr e);
 
 /// A relation between two sizes.
-enum class SymRel : std::uint8_t { eq, ne, lt, le, gt, ge };
+enum class SymRel : std::uint8_t {
+  eq,
+  ne,
+  lt,
+  le,
+  gt,
+  ge
+};
 
 /// A fact about sizes, `lhs rel rhs` (`N == M`, `H % 32 == 0`, `N >= 1`): what an op assumes
 /// and the guards of a graph record.

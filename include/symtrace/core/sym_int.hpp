@@ -47,8 +47,7 @@ class SymInt {
   constexpr SymInt() noexcept = default;
   /// A known integer.
   template <std::integral T>
-    requires(!std::same_as<T, bool>)
-  constexpr SymInt(T value) noexcept : value_(static_cast<std::int64_t>(value)) {}  // NOLINT: implicit
+  requires(!std::same_as<T, bool>) constexpr SymInt(T value) noexcept : value_(static_cast<std::int64_t>(value)) {}  // NOLINT: implicit
 
   /// A proxy integer: `proxy` is a symbolic 0-dim tensor naming the node that computes it,
   /// made at `where`, whose value is `dim` (an expression over named dims, or anonymous when
@@ -111,8 +110,9 @@ class SymBool {
 /// when the operand is converted at the call site (so recorded nodes name the user's line).
 struct SymIntOperand {
   template <std::integral T>
-    requires(!std::same_as<T, bool>)
-  SymIntOperand(T v, std::source_location where = std::source_location::current()) noexcept  // NOLINT
+  requires(!std::same_as<T, bool>)
+      SymIntOperand(T v, std::source_location where = std::source_location::current())
+  noexcept  // NOLINT
       : value(v), where(where) {}
   SymIntOperand(const SymInt& v, std::source_location where = std::source_location::current()) noexcept  // NOLINT
       : value(v), where(where) {}
@@ -147,8 +147,8 @@ class SymIntList {
  public:
   using const_iterator = std::vector<SymInt>::const_iterator;
   SymIntList() = default;
-  SymIntList(std::initializer_list<SymInt> sizes) : sizes_(sizes) {}  // NOLINT: implicit
-  SymIntList(const IntList& sizes) : sizes_(sizes.begin(), sizes.end()) {}  // NOLINT: implicit
+  SymIntList(std::initializer_list<SymInt> sizes) : sizes_(sizes) {}            // NOLINT: implicit
+  SymIntList(const IntList& sizes) : sizes_(sizes.begin(), sizes.end()) {}      // NOLINT: implicit
   SymIntList(std::vector<SymInt> sizes) noexcept : sizes_(std::move(sizes)) {}  // NOLINT: implicit
 
   [[nodiscard]] std::size_t size() const noexcept { return sizes_.size(); }

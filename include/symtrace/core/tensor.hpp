@@ -33,7 +33,7 @@ namespace symtrace {
 class Tensor;
 using TensorList = std::vector<Tensor>;
 using IntList = std::vector<std::int64_t>;
-class SymInt;      // core/sym_int.hpp, included at the end of this file
+class SymInt;  // core/sym_int.hpp, included at the end of this file
 class SymIntList;
 
 /// The identity of a symbolic tensor: the trace that made it and its node there.
@@ -274,8 +274,8 @@ struct Operand {
   [[nodiscard]] bool is_tensor() const noexcept { return from_tensor; }
   /// True when made from a proxy SymInt (`tensor` is then its proxy).
   [[nodiscard]] bool is_sym_int() const noexcept { return from_sym_int; }
-  Tensor tensor;   ///< set when the operand is a tensor (or the proxy of a SymInt)
-  Scalar scalar;   ///< the number otherwise
+  Tensor tensor;  ///< set when the operand is a tensor (or the proxy of a SymInt)
+  Scalar scalar;  ///< the number otherwise
   std::source_location where;
   bool from_tensor = false;
   bool from_sym_int = false;

@@ -34,7 +34,11 @@ struct TraceLocation;
 using CondBranch = std::function<Value(const TensorList& operands)>;
 
 /// What a read of a concrete tensor's data as C++ values was.
-enum class DataRead : unsigned char { item, to_bool, to_vector };
+enum class DataRead : unsigned char {
+  item,
+  to_bool,
+  to_vector
+};
 
 /// Intercepts the op calls, module calls and data reads of the thread it is installed on; see
 /// the file comment.

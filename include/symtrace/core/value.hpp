@@ -43,26 +43,37 @@ struct Value {
   using Variant = boost::variant2::variant<None, bool, std::int64_t, double, std::string, DType,
                                            Tensor, ValueList, SymInt, ValueDict>;
   /// Alternative indices, for switch statements.
-  enum class Kind : std::uint8_t { none, boolean, integer, floating, string, dtype, tensor, list, symint, dict };
+  enum class Kind : std::uint8_t {
+    none,
+    boolean,
+    integer,
+    floating,
+    string,
+    dtype,
+    tensor,
+    list,
+    symint,
+    dict
+  };
 
   Value() noexcept = default;
   Value(std::nullopt_t) noexcept {}  // NOLINT
   template <Arithmetic T>
-  Value(T v) : value(box(v)) {}  // NOLINT: implicit, as in an argument list
-  Value(const Scalar& s);            // NOLINT
-  Value(std::string s) : value(std::move(s)) {}  // NOLINT
+  Value(T v) : value(box(v)) {}                    // NOLINT: implicit, as in an argument list
+  Value(const Scalar& s);                          // NOLINT
+  Value(std::string s) : value(std::move(s)) {}    // NOLINT
   Value(const char* s) : value(std::string(s)) {}  // NOLINT
-  Value(DType d) : value(d) {}  // NOLINT
-  Value(Tensor t) : value(std::move(t)) {}  // NOLINT
-  Value(ValueList l) : value(std::move(l)) {}  // NOLINT
-  Value(ValueDict d) : value(std::move(d)) {}  // NOLINT
-  Value(const TensorList& l);        // NOLINT
-  Value(const IntList& l);           // NOLINT
-  Value(const std::vector<double>& l);  // NOLINT
+  Value(DType d) : value(d) {}                     // NOLINT
+  Value(Tensor t) : value(std::move(t)) {}         // NOLINT
+  Value(ValueList l) : value(std::move(l)) {}      // NOLINT
+  Value(ValueDict d) : value(std::move(d)) {}      // NOLINT
+  Value(const TensorList& l);                      // NOLINT
+  Value(const IntList& l);                         // NOLINT
+  Value(const std::vector<double>& l);             // NOLINT
   /// A known SymInt becomes an int64, a proxy stays a SymInt.
-  Value(const SymInt& s);            // NOLINT
+  Value(const SymInt& s);  // NOLINT
   /// A list of ints and proxy SymInts.
-  Value(const SymIntList& l);        // NOLINT
+  Value(const SymIntList& l);  // NOLINT
   template <class T>
   Value(const std::optional<T>& o) {  // NOLINT
     if (o) *this = Value(*o);

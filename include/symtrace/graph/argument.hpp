@@ -91,20 +91,21 @@ struct Argument {
   /// None.
   Argument() noexcept = default;
   Argument(boost::variant2::monostate) noexcept {}  // NOLINT: implicit
-  Argument(bool b) noexcept : value(b) {}            // NOLINT: implicit
+  Argument(bool b) noexcept : value(b) {}           // NOLINT: implicit
   /// Any integer type but bool (a `char` is a number here, not a string).
   template <std::integral I>
-    requires(!std::same_as<I, bool>)
-  Argument(I i) noexcept : value(static_cast<std::int64_t>(i)) {}  // NOLINT: implicit
+  requires(!std::same_as<I, bool>)
+      Argument(I i)
+  noexcept : value(static_cast<std::int64_t>(i)) {}  // NOLINT: implicit
   template <std::floating_point F>
-  Argument(F f) noexcept : value(static_cast<double>(f)) {}  // NOLINT: implicit
+  Argument(F f) noexcept : value(static_cast<double>(f)) {}                     // NOLINT: implicit
   Argument(std::string s) : value(detail::Boxed<std::string>(std::move(s))) {}  // NOLINT: implicit
-  Argument(std::string_view s) : Argument(std::string(s)) {}                     // NOLINT: implicit
-  Argument(const char* s) : Argument(std::string(s)) {}                          // NOLINT: implicit
-  Argument(DType d) noexcept : value(d) {}                   // NOLINT: implicit
-  Argument(NodeId id) noexcept : value(id) {}                // NOLINT: implicit
+  Argument(std::string_view s) : Argument(std::string(s)) {}                    // NOLINT: implicit
+  Argument(const char* s) : Argument(std::string(s)) {}                         // NOLINT: implicit
+  Argument(DType d) noexcept : value(d) {}                                      // NOLINT: implicit
+  Argument(NodeId id) noexcept : value(id) {}                                   // NOLINT: implicit
   /// A reference to `node` (by id: it is only meaningful in the node's graph and its copies).
-  Argument(const Node& node) noexcept;  // NOLINT: implicit
+  Argument(const Node& node) noexcept;                                                  // NOLINT: implicit
   Argument(ArgumentList list) : value(detail::Boxed<ArgumentList>(std::move(list))) {}  // NOLINT: implicit
 
   /// A list argument: `Argument::list({1, 2, node})`.

@@ -240,7 +240,7 @@ class View {
   return symtrace::detail::stored_uses(g.graph(), v).size();
 }
 [[nodiscard]] inline std::pair<detail::AdjacencyIterator, detail::AdjacencyIterator> adjacent_vertices(Vertex v,
-                                                                                                      const View& g) noexcept {
+                                                                                                       const View& g) noexcept {
   const std::span<const symtrace::detail::StoredUse> uses = symtrace::detail::stored_uses(g.graph(), v);
   return {detail::AdjacencyIterator(uses.data()), detail::AdjacencyIterator(uses.data() + uses.size())};
 }

@@ -56,7 +56,8 @@ inline constexpr std::string_view structure = "structure";
 
 /// A module scope interned in a graph (Graph::intern_scope, Graph::child_scope), valid in that
 /// graph and its copies; `ScopeId{}` is the root's, "".
-enum class ScopeId : std::uint32_t {};
+enum class ScopeId : std::uint32_t {
+};
 
 /// One operation in a graph. Not copyable; created and destroyed by its `Graph`.
 class Node {
@@ -151,7 +152,10 @@ class Node {
 
   Node() noexcept;
 
-  enum Flag : std::uint8_t { live = 1, impure = 2 };
+  enum Flag : std::uint8_t {
+    live = 1,
+    impure = 2
+  };
 
   detail::GraphImpl* graph_ = nullptr;
   const char* target_ = "";
@@ -164,7 +168,7 @@ class Node {
   NodeId prev_, next_;
   std::uint32_t scope_ = 0;  // index in the graph's scope table; 0 is ""
   Arguments args_;
-  std::unique_ptr<detail::NodeCold> cold_;  // keyword arguments and metadata entries, rarely set
+  std::unique_ptr<detail::NodeCold> cold_;   // keyword arguments and metadata entries, rarely set
   const TensorMeta* tensor_meta_ = nullptr;  // interned by the graph
   std::source_location where_;
 };

@@ -19,7 +19,14 @@ namespace symtrace {
 /// - `call_method`: calls a method on the first argument (`x.view(...)`, `x.add_(y)`).
 /// - `call_module`: calls a submodule; the target is its qualified path.
 /// - `output`: the graph's result, held by its single argument.
-enum class OpKind : std::uint8_t { placeholder, get_attr, call_function, call_method, call_module, output };
+enum class OpKind : std::uint8_t {
+  placeholder,
+  get_attr,
+  call_function,
+  call_method,
+  call_module,
+  output
+};
 
 /// "placeholder", "get_attr", ... (fx's spelling).
 [[nodiscard]] std::string_view name(OpKind kind) noexcept;

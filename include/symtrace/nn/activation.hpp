@@ -29,7 +29,7 @@ class ReLUImpl : public TypedModule<ReLUImpl> {
 /// `nn::ReLU()`, `nn::ReLU({.inplace = true})`.
 class ReLU : public ModuleHolder<ReLUImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>    // not a literal 0, which means a size
   ReLU(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<ReLUImpl> I>
   ReLU(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<ReLUImpl>(std::move(impl))) {}  // NOLINT
@@ -48,7 +48,7 @@ class ReLU6Impl : public TypedModule<ReLU6Impl> {
 /// `nn::ReLU6()`, `nn::ReLU6({.inplace = true})`: min(max(x, 0), 6).
 class ReLU6 : public ModuleHolder<ReLU6Impl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>     // not a literal 0, which means a size
   ReLU6(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<ReLU6Impl> I>
   ReLU6(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<ReLU6Impl>(std::move(impl))) {}  // NOLINT
@@ -67,7 +67,7 @@ class HardswishImpl : public TypedModule<HardswishImpl> {
 /// `nn::Hardswish()`, `nn::Hardswish({.inplace = true})`: x * relu6(x + 3) / 6.
 class Hardswish : public ModuleHolder<HardswishImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0
+  template <std::same_as<std::nullptr_t> Null>         // not a literal 0
   Hardswish(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<HardswishImpl> I>
   Hardswish(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<HardswishImpl>(std::move(impl))) {}  // NOLINT
@@ -86,7 +86,7 @@ class HardsigmoidImpl : public TypedModule<HardsigmoidImpl> {
 /// `nn::Hardsigmoid()`, `nn::Hardsigmoid({.inplace = true})`: relu6(x + 3) / 6.
 class Hardsigmoid : public ModuleHolder<HardsigmoidImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0
+  template <std::same_as<std::nullptr_t> Null>           // not a literal 0
   Hardsigmoid(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<HardsigmoidImpl> I>
   Hardsigmoid(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<HardsigmoidImpl>(std::move(impl))) {}  // NOLINT
@@ -111,10 +111,11 @@ class GELUImpl : public TypedModule<GELUImpl> {
 /// `nn::GELU()`, `nn::GELU({.approximate = "tanh"})`.
 class GELU : public ModuleHolder<GELUImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>    // not a literal 0, which means a size
   GELU(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<GELUImpl> I>
-  GELU(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<GELUImpl>(std::move(impl))) {}  // NOLINT
+  GELU(std::shared_ptr<I> impl)
+  noexcept : ModuleHolder(std::shared_ptr<GELUImpl>(std::move(impl))) {}  // NOLINT
   explicit GELU(GELUOptions options = {}, std::source_location where = std::source_location::current())
       : ModuleHolder(std::make_shared<GELUImpl>(std::move(options), where)) {}
 };
@@ -154,7 +155,7 @@ class SoftmaxImpl : public TypedModule<SoftmaxImpl> {
 /// `nn::Softmax(-1)`.
 class Softmax : public ModuleHolder<SoftmaxImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a dim
+  template <std::same_as<std::nullptr_t> Null>       // not a literal 0, which means a dim
   Softmax(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<SoftmaxImpl> I>
   Softmax(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<SoftmaxImpl>(std::move(impl))) {}  // NOLINT

@@ -18,9 +18,9 @@
 namespace symtrace::nn {
 
 struct MultiheadAttentionOptions {
-  double dropout = 0.0;     ///< on the attention weights, in training
-  bool bias = true;         ///< in_proj_bias and out_proj.bias
-  bool batch_first = false; ///< inputs [N, L, E] rather than [L, N, E]
+  double dropout = 0.0;      ///< on the attention weights, in training
+  bool bias = true;          ///< in_proj_bias and out_proj.bias
+  bool batch_first = false;  ///< inputs [N, L, E] rather than [L, N, E]
 };
 
 /// What `multi_head_attention` needs besides its inputs: the heads and the projections.
@@ -70,7 +70,7 @@ class MultiheadAttentionImpl : public TypedModule<MultiheadAttentionImpl> {
 /// `auto [out, weights] = attn(x, x, x)`.
 class MultiheadAttention : public ModuleHolder<MultiheadAttentionImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>                  // not a literal 0, which means a size
   MultiheadAttention(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<MultiheadAttentionImpl> I>
   MultiheadAttention(std::shared_ptr<I> impl) noexcept  // NOLINT

@@ -31,15 +31,15 @@ class BatchNorm2dImpl : public TypedModule<BatchNorm2dImpl> {
 
   std::int64_t num_features;
   BatchNormOptions options;
-  Tensor weight, bias;                      ///< undefined unless affine
-  Tensor running_mean, running_var;         ///< undefined unless tracking
-  Tensor num_batches_tracked;               ///< undefined unless tracking
+  Tensor weight, bias;               ///< undefined unless affine
+  Tensor running_mean, running_var;  ///< undefined unless tracking
+  Tensor num_batches_tracked;        ///< undefined unless tracking
 };
 
 /// Holder of BatchNorm2dImpl: `nn::BatchNorm2d(64)`, `nn::BatchNorm2d(64, {.eps = 1e-3})`.
 class BatchNorm2d : public ModuleHolder<BatchNorm2dImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>           // not a literal 0, which means a size
   BatchNorm2d(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<BatchNorm2dImpl> I>
   BatchNorm2d(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<BatchNorm2dImpl>(std::move(impl))) {}  // NOLINT

@@ -41,7 +41,7 @@ class Conv2dImpl : public TypedModule<Conv2dImpl> {
 /// Holder of Conv2dImpl: `nn::Conv2d(3, 64, 7, {.stride = 2, .padding = 3, .bias = false})`.
 class Conv2d : public ModuleHolder<Conv2dImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>      // not a literal 0, which means a size
   Conv2d(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<Conv2dImpl> I>
   Conv2d(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<Conv2dImpl>(std::move(impl))) {}  // NOLINT

@@ -29,7 +29,7 @@ class DropoutImpl : public TypedModule<DropoutImpl> {
 /// `nn::Dropout()`, `nn::Dropout({.p = 0.2})`, `nn::Dropout(0.2)`.
 class Dropout : public ModuleHolder<DropoutImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>       // not a literal 0, which means a size
   Dropout(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<DropoutImpl> I>
   Dropout(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<DropoutImpl>(std::move(impl))) {}  // NOLINT

@@ -33,7 +33,7 @@ class EmbeddingImpl : public TypedModule<EmbeddingImpl> {
 /// Holder of EmbeddingImpl: `nn::Embedding(1000, 64)`, `nn::Embedding(10, 4, {.padding_idx = 0})`.
 class Embedding : public ModuleHolder<EmbeddingImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>         // not a literal 0, which means a size
   Embedding(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<EmbeddingImpl> I>
   Embedding(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<EmbeddingImpl>(std::move(impl))) {}  // NOLINT

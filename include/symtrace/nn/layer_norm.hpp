@@ -34,7 +34,7 @@ class LayerNormImpl : public TypedModule<LayerNormImpl> {
 /// Holder of LayerNormImpl: `nn::LayerNorm(768, {.eps = 1e-6})`, `nn::LayerNorm(IntList{4, 8})`.
 class LayerNorm : public ModuleHolder<LayerNormImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>         // not a literal 0, which means a size
   LayerNorm(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<LayerNormImpl> I>
   LayerNorm(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<LayerNormImpl>(std::move(impl))) {}  // NOLINT

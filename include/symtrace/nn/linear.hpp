@@ -39,7 +39,7 @@ class NonDynamicallyQuantizableLinearImpl : public LinearImpl {
 /// Holder of LinearImpl: `nn::Linear(512, 1000)`, `nn::Linear(64, 64, {.bias = false})`.
 class Linear : public ModuleHolder<LinearImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>      // not a literal 0, which means a size
   Linear(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<LinearImpl> I>
   Linear(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<LinearImpl>(std::move(impl))) {}  // NOLINT

@@ -59,7 +59,7 @@ enum class ParamType : std::uint8_t {
 /// One declared parameter of a module's `forward`.
 struct ForwardParameter {
   std::string name;       ///< the declared input name (a placeholder's name when traced)
-  ParamType type;           ///< what it holds
+  ParamType type;         ///< what it holds
   bool optional = false;  ///< `std::optional<...>`: None is accepted, and it may be omitted when trailing
   /// "Tensor", "Optional[Tensor]", "List[Tensor]", "int", "SymInt", "float", "bool", "str", "List[int]", "Any".
   std::string_view type_name;
@@ -68,10 +68,10 @@ struct ForwardParameter {
 /// What `forward` takes and returns, for callers that only know `Module&`.
 struct ForwardSignature {
   std::vector<ForwardParameter> parameters;
-  std::size_t num_required = 0;      ///< parameters before the trailing optional ones
+  std::size_t num_required = 0;          ///< parameters before the trailing optional ones
   ParamType result = ParamType::tensor;  ///< tensor, tensor_list, tuple, any, ...
-  std::size_t result_arity = 1;      ///< element count of a tuple result (1 otherwise)
-  std::string_view result_type_name; ///< "Tensor", "Tuple[Tensor, Tensor]", "List[Tensor]", ...
+  std::size_t result_arity = 1;          ///< element count of a tuple result (1 otherwise)
+  std::string_view result_type_name;     ///< "Tensor", "Tuple[Tensor, Tensor]", "List[Tensor]", ...
 };
 
 /// One entry of `named_modules()`: a qualified path ("" for the root, "layer1.0.conv1") and
@@ -162,7 +162,10 @@ class Module : public std::enable_shared_from_this<Module> {
   }
   /// Registers the module a ModuleHolder (`nn::Linear(4, 2)`) holds and returns the holder.
   template <class H>
-    requires requires(const H& h) { typename H::ContainedType; h.ptr(); }
+  requires requires(const H& h) {
+    typename H::ContainedType;
+    h.ptr();
+  }
   H register_module(std::string name, H holder, Where where = Where::current()) {
     add_child(std::move(name), holder.ptr(), where);
     return holder;
@@ -172,12 +175,15 @@ class Module : public std::enable_shared_from_this<Module> {
   /// forward calls the member, the state dict sees the registered child.
   template <class M>
   [[nodiscard]] std::shared_ptr<M> replace_module(std::string_view name, std::shared_ptr<M> module,
-                                    Where where = Where::current()) {
+                                                  Where where = Where::current()) {
     replace_child(name, module, where);
     return module;
   }
   template <class H>
-    requires requires(const H& h) { typename H::ContainedType; h.ptr(); }
+  requires requires(const H& h) {
+    typename H::ContainedType;
+    h.ptr();
+  }
   [[nodiscard]] H replace_module(std::string_view name, H holder, Where where = Where::current()) {
     replace_child(name, holder.ptr(), where);
     return holder;
@@ -273,7 +279,11 @@ class Module : public std::enable_shared_from_this<Module> {
   /// `call` with observers registered: a `module` event around the call.
   Value call_observed(const ValueList& args, Where where);
 
-  enum class SlotKind : std::uint8_t { child, parameter, buffer };
+  enum class SlotKind : std::uint8_t {
+    child,
+    parameter,
+    buffer
+  };
   struct Slot {
     SlotKind kind;
     std::uint32_t index;
@@ -295,7 +305,7 @@ class Module : public std::enable_shared_from_this<Module> {
   void collect_tensors(bool parameters, bool recurse, std::vector<NamedTensor>& out) const;
   void collect_state(const std::string& prefix, StateDict& out) const;
 
-  std::string type_name_;  // empty: derived from the dynamic type
+  std::string type_name_;                                         // empty: derived from the dynamic type
   mutable std::atomic<const detail::TypeFacts*> facts_{nullptr};  // see facts()
   const detail::TypeFacts& facts() const;
   std::shared_ptr<const ForwardSignature> signature_;

@@ -61,11 +61,12 @@ struct HolderCallOperatorSet<Holder, Impl, std::index_sequence<K...>>
 template <class Holder, class Impl>
 struct HolderCallOperators {};
 template <class Holder, class Impl>
-  requires HasForward<Impl>
+requires HasForward<Impl>
 struct HolderCallOperators<Holder, Impl>
     : HolderCallOperatorSet<Holder, Impl,
                             std::make_index_sequence<ForwardTraits<Impl>::arity -
-                                                     ForwardTraits<Impl>::num_required + 1>> {};
+                                                     ForwardTraits<Impl>::num_required + 1>> {
+};
 }  // namespace detail
 
 /// A shared handle to an `Impl` module; see the file comment.
@@ -75,8 +76,7 @@ class ModuleHolder : public detail::HolderCallOperators<ModuleHolder<Impl>, Impl
   using ContainedType = Impl;
 
   /// Makes a default-constructed `Impl` (LibTorch's behaviour); use `{nullptr}` for an empty holder.
-  ModuleHolder()
-    requires std::default_initializable<Impl>
+  ModuleHolder() requires std::default_initializable<Impl>
       : impl_(std::make_shared<Impl>()) {}
   /// An empty holder, to be assigned later (typically from register_module).
   /// (A template, so that a literal 0, which means a size, does not convert to nullptr_t.)
@@ -88,11 +88,13 @@ class ModuleHolder : public detail::HolderCallOperators<ModuleHolder<Impl>, Impl
   ModuleHolder(std::shared_ptr<I> impl) noexcept : impl_(std::move(impl)) {}  // NOLINT
   /// Makes an `Impl` from the arguments.
   template <class Head, class... Tail>
+  // clang-format off
     requires(!std::same_as<std::remove_cvref_t<Head>, std::nullptr_t> &&
              !(sizeof...(Tail) == 0 && std::derived_from<std::remove_cvref_t<Head>, ModuleHolder>) &&
              !std::same_as<std::remove_cvref_t<Head>, std::shared_ptr<Impl>> &&
              std::constructible_from<Impl, Head, Tail...>)
   explicit ModuleHolder(Head&& head, Tail&&... tail)
+      // clang-format on
       : impl_(std::make_shared<Impl>(std::forward<Head>(head), std::forward<Tail>(tail)...)) {}
 
   /// The module; throws std::invalid_argument when the holder is empty.
@@ -114,8 +116,8 @@ class ModuleHolder : public detail::HolderCallOperators<ModuleHolder<Impl>, Impl
 }  // namespace symtrace
 
 /// Declares `Name` as the ModuleHolder of `NameImpl` (LibTorch's TORCH_MODULE).
-#define SYMTRACE_MODULE(Name)                                       \
-  class Name : public ::symtrace::ModuleHolder<Name##Impl> {        \
-   public:                                                          \
-    using ::symtrace::ModuleHolder<Name##Impl>::ModuleHolder;       \
+#define SYMTRACE_MODULE(Name)                                 \
+  class Name : public ::symtrace::ModuleHolder<Name##Impl> {  \
+   public:                                                    \
+    using ::symtrace::ModuleHolder<Name##Impl>::ModuleHolder; \
   }

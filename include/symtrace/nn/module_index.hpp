@@ -98,7 +98,7 @@ class ModuleIndex {
 
   const Module* root_;
   std::vector<Entry> entries_;
-  std::string names_;  // every entry's name, one after the other
+  std::string names_;        // every entry's name, one after the other
   std::vector<Slot> slots_;  // linear probing; a power of two, at most half full
   unsigned shift_ = 64;
 };

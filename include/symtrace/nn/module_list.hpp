@@ -25,14 +25,16 @@ class ModuleListImpl : public Module, public detail::IndexedChildren<ModuleListI
  public:
   ModuleListImpl() : Module(nullptr) {}
   template <class... M>
-    requires(sizeof...(M) > 0)
-  explicit ModuleListImpl(M&&... modules) : Module(nullptr) {
+  requires(sizeof...(M) > 0) explicit ModuleListImpl(M&&... modules) : Module(nullptr) {
     (push_back(std::forward<M>(modules)), ...);
   }
 
   void push_back(std::shared_ptr<Module> module, std::source_location where = std::source_location::current());
   template <class H>
-    requires requires(const H& h) { typename H::ContainedType; h.ptr(); }
+  requires requires(const H& h) {
+    typename H::ContainedType;
+    h.ptr();
+  }
   void push_back(const H& holder, std::source_location where = std::source_location::current()) {
     push_back(std::shared_ptr<Module>(holder.ptr()), where);
   }
@@ -50,7 +52,10 @@ class ModuleDictImpl : public Module {
   void insert(std::string key, std::shared_ptr<Module> module,
               std::source_location where = std::source_location::current());
   template <class H>
-    requires requires(const H& h) { typename H::ContainedType; h.ptr(); }
+  requires requires(const H& h) {
+    typename H::ContainedType;
+    h.ptr();
+  }
   void insert(std::string key, const H& holder, std::source_location where = std::source_location::current()) {
     insert(std::move(key), std::shared_ptr<Module>(holder.ptr()), where);
   }

@@ -34,7 +34,7 @@ class MaxPool2dImpl : public TypedModule<MaxPool2dImpl> {
 /// `nn::MaxPool2d(3, {.stride = 2, .padding = 1})`.
 class MaxPool2d : public ModuleHolder<MaxPool2dImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>         // not a literal 0, which means a size
   MaxPool2d(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<MaxPool2dImpl> I>
   MaxPool2d(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<MaxPool2dImpl>(std::move(impl))) {}  // NOLINT
@@ -65,7 +65,7 @@ class AvgPool2dImpl : public TypedModule<AvgPool2dImpl> {
 /// `nn::AvgPool2d(2)`, `nn::AvgPool2d(3, {.stride = 1, .padding = 1})`.
 class AvgPool2d : public ModuleHolder<AvgPool2dImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>         // not a literal 0, which means a size
   AvgPool2d(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<AvgPool2dImpl> I>
   AvgPool2d(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<AvgPool2dImpl>(std::move(impl))) {}  // NOLINT
@@ -87,7 +87,7 @@ class AdaptiveAvgPool2dImpl : public TypedModule<AdaptiveAvgPool2dImpl> {
 /// `nn::AdaptiveAvgPool2d(1)`, `nn::AdaptiveAvgPool2d({7, 7})`.
 class AdaptiveAvgPool2d : public ModuleHolder<AdaptiveAvgPool2dImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>                 // not a literal 0, which means a size
   AdaptiveAvgPool2d(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<AdaptiveAvgPool2dImpl> I>
   AdaptiveAvgPool2d(std::shared_ptr<I> impl) noexcept  // NOLINT

@@ -56,10 +56,11 @@ class LSTMImpl : public TypedModule<LSTMImpl> {
 /// `auto [out, state] = lstm(x)`.
 class LSTM : public ModuleHolder<LSTMImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>    // not a literal 0, which means a size
   LSTM(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<LSTMImpl> I>
-  LSTM(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<LSTMImpl>(std::move(impl))) {}  // NOLINT
+  LSTM(std::shared_ptr<I> impl)
+  noexcept : ModuleHolder(std::shared_ptr<LSTMImpl>(std::move(impl))) {}  // NOLINT
   LSTM(std::int64_t input_size, std::int64_t hidden_size, LSTMOptions options = {},
        std::source_location where = std::source_location::current())
       : ModuleHolder(std::make_shared<LSTMImpl>(input_size, hidden_size, options, where)) {}

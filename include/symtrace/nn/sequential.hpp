@@ -23,8 +23,7 @@ class SequentialImpl : public TypedModule<SequentialImpl>, public detail::Indexe
   SequentialImpl() = default;
   /// `SequentialImpl(nn::Conv2d(...), nn::BatchNorm2d(64), nn::ReLU())`: holders or shared_ptrs.
   template <class... M>
-    requires(sizeof...(M) > 0)
-  explicit SequentialImpl(M&&... modules) {
+  requires(sizeof...(M) > 0) explicit SequentialImpl(M&&... modules) {
     (push_back(std::forward<M>(modules)), ...);
   }
   explicit SequentialImpl(std::vector<std::shared_ptr<Module>> modules,
@@ -37,7 +36,10 @@ class SequentialImpl : public TypedModule<SequentialImpl>, public detail::Indexe
   /// Appends `module` named by its position.
   void push_back(std::shared_ptr<Module> module, std::source_location where = std::source_location::current());
   template <class H>
-    requires requires(const H& h) { typename H::ContainedType; h.ptr(); }
+  requires requires(const H& h) {
+    typename H::ContainedType;
+    h.ptr();
+  }
   void push_back(const H& holder, std::source_location where = std::source_location::current()) {
     push_back(std::shared_ptr<Module>(holder.ptr()), where);
   }

@@ -32,7 +32,7 @@ class FlattenImpl : public TypedModule<FlattenImpl> {
 /// `nn::Flatten()`, `nn::Flatten({.start_dim = 0})`.
 class Flatten : public ModuleHolder<FlattenImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>       // not a literal 0, which means a size
   Flatten(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<FlattenImpl> I>
   Flatten(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<FlattenImpl>(std::move(impl))) {}  // NOLINT
@@ -48,9 +48,9 @@ class IdentityImpl : public TypedModule<IdentityImpl> {
 SYMTRACE_MODULE(Identity);
 
 struct UpsampleOptions {
-  std::optional<IntList> size = std::nullopt;  ///< output [H, W] (one value applies to both); or
+  std::optional<IntList> size = std::nullopt;                      ///< output [H, W] (one value applies to both); or
   std::optional<std::vector<double>> scale_factor = std::nullopt;  ///< [sh, sw] (one value applies to both)
-  std::string mode = "nearest";                     ///< only "nearest"
+  std::string mode = "nearest";                                    ///< only "nearest"
 };
 
 /// Nearest-neighbour upsampling of [N, C, H, W] inputs to `size` or by `scale_factor`.
@@ -68,7 +68,7 @@ class UpsampleImpl : public TypedModule<UpsampleImpl> {
 /// `nn::Upsample({.scale_factor = std::vector{2.0}})`, `nn::Upsample({.size = IntList{8, 8}})`.
 class Upsample : public ModuleHolder<UpsampleImpl> {
  public:
-  template <std::same_as<std::nullptr_t> Null>  // not a literal 0, which means a size
+  template <std::same_as<std::nullptr_t> Null>        // not a literal 0, which means a size
   Upsample(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<UpsampleImpl> I>
   Upsample(std::shared_ptr<I> impl) noexcept : ModuleHolder(std::shared_ptr<UpsampleImpl>(std::move(impl))) {}  // NOLINT

@@ -69,12 +69,13 @@ class TypedModule : public Module {
     using T = detail::ForwardTraits<Derived>;
     if (args.size() < T::num_required || args.size() > T::arity)
       detail::throw_arity_error(*this, args.size());
-    return [&]<std::size_t... I>(std::index_sequence<I...>) -> Value {
+    return [&]<std::size_t... I>(std::index_sequence<I...>)->Value {
       const auto& params = forward_signature()->parameters;
       return T::ResultCodec::box(derived().forward(
           I < args.size() ? T::template Codec<I>::unbox(args[I], {this, params[I].name, I + 1})
                           : std::remove_cvref_t<typename T::template Param<I>>{}...));
-    }(std::make_index_sequence<T::arity>{});
+    }
+    (std::make_index_sequence<T::arity>{});
   }
 
   /// Calls the module as `forward(args...)` would, through the interposer (the
@@ -117,8 +118,7 @@ class TypedModule : public Module {
   }
   /// More than six arguments (MultiheadAttention takes seven): no call site is recorded.
   template <class... A>
-    requires(sizeof...(A) > 6)
-  auto operator()(A&&... args) {
+  requires(sizeof...(A) > 6) auto operator()(A&&... args) {
     return call_at(std::source_location{}, std::forward<A>(args)...);
   }
 
@@ -130,11 +130,12 @@ class TypedModule : public Module {
     static_assert(given >= T::num_required && given <= T::arity,
                   "wrong number of arguments for this module's forward");
     return [&]<std::size_t... I, std::size_t... J>(std::index_sequence<I...>,
-                                                    std::index_sequence<J...>) {
+                                                   std::index_sequence<J...>) {
       return this->template call_typed<typename T::template Param<I>...>(
           where, std::forward<A>(args)...,
           std::remove_cvref_t<typename T::template Param<given + J>>{}...);
-    }(std::make_index_sequence<T::arity>{}, std::make_index_sequence<T::arity - given>{});
+    }
+    (std::make_index_sequence<T::arity>{}, std::make_index_sequence<T::arity - given>{});
   }
 
   /// The call with arguments already converted to forward's parameter types `P...`: goes
@@ -171,7 +172,8 @@ class TypedModule : public Module {
     static_assert(
         []<std::size_t... I>(std::index_sequence<I...>) {
           return (detail::ForwardParameterType<
-                      typename detail::ForwardTraits<Derived>::template Param<I>> && ...);
+                      typename detail::ForwardTraits<Derived>::template Param<I>> &&
+                  ...);
         }(std::make_index_sequence<detail::ForwardTraits<Derived>::arity>{}),
         "forward parameters must be Tensor, int, double, bool, std::string, "
         "std::vector<Tensor>, std::vector<int64_t>, std::optional of those, or Value, "

@@ -45,11 +45,11 @@ struct TraceWarning {
     branch,      ///< a tensor converted to bool (to_bool()): control flow on tensor data
   };
   Kind kind = Kind::value_read;
-  std::string message;        ///< `file:line: what happened in 'path' (Type): why, and what to do`
-  std::source_location where; ///< the user's line that read the tensor
-  std::string module_path;    ///< the innermost module running ("" for the root)
+  std::string message;         ///< `file:line: what happened in 'path' (Type): why, and what to do`
+  std::source_location where;  ///< the user's line that read the tensor
+  std::string module_path;     ///< the innermost module running ("" for the root)
   std::string module_type;
-  std::size_t count = 1;      ///< times this line read a tensor during the run
+  std::size_t count = 1;  ///< times this line read a tensor during the run
 };
 
 /// What `trace_by_execution` gives.
@@ -96,10 +96,10 @@ ExecutionTrace trace_function_by_execution(const TracedFunction& function, const
 /// `input_1`, ... As the module form, but parameters of modules the function calls are graph
 /// constants (the graph runs without a module: `Interpreter(any_module, graph)`).
 template <class F>
-  requires(!std::is_base_of_v<Module, std::remove_cvref_t<F>> && std::is_invocable_r_v<Value, F&, const ValueList&>)
-[[nodiscard]] ExecutionTrace trace_by_execution(F&& function, const ValueList& inputs,
-                                                const ExecutionTraceOptions& options = {},
-                                                std::source_location where = std::source_location::current()) {
+requires(!std::is_base_of_v<Module, std::remove_cvref_t<F>> && std::is_invocable_r_v<Value, F&, const ValueList&>)
+    [[nodiscard]] ExecutionTrace trace_by_execution(F&& function, const ValueList& inputs,
+                                                    const ExecutionTraceOptions& options = {},
+                                                    std::source_location where = std::source_location::current()) {
   return detail::trace_function_by_execution(TracedFunction(std::forward<F>(function)), inputs, options, where);
 }
 

@@ -56,9 +56,9 @@ template <std::same_as<SymInt> End>
 /// `torch.arange(start, end, step)` where at least one bound is a size, e.g.
 /// `arange(0.5, n, 0.5)` (float32) or `arange(0, n, 2)` (int64).
 template <ArangeBound Start, ArangeBound End, ArangeBound Step = std::int64_t>
-  requires(std::same_as<Start, SymInt> || std::same_as<End, SymInt> || std::same_as<Step, SymInt>)
-[[nodiscard]] Tensor arange(const Start& start, const End& end, const Step& step = 1,
-                            std::optional<DType> dtype = std::nullopt, Where where = Where::current()) {
+requires(std::same_as<Start, SymInt> || std::same_as<End, SymInt> || std::same_as<Step, SymInt>)
+    [[nodiscard]] Tensor arange(const Start& start, const End& end, const Step& step = 1,
+                                std::optional<DType> dtype = std::nullopt, Where where = Where::current()) {
   return detail::arange_op(Value(start), Value(end), Value(step), dtype, where);
 }
 

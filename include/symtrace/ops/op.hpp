@@ -26,16 +26,19 @@ namespace symtrace {
 
 /// How an op was called: as a free function (`relu(x)`) or a Tensor method (`x.relu()`).
 /// A trace records call_function or call_method accordingly.
-enum class CallStyle : std::uint8_t { function, method };
+enum class CallStyle : std::uint8_t {
+  function,
+  method
+};
 
 /// Declared properties of an op (a bit set).
 enum class OpFlags : std::uint32_t {
   none = 0,
-  inplace = 1u << 0,      ///< mutates its first argument and returns it
-  view = 1u << 1,         ///< its output shares storage with its first argument
-  random = 1u << 2,       ///< draws from a Generator (e.g. dropout in training)
-  elementwise = 1u << 3,  ///< output element i depends only on input elements i (after broadcasting)
-  reduction = 1u << 4,    ///< reduces over dims
+  inplace = 1u << 0,            ///< mutates its first argument and returns it
+  view = 1u << 1,               ///< its output shares storage with its first argument
+  random = 1u << 2,             ///< draws from a Generator (e.g. dropout in training)
+  elementwise = 1u << 3,        ///< output element i depends only on input elements i (after broadcasting)
+  reduction = 1u << 4,          ///< reduces over dims
   mutates_arguments = 1u << 5,  ///< may write to arguments other than the first (batch_norm's
                                 ///< running statistics in training): never removable as dead code
   // Channel behaviour, read by the channel-dependency analysis (analysis/channel_groups.hpp).

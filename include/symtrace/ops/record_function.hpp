@@ -43,7 +43,11 @@ class Module;
 struct OpCall;
 
 /// What kind of event a RecordFunction is.
-enum class RecordScope : std::uint8_t { function, module, user_scope };
+enum class RecordScope : std::uint8_t {
+  function,
+  module,
+  user_scope
+};
 inline constexpr std::size_t num_record_scopes = 3;
 [[nodiscard]] std::string_view to_string(RecordScope scope) noexcept;
 

@@ -22,7 +22,16 @@
 namespace symtrace {
 
 /// The base type of one argument.
-enum class ArgType : std::uint8_t { Tensor, int_, float_, bool_, Scalar, str, ScalarType, TensorOrScalar };
+enum class ArgType : std::uint8_t {
+  Tensor,
+  int_,
+  float_,
+  bool_,
+  Scalar,
+  str,
+  ScalarType,
+  TensorOrScalar
+};
 
 /// One argument of a schema.
 struct ArgSpec {
@@ -36,7 +45,12 @@ struct ArgSpec {
 };
 
 /// What an op returns.
-enum class ReturnType : std::uint8_t { Tensor, TensorList, int_, bool_ };
+enum class ReturnType : std::uint8_t {
+  Tensor,
+  TensorList,
+  int_,
+  bool_
+};
 
 /// A parsed op signature.
 struct OpSchema {

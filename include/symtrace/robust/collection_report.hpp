@@ -42,9 +42,9 @@ struct CollectionReport {
   };
   /// A place where a graph captured by execution read tensor data.
   struct Warning {
-    std::string kind;     ///< "value_read" or "branch"
-    std::string source;   ///< "file:line"
-    std::string module;   ///< the innermost module running ("" for the root)
+    std::string kind;    ///< "value_read" or "branch"
+    std::string source;  ///< "file:line"
+    std::string module;  ///< the innermost module running ("" for the root)
     std::size_t count = 1;
     std::string message;
     friend bool operator==(const Warning&, const Warning&) = default;
@@ -75,7 +75,7 @@ struct CollectionReport {
 
   std::string model;  ///< the model's name, as the report prints it
   std::vector<ModuleEntry> modules;
-  std::vector<Failure> failures;  ///< in the order they were found
+  std::vector<Failure> failures;   ///< in the order they were found
   std::vector<GraphEntry> graphs;  ///< in the order of the collection (breadth first)
 
   /// The number of modules with `status`.

@@ -31,7 +31,10 @@ namespace symtrace {
 class GraphCollection;
 
 /// The output format of `coverage_report`.
-enum class ReportFormat : unsigned char { text, json };
+enum class ReportFormat : unsigned char {
+  text,
+  json
+};
 
 /// The coverage report of `collection`, made by `recursive_trace` of the model called
 /// `model_name` (see the file comment). Throws std::invalid_argument for a collection that

@@ -45,7 +45,12 @@ class Module;
 class ModuleIndex;
 
 /// What became of a module in a recursive trace (see the file comment).
-enum class ModuleStatus : std::uint8_t { traced, leaf, failed, unvisited };
+enum class ModuleStatus : std::uint8_t {
+  traced,
+  leaf,
+  failed,
+  unvisited
+};
 
 /// "traced", "leaf", "failed" or "unvisited".
 [[nodiscard]] std::string_view to_string(ModuleStatus status) noexcept;
@@ -54,10 +59,10 @@ enum class ModuleStatus : std::uint8_t { traced, leaf, failed, unvisited };
 /// name and its parent, so that a hierarchy n modules deep costs O(n), not the O(n^2)
 /// characters of its paths.
 struct ModuleRecord {
-  std::size_t index = 0;                      ///< its index in the hierarchy (0 for the model)
+  std::size_t index = 0;                              ///< its index in the hierarchy (0 for the model)
   std::size_t parent = static_cast<std::size_t>(-1);  ///< its parent on its first path (npos for the model)
-  std::string_view name;          ///< the last component of its first path ("" for the model)
-  std::string_view type;          ///< its type name (Module::type_name(), which the module keeps)
+  std::string_view name;                              ///< the last component of its first path ("" for the model)
+  std::string_view type;                              ///< its type name (Module::type_name(), which the module keeps)
   ModuleStatus status = ModuleStatus::unvisited;
   const Module* module = nullptr;
   const ModuleFailure* failure = nullptr;  ///< its failure record when failed

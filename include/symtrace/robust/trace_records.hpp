@@ -45,12 +45,14 @@ struct ExecutionCapture {
 
 /// Why a module could not be traced: a structured failure record.
 struct ModuleFailure {
+  // clang-format off
   std::string module;   ///< its path: in the model for a model's records (TraceRecords), else under the traced root ("" for the root)
   std::string type;     ///< the module's type name
   std::string kind;     ///< the exception's type: "TraceError", "OpError", "std::runtime_error", ...
   std::string message;  ///< what() of the exception
+  // clang-format on
   std::source_location where;  ///< the user's file:line (line 0 when the exception carried none)
-  std::string op;       ///< the op that refused its input (OpError), else empty
+  std::string op;              ///< the op that refused its input (OpError), else empty
   /// Set when the failed module was captured by execution (the capture, or why not).
   std::shared_ptr<const ExecutionCapture> by_execution;
 };

@@ -30,7 +30,7 @@ namespace symtrace {
 struct InputSpec {
   DType dtype = DType::float32;
   Shape shape;
-  bool is_int = false;  ///< a symbolic integer (a SymInt placeholder), not a tensor
+  bool is_int = false;   ///< a symbolic integer (a SymInt placeholder), not a tensor
   bool is_list = false;  ///< a list (`List[Tensor]`, a tuple), one spec per element in `elements`
   /// A dict with str keys (`Dict[str, Tensor]`, or an object of a TorchScript class, which is
   /// a dict of its attributes): `keys[i]` names `elements[i]`.
@@ -41,7 +41,7 @@ struct InputSpec {
   Value value;  ///< the constant's value
 
   InputSpec(Shape s, DType d = DType::float32) : dtype(d), shape(std::move(s)) {}  // NOLINT: implicit
-  InputSpec(const Tensor& example);                                                 // NOLINT: implicit
+  InputSpec(const Tensor& example);                                                // NOLINT: implicit
   /// Whether this is a tensor's spec (not an int, a list, a dict or a constant).
   [[nodiscard]] bool is_tensor() const noexcept { return !is_int && !is_list && !is_dict && !is_constant; }
   /// An integer input unknown at trace time: its placeholder is an `int` and forward gets a

@@ -196,7 +196,8 @@ class Tracer : public Interposer {
   /// is not tracing there, e.g. while another tracer's trace runs inside its own).
   [[nodiscard]] TracingState& state() const {
     TracingState* state = innermost_state();
-    if (state == nullptr) [[unlikely]] throw_not_tracing();
+    if (state == nullptr) [[unlikely]]
+      throw_not_tracing();
     return *state;
   }
   /// A symbolic tensor naming `node`, with `meta` (also recorded on the node).

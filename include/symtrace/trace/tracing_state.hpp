@@ -46,7 +46,7 @@ class TracingState {
     const Module* module = nullptr;
     std::string_view path;
     std::source_location call_site;  // the module's call (for the root, the trace's)
-    std::size_t next_child = 0;  // where path_of looks first among the module's children
+    std::size_t next_child = 0;      // where path_of looks first among the module's children
   };
 
   /// Borrows `modules` when it indexes `root`; else the modules of `root` are indexed on
@@ -114,7 +114,7 @@ class TracingState {
   friend class detail::SideRun;
   friend class detail::SubgraphRun;
 
-  std::vector<std::uint64_t> ids_;  // the trace's id, then those of nested side runs
+  std::vector<std::uint64_t> ids_;                                // the trace's id, then those of nested side runs
   std::vector<std::pair<std::uint64_t, std::uint32_t>> retired_;  // (id, bound): see retire()
   Tracer& tracer_;
   Graph* graph_;

@@ -95,7 +95,10 @@ class FailingBottleneckImpl : public BottleneckImpl {
 SYMTRACE_MODULE(FailingBottleneck);
 
 /// Which residual block a ResNet stacks.
-enum class ResNetBlock : std::uint8_t { basic, bottleneck };
+enum class ResNetBlock : std::uint8_t {
+  basic,
+  bottleneck
+};
 
 /// A ResNet's shape. The defaults are ResNet-50.
 struct ResNetConfig {
@@ -140,7 +143,7 @@ SYMTRACE_MODULE(ResNet);
 /// bench/fx/models.py): layer3.0; the first block of every stage; every block.
 inline constexpr std::array<std::int64_t, 1> resnet50_fail1_blocks = {7};
 inline constexpr std::array<std::int64_t, 4> resnet50_fail4_blocks = {0, 3, 7, 13};
-inline constexpr std::array<std::int64_t, 16> resnet50_fail16_blocks = {0, 1, 2,  3,  4,  5,  6,  7,
+inline constexpr std::array<std::int64_t, 16> resnet50_fail16_blocks = {0, 1, 2, 3, 4, 5, 6, 7,
                                                                         8, 9, 10, 11, 12, 13, 14, 15};
 
 /// The module paths ("layer3.0") of the global block indices `blocks` in a ResNet whose stages

@@ -26,9 +26,9 @@ namespace symtrace::zoo {
 
 /// The sizes of an ElmanRNN; the defaults are the zoo's `rnn`.
 struct RNNConfig {
-  std::int64_t vocab = 1000;   ///< token ids are in [0, vocab); also the number of output classes
-  std::int64_t embed = 64;     ///< embedding size (the cell's input size)
-  std::int64_t hidden = 128;   ///< hidden state size
+  std::int64_t vocab = 1000;  ///< token ids are in [0, vocab); also the number of output classes
+  std::int64_t embed = 64;    ///< embedding size (the cell's input size)
+  std::int64_t hidden = 128;  ///< hidden state size
 };
 
 /// One step of an Elman RNN: h' = tanh(ih(x) + hh(h)).

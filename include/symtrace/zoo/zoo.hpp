@@ -27,17 +27,17 @@ namespace symtrace::zoo {
 
 /// One example input of a zoo model.
 struct ExampleInput {
-  std::string name;               ///< the model's declared input name
+  std::string name;  ///< the model's declared input name
   DType dtype = DType::float32;
-  IntList shape;                  ///< e.g. {1, 3, 224, 224}
-  std::int64_t high = 0;          ///< int64 inputs are drawn from [0, high) (token ids)
+  IntList shape;          ///< e.g. {1, 3, 224, 224}
+  std::int64_t high = 0;  ///< int64 inputs are drawn from [0, high) (token ids)
 };
 
 /// A zoo entry.
 struct ModelInfo {
   std::string name;
-  std::string description;              ///< one line, for `symtrace zoo`
-  std::vector<ExampleInput> inputs;     ///< the default example inputs
+  std::string description;           ///< one line, for `symtrace zoo`
+  std::vector<ExampleInput> inputs;  ///< the default example inputs
   /// Paths of the modules that cannot be traced on their own (empty for clean models): their
   /// forward reads tensor data, e.g. {"layer3.0"} for resnet50_fail1, or they cannot be called
   /// at all (a ModuleList the parent only indexes).

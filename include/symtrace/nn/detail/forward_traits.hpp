@@ -29,8 +29,8 @@ struct TypeList {};
 /// What an unboxing failure reports: which module, which parameter (or the result).
 struct UnboxContext {
   const Module* module;
-  std::string_view parameter;  ///< empty for the result
-  std::size_t position;        ///< 1-based position of the parameter
+  std::string_view parameter;      ///< empty for the result
+  std::size_t position;            ///< 1-based position of the parameter
   std::string_view declared = {};  ///< the declared type when it wraps the checked one (Optional[...])
 };
 
@@ -57,8 +57,7 @@ struct ArgCodec<Tensor> {
 };
 
 template <class T>
-  requires(std::integral<T> && !std::same_as<T, bool>)
-struct ArgCodec<T> {
+requires(std::integral<T> && !std::same_as<T, bool>) struct ArgCodec<T> {
   static constexpr ParamType type = ParamType::integer;
   static constexpr bool optional = false;
   static std::string_view name() noexcept { return "int"; }
@@ -199,7 +198,8 @@ struct ArgCodec<std::tuple<T...>> {
     declared.declared = name();
     return [&]<std::size_t... I>(std::index_sequence<I...>) {
       return std::tuple<T...>(ArgCodec<T>::unbox(l[I], declared)...);
-    }(std::index_sequence_for<T...>{});
+    }
+    (std::index_sequence_for<T...>{});
   }
 };
 
@@ -245,7 +245,8 @@ struct ForwardTraits {
       std::size_t n = sizeof...(I);
       while (n > 0 && optional[n - 1]) --n;
       return n;
-    }(std::make_index_sequence<arity>{});
+    }
+    (std::make_index_sequence<arity>{});
   }();
 
   template <class Seq>
@@ -262,8 +263,10 @@ struct ForwardTraits {
 /// Parameter types a forward may take: by value or const reference.
 template <class P>
 concept ForwardParameterType =
+    // clang-format off
     Boxable<P> && (!std::is_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>) &&
     !std::same_as<std::remove_cvref_t<P>, std::tuple<>>;
+// clang-format on
 
 /// The static signature of `D::forward`, with default input names: "x" for one input,
 /// "x0", "x1", ... for several.
@@ -277,7 +280,8 @@ ForwardSignature make_forward_signature() {
          T::arity == 1 ? std::string("x") : "x" + std::to_string(I), T::template Codec<I>::type,
          T::template Codec<I>::optional, T::template Codec<I>::name()}),
      ...);
-  }(std::make_index_sequence<T::arity>{});
+  }
+  (std::make_index_sequence<T::arity>{});
   sig.result = T::ResultCodec::type;
   sig.result_type_name = T::ResultCodec::name();
   if constexpr (T::ResultCodec::type == ParamType::tuple)

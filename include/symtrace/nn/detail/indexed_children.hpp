@@ -33,7 +33,7 @@ template <class M>
 
 /// The child at `index` of `container`; throws std::invalid_argument when out of range.
 [[nodiscard]] const std::shared_ptr<Module>& child_at(const Module& container, std::size_t index,
-                                                     std::source_location where);
+                                                      std::source_location where);
 
 /// Indexed access to the children of `Derived` (a Module), in registration order.
 template <class Derived>
