@@ -36,8 +36,7 @@ TEST_CASE("a pass manager runs its passes in order and says what each changed") 
   Graph g = duplicated();
   const PassManager pm = all_passes();
   CHECK(pm.names() == std::vector<std::string>{"remove_inplace", "remove_unnecessary_slices", "cse", "dead_code"});
-  CHECK(pm.run(g) == std::vector<PassResult>{{"remove_inplace", 0}, {"remove_unnecessary_slices", 0}, {"cse", 1},
-                                              {"dead_code", 1}});
+  CHECK(pm.run(g) == std::vector<PassResult>{{"remove_inplace", 0}, {"remove_unnecessary_slices", 0}, {"cse", 1}, {"dead_code", 1}});
   CHECK(to_string(g) ==
         "graph():\n"
         "    %x : [num_users=1] = placeholder[target=x]\n"
@@ -52,8 +51,7 @@ TEST_CASE("the lint after each pass names the pass that left a malformed graph")
   pm.add("misorder", [](Graph& graph) {
       graph.move_after(*graph.find_node("exp"), *graph.find_node("add"));  // after its user
       return std::size_t{1};
-    })
-      .add("never", [](Graph&) -> std::size_t { FAIL("a pass after a failed one ran"); return 0; })
+    }).add("never", [](Graph&) -> std::size_t { FAIL("a pass after a failed one ran"); return 0; })
       .lint_after_each(true);
   CHECK_THROWS_WITH_AS(pm.run(g), doctest::Contains("the pass 'misorder' left a malformed graph: "), LintError);
   PassManager quiet;
