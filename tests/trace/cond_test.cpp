@@ -34,26 +34,28 @@ class Pair : public TypedModule<Pair> {
 /// A branch that uses a tensor of the enclosing code without passing it as an operand.
 class Captures : public TypedModule<Captures> {
  public:
+  // clang-format off
   static constexpr int cond_line = __LINE__ + 3;
   Tensor forward(const Tensor& x) {
     const Tensor doubled = x * 2;
-    return cond(
-               x.sum() > 0, [&](const TensorList&) -> Value { return doubled.relu(); },
-               [](const TensorList& in) -> Value { return in[0]; }, {x})
+    return cond(x.sum() > 0, [&](const TensorList&) -> Value { return doubled.relu(); },
+                [](const TensorList& in) -> Value { return in[0]; }, {x})
         .to_tensor();
   }
+  // clang-format on
 };
 
 /// Branches that return different dtypes.
 class Disagrees : public TypedModule<Disagrees> {
  public:
+  // clang-format off
   static constexpr int cond_line = __LINE__ + 2;
   Tensor forward(const Tensor& x) {
-    return cond(
-               x.sum() > 0, [](const TensorList& in) -> Value { return in[0]; },
-               [](const TensorList& in) -> Value { return in[0] > 0; }, {x})
+    return cond(x.sum() > 0, [](const TensorList& in) -> Value { return in[0]; },
+                [](const TensorList& in) -> Value { return in[0] > 0; }, {x})
         .to_tensor();
   }
+  // clang-format on
 };
 
 /// Passes the op calls, module calls and conds it gets to the interposer installed before it, as
