@@ -8,8 +8,10 @@ For each model NAME it writes OUTDIR/NAME.script.pt (torch.jit.script) and, for 
 classifiers, OUTDIR/NAME.trace.pt (torch.jit.trace), the input it was run on
 (OUTDIR/NAME.input.bin: float32, C order) and LibTorch's output on it (NAME.output.bin), and
 OUTDIR/NAME.json: the input shape, the parameter count and, when torch.fx can trace the Python
-model, fx's call_module nodes counted by layer type. Files already there are kept.
+model, fx's call_module nodes counted by layer type. Files already there are kept (see write_detector).
 """
+import hashlib
+import inspect
 import json
 import os
 import sys
@@ -35,17 +37,15 @@ CLASSIFIERS = {
 # dict {"out": logits}.
 SEGMENTERS = {"deeplabv3_mobilenet_v3_large": 64, "fcn_resnet50": 64}
 
-# Detection models (torchvision.models.detection): the arguments to make each with, and the
-# spread of the normal weights drawn for its heads (0: torchvision's own initialisation). The
-# thresholds keep a few tens of detections whose scores differ, from random weights; the
-# ResNet-50 ones run at 320 pixels, not 800.
+# Detection models (torchvision.models.detection): the arguments to make each with and the seed of
+# the image it runs on, on which none of its decisions is borderline (see PERTURBATION below).
 DETECTORS = {
-    "fasterrcnn_mobilenet_v3_large_320_fpn": (dict(box_score_thresh=0.0425), 2.0),
-    "retinanet_resnet50_fpn": (dict(min_size=320, max_size=320, score_thresh=0.22), 0),
-    "ssdlite320_mobilenet_v3_large": (dict(score_thresh=0.0146), 2.0),
-    "maskrcnn_resnet50_fpn": (dict(min_size=320, max_size=320, box_score_thresh=0.99), 0),
+    "fasterrcnn_mobilenet_v3_large_320_fpn": (dict(box_score_thresh=0.65), 1),
+    "retinanet_resnet50_fpn": (dict(min_size=320, max_size=320, score_thresh=0.995), 1),
+    "ssdlite320_mobilenet_v3_large": (dict(score_thresh=0.97), 1),
+    "maskrcnn_resnet50_fpn": (dict(min_size=320, max_size=320, box_score_thresh=0.35, rpn_pre_nms_top_n_test=50,
+                                   rpn_post_nms_top_n_test=50), 4),
 }
-DETECTOR_IMAGE = [3, 240, 320]
 
 
 class Gate(torch.nn.Module):
@@ -322,33 +322,180 @@ def write(outdir, name, model, shape, trace=True):
     os.replace(stem + ".json.tmp", stem + ".json")
 
 
+# The detectors' classes and image: the thresholds above keep tens of detections, the ResNet-50
+# ones run at 320 pixels (not 800), Mask R-CNN on 50 proposals (not 1000).
+DETECTOR_CLASSES = 11
+DETECTOR_IMAGE = [3, 240, 320]
+
+# LibTorch's run of a detector on its image is repeated PERTURBED_RUNS times on the weights
+# perturbed by PERTURBATION of themselves (each float parameter and buffer times 1 + 1e-5 N(0, 1)).
+# The image will do only if every run finds the same detections: no decision on it (a score
+# against a threshold, NMS's overlap against its own, a top-k cut) is that close to going the
+# other way. Each detection is then compared within what the runs moved it (perturbed_spread);
+# LibTorch's kernels for other processors (ATEN_CPU_CAPABILITY=default, avx2, avx512; oneDNN
+# down to SSE4.1) move the detections by a third of that at most.
+PERTURBATION = 1e-5
+PERTURBED_RUNS = 4
+
+
+def is_head_output(name):
+    """A head's last layer: class scores, box deltas, mask logits (SSD's: module_list.N.1)."""
+    parts = name.split(".")
+    return parts[-1] in ("cls_logits", "cls_score", "bbox_pred", "bbox_reg", "mask_fcn_logits") or \
+        (len(parts) >= 3 and parts[-3] == "module_list" and parts[-1] == "1")
+
+
+def detector(name, image):
+    """torchvision's detection model NAME with seeded random weights: the backbone's convolutions
+    initialised for their fan-in at unit gain, and each head's last layer set so that, on
+    `image`, each of its outputs averages its bias and varies by 2 (0.5 for box deltas) across
+    positions and boxes. With torchvision's initialisation for untrained weights, MobileNet's
+    layers shrink the image away (the same features everywhere but at the borders, so detections
+    whose scores tie or differ by rounding) and ResNet's features grow to scores of 1 for one
+    class; with ReLU's gain instead, rounding grows a hundredfold through MobileNet."""
+    torch.manual_seed(0)
+    kwargs, _ = DETECTORS[name]
+    model = getattr(torchvision.models.detection, name)(weights=None, weights_backbone=None,
+                                                        num_classes=DETECTOR_CLASSES, **kwargs).eval()
+    for p in model.state_dict().values():
+        if p.dtype == torch.float32 and p.dim() == 1:  # BatchNorm statistics away from 0/1
+            p.add_(torch.rand_like(p) * 0.1)
+    for m in model.backbone.modules():
+        if isinstance(m, torch.nn.Conv2d):
+            torch.nn.init.kaiming_normal_(m.weight, mode="fan_in", nonlinearity="linear")
+    heads = {n: m for n, m in model.named_modules() if is_head_output(n)}
+    biases = {n: m.bias.clone() for n, m in heads.items()}
+    for _ in range(3):  # each stage sees boxes from the one before: measure again after setting it
+        outputs = {n: [] for n in heads}
+
+        def keep(name):
+            def hook(layer, args, out):
+                rows = out - layer.bias.view(-1, *[1] * (out.dim() - 2))
+                outputs[name].append(rows.transpose(0, 1).flatten(1).T if rows.dim() > 2 else rows)
+            return hook
+        hooks = [m.register_forward_hook(keep(n)) for n, m in heads.items()]
+        model([image])
+        for h in hooks:
+            h.remove()
+        for n, m in heads.items():
+            rows = torch.cat(outputs[n]) if outputs[n] else torch.zeros(0)
+            if len(rows) > 1:
+                scale = (0.5 if "bbox" in n else 2.0) / float(rows.std(0).mean())
+                m.weight.mul_(scale)
+                m.bias.copy_(biases[n] - scale * rows.mean(0))
+    return model
+
+
+def detector_image(name):
+    torch.manual_seed(DETECTORS[name][1])
+    return torch.rand(*DETECTOR_IMAGE)
+
+
+def perturbed_run(model, image, seed):
+    """`model`'s detections on `image` with its float parameters and buffers perturbed by
+    PERTURBATION of themselves (seeded); the model is left as it was."""
+    state = model.state_dict()
+    saved = {k: t.clone() for k, t in state.items()}
+    gen = torch.Generator().manual_seed(seed)
+    for t in state.values():
+        if t.is_floating_point():
+            t.mul_(1 + PERTURBATION * torch.randn(t.shape, generator=gen))
+    try:
+        return model([image])[0]
+    finally:
+        model.load_state_dict(saved)
+
+
+def paired(reference, run):
+    """For each detection of `reference`, the index of the one of `run` with its label, a box
+    within a pixel and a score within 0.01, one for one; None when one has no pair or `run` has
+    more (a decision went the other way)."""
+    pairs, taken = [], set()
+    for i in range(len(reference["scores"])):
+        far = (run["boxes"] - reference["boxes"][i]).abs().amax(1).tolist()
+        near = [j for j in range(len(far)) if j not in taken and far[j] <= 1.0 and run["labels"][j] == reference["labels"][i]
+                and abs(float(run["scores"][j] - reference["scores"][i])) <= 0.01]
+        if not near:
+            return None
+        pairs.append(min(near, key=lambda j: far[j]))
+        taken.add(pairs[-1])
+    return pairs if len(run["scores"]) == len(pairs) else None
+
+
+def grown(boxes):
+    """Where torchvision's paste_masks_in_image puts the corners of Mask R-CNN's 28x28 masks (one
+    pixel of padding around) for detections' `boxes`, before truncating them to pixels."""
+    return torchvision.models.detection.roi_heads.expand_boxes(boxes, 30 / 28)
+
+
+def perturbed_spread(model, image, reference):
+    """How far the perturbed runs move each of `reference`'s detections at most: its score
+    (relative), each box corner (pixels) and, where it is pasted at the same pixels, its mask
+    (any pixel); at least 1e-6, 1e-4 and 1e-6. Masks whose paste is borderline, a grown corner
+    within its spread of a pixel's edge or moved by a run, are listed apart ("borderline_masks"):
+    rounding may paste them a pixel off. Or, when a run finds other detections, a sentence
+    saying so."""
+    n = len(reference["scores"])
+    scores, boxes, masks = torch.full((n,), 1e-6), torch.full((n, 4), 1e-4), torch.full((n,), 1e-6)
+    moved = torch.zeros(n, dtype=torch.bool)
+    for k in range(PERTURBED_RUNS):
+        run = perturbed_run(model, image, k)
+        pairs = paired(reference, run)
+        if pairs is None:
+            return (f"the run on weights perturbed with seed {k} finds other detections than the unperturbed run "
+                    f"({len(run['scores'])} and {n})")
+        scores = torch.max(scores, ((run["scores"][pairs] - reference["scores"]) / reference["scores"]).abs())
+        boxes = torch.max(boxes, (run["boxes"][pairs] - reference["boxes"]).abs())
+        if "masks" in reference:
+            same = (grown(run["boxes"][pairs]).to(torch.int64) == grown(reference["boxes"]).to(torch.int64)).all(1)
+            moved |= ~same
+            spread = (run["masks"][pairs] - reference["masks"]).abs().flatten(1).amax(1)
+            masks = torch.where(same, torch.max(masks, spread), masks)
+    borderline = []
+    if "masks" in reference:
+        corners = grown(reference["boxes"])
+        edge = (corners - corners.round()).abs() <= 30 / 28 * torch.max(boxes, boxes[:, [2, 3, 0, 1]])
+        borderline = (moved | edge.any(1)).nonzero().flatten().tolist()
+    return {"scores": scores.tolist(), "boxes": boxes.tolist(),
+            "masks": masks.tolist() if "masks" in reference else None, "borderline_masks": borderline}
+
+
+def detector_recipe(name):
+    """What NAME's files are made from: they are made again when it changes."""
+    source = "".join(inspect.getsource(f) for f in (detector, detector_image, perturbed_run, paired, grown,
+                                                      perturbed_spread, write_detector))
+    made = [DETECTORS[name], DETECTOR_IMAGE, DETECTOR_CLASSES, PERTURBATION, PERTURBED_RUNS, source,
+            torch.__version__, torchvision.__version__]
+    return hashlib.sha256(repr(made).encode()).hexdigest()[:16]
+
+
 def write_detector(outdir, name):
     """NAME.script.pt, the image (NAME.input.bin, DETECTOR_IMAGE), and LibTorch's detections
     for it in NAME.json ("boxes", "labels", "scores", as lists; for Mask R-CNN the masks in
-    NAME.masks.bin, float32)."""
+    NAME.masks.bin, float32), with what perturbed runs move each ("tolerances": "scores",
+    "boxes", "masks", "borderline_masks") or why the image will not do ("unstable"). Files made
+    from another recipe (detector_recipe) are made again."""
     stem = os.path.join(outdir, name)
+    recipe = detector_recipe(name)
     if os.path.exists(stem + ".json") and os.path.exists(stem + ".script.pt"):
-        return
-    torch.manual_seed(0)
-    kwargs, gain = DETECTORS[name]
-    model = getattr(torchvision.models.detection, name)(weights=None, weights_backbone=None, **kwargs).eval()
-    for key, p in model.state_dict().items():
-        if p.dtype == torch.float32 and p.dim() == 1:  # BatchNorm statistics away from 0/1
-            p.add_(torch.rand_like(p) * 0.1)
-        if gain and p.dim() > 1 and ("head" in key or "predictor" in key or "rpn" in key):
-            p.normal_(0, gain / p[0].numel() ** 0.5)
+        with open(stem + ".json") as f:
+            if json.load(f).get("recipe") == recipe:
+                return
+    x = detector_image(name)
+    model = detector(name, x)
     scripted = torch.jit.script(model)
     scripted.save(stem + ".script.pt")
-    torch.manual_seed(1)
-    x = torch.rand(*DETECTOR_IMAGE)
     detections = scripted([x])[1][0]
+    spread = perturbed_spread(model, x, detections)
     x.numpy().tofile(stem + ".input.bin")
     if "masks" in detections:
         detections["masks"].contiguous().numpy().astype("float32").tofile(stem + ".masks.bin")
     meta = {"input": DETECTOR_IMAGE, "parameters": sum(p.numel() for p in model.parameters()),
             "boxes": detections["boxes"].tolist(), "labels": detections["labels"].tolist(),
             "scores": detections["scores"].tolist(),
-            "masks": list(detections["masks"].shape) if "masks" in detections else None}
+            "masks": list(detections["masks"].shape) if "masks" in detections else None,
+            "tolerances": spread if isinstance(spread, dict) else None,
+            "unstable": spread if isinstance(spread, str) else None, "recipe": recipe}
     with open(stem + ".json.tmp", "w") as f:
         json.dump(meta, f)
     os.replace(stem + ".json.tmp", stem + ".json")
