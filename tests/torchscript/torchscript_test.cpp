@@ -346,7 +346,9 @@ TEST_CASE("LibTorch's own forward of a file is the reference check --against-tor
   const Tensor x = read_floats(models / "resnet18.input.bin", {1, 3, 32, 32});
   const Tensor expected = read_floats(models / "resnet18.output.bin", {1, 1000});
   const Value out = torchscript::run_in_libtorch(models / "resnet18.script.pt", {x});
-  CHECK(max_rel_error(out.to_tensor(), expected) <= 1e-6);
+  // The same kernels give the same numbers; LibTorch picks them by the processor (and
+  // ATEN_CPU_CAPABILITY), and the default's and AVX2's differ by 1.1e-6 here.
+  CHECK(max_rel_error(out.to_tensor(), expected) <= 1e-5);
 }
 
 namespace {
