@@ -8,6 +8,21 @@
 
 namespace symtrace {
 
+namespace {
+
+// Decided here, in the library, rather than in the header: an NDEBUG test in the header would
+// give each translation unit its own default, and a program two definitions of the constructor
+// when they differ.
+#ifdef NDEBUG
+constexpr bool lint_by_default = false;
+#else
+constexpr bool lint_by_default = true;
+#endif
+
+}  // namespace
+
+PassManager::PassManager() : lint_(lint_by_default) {}
+
 PassManager& PassManager::add(std::string name, GraphPass pass, std::source_location where) {
   if (!pass) throw_invalid_argument(where, "PassManager::add: the pass '{}' is empty; give it a function", name);
   for (const Entry& e : passes_) {

@@ -65,6 +65,17 @@ TEST_CASE("the lint after each pass names the pass that left a malformed graph")
   CHECK_THROWS_AS(h.lint(), LintError);
 }
 
+TEST_CASE("a pass manager lints after each pass by default when symtrace is built without NDEBUG") {
+  // The library decides (src/passes/pass_manager.cpp); this file is built with the same NDEBUG.
+#ifdef NDEBUG
+  CHECK_FALSE(PassManager().lints_after_each());
+#else
+  CHECK(PassManager().lints_after_each());
+#endif
+  CHECK_FALSE(PassManager().lint_after_each(false).lints_after_each());
+  CHECK(PassManager().lint_after_each(true).lints_after_each());
+}
+
 TEST_CASE("a pass manager refuses an empty pass and a name given twice") {
   PassManager pm;
   CHECK_THROWS_WITH_AS(pm.add("x", GraphPass()), doctest::Contains("PassManager::add: the pass 'x' is empty"),

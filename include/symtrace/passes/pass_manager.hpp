@@ -29,10 +29,14 @@ struct PassResult {
 };
 
 /// Runs passes in the order they were added. After each pass the graph is linted when
-/// `lint_after_each` is on (by default in builds without NDEBUG, as docs/design.md, decision 10,
-/// asks of debug builds): a pass that leaves a malformed graph is caught at once, named in the LintError.
+/// `lint_after_each` is on (by default when symtrace itself is built without NDEBUG, as
+/// docs/design.md, decision 10, asks of debug builds): a pass that leaves a malformed graph is
+/// caught at once, named in the LintError.
 class PassManager {
  public:
+  /// No passes; linting after each as symtrace's build decides (whatever NDEBUG is where this
+  /// header is included, so that every part of a program agrees).
+  PassManager();
   /// Adds `pass` under `name` (for the results and errors); returns *this to chain.
   PassManager& add(std::string name, GraphPass pass, std::source_location where = std::source_location::current());
   /// Lints after each pass or not.
@@ -52,11 +56,7 @@ class PassManager {
     GraphPass pass;
   };
   std::vector<Entry> passes_;
-#ifdef NDEBUG
-  bool lint_ = false;
-#else
-  bool lint_ = true;
-#endif
+  bool lint_;
 };
 
 }  // namespace symtrace
