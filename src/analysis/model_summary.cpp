@@ -43,6 +43,12 @@ NodeCost op_cost(const Node& n, const OpDef& op) {
   const bool owns_storage = !op.has(OpFlags::view) && !op.has(OpFlags::inplace);
   if (owns_storage && out) c.output_bytes = *out * SymExpr(static_cast<std::int64_t>(element_size(n.tensor_meta()->dtype)));
   const std::string_view name = op.name();
+  if (op.has(OpFlags::external)) {
+    // Another library's op (LibTorch's, docs/design.md decision 14): what it computes is not
+    // known here, so neither is its cost. Not guessed.
+    c.known = false;
+    return c;
+  }
   if (op.has(OpFlags::channel_mixing)) {
     const Node* w = n.arg_node(1);
     const std::optional<SymExpr> weight = numel_of(w);

@@ -31,13 +31,20 @@ void append_snake_case(std::string& out, std::string_view text) {
 /// The name fx gives a node when none is asked for: the target, without dunder marks, in
 /// snake case (`__add__` gives `add`, `layer1.0.conv1` gives `layer1_0_conv1` once sanitised).
 /// A function is named without its qualifier, as fx names it by `__name__`
-/// (`operator.mul` gives `mul`).
+/// (`operator.mul` gives `mul`), and an operator without its namespace and overload
+/// (`aten::add.Tensor` gives `add`).
 std::string_view default_name(OpKind op, std::string_view target, std::string& buffer) {
   if (op == OpKind::output) return "output";
   if (target.empty()) return op == OpKind::call_module ? "root" : "_unnamed";  // the root module's path is ""
   if (op == OpKind::call_function) {
-    if (const std::size_t dot = target.rfind('.'); dot != std::string_view::npos && dot + 1 < target.size())
+    if (const std::size_t ns = target.find("::"); ns != std::string_view::npos && ns + 2 < target.size()) {
+      // An operator of another library by its qualified name and overload (`aten::add.Tensor`
+      // gives `add`), as fx names a call of torch.ops.aten.add.Tensor.
+      target = target.substr(ns + 2);
+      target = target.substr(0, target.find('.'));
+    } else if (const std::size_t dot = target.rfind('.'); dot != std::string_view::npos && dot + 1 < target.size()) {
       target = target.substr(dot + 1);
+    }
   }
   if (target.size() > 4 && target.starts_with("__") && target.ends_with("__")) {
     target = target.substr(2, target.size() - 4);

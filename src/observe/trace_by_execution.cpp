@@ -251,9 +251,14 @@ class Recorder {
     if (!result.is_tensor() && !tensor_list) return;  // a number: a C++ value from here on
     Arguments args;
     args.reserve(call.args.size());
-    for (const Value& a : call.args) args.push_back(argument(a, call.where));
+    KeywordArguments kwargs;
+    const auto& specs = call.op.schema.args;
+    for (std::size_t i = 0; i < call.args.size(); ++i) {
+      if (specs[i].kwarg_only) kwargs.emplace_back(specs[i].name, argument(call.args[i], call.where));
+      else args.push_back(argument(call.args[i], call.where));
+    }
     const OpKind kind = call.style == CallStyle::method ? OpKind::call_method : OpKind::call_function;
-    Node& node = create(kind, call.op.name(), std::move(args), call.where);
+    Node& node = create(kind, call.op.name(), std::move(args), call.where, std::move(kwargs));
     if (result.is_tensor()) {
       node.set_tensor_meta(result.to_tensor().meta());
       map(result.to_tensor(), node);

@@ -61,4 +61,13 @@ Callable register_callable(std::string_view schema, CallableFn fn, CallableMetaF
   return Callable(OpRegistry::instance().add_runtime(std::move(def), where));
 }
 
+const OpDef& register_op(OpDef def, CallableFn fn, CallableMetaFn meta, std::source_location where) {
+  if (!fn || !meta)
+    throw_invalid_argument(where, "register_op('{}'): give both the function and its meta function", def.name());
+  def.meta = &callable_meta;
+  def.kernel = &callable_kernel;
+  def.callable = std::make_shared<const detail::CallableFns>(detail::CallableFns{std::move(fn), std::move(meta)});
+  return OpRegistry::instance().add_runtime(std::move(def), where);
+}
+
 }  // namespace symtrace

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -53,12 +54,24 @@ void OpRegistry::add(std::string_view schema, MetaFn meta, KernelFn kernel, OpFl
     throw std::invalid_argument(fmt::format("op '{}' is registered twice", name));
 }
 
+namespace {
+std::atomic<OpRegistry::Resolver>& resolver() noexcept {
+  static std::atomic<OpRegistry::Resolver> r{nullptr};
+  return r;
+}
+}  // namespace
+
+void OpRegistry::set_resolver(Resolver r) noexcept { resolver().store(r, std::memory_order_release); }
+
 const OpDef* OpRegistry::find(std::string_view name) const noexcept {
   if (const auto it = impl_->ops.find(name); it != impl_->ops.end()) [[likely]]
     return &it->second;
-  std::shared_lock lock(impl_->runtime_mutex);
-  const auto it = impl_->runtime_ops.find(name);
-  return it == impl_->runtime_ops.end() ? nullptr : &it->second;
+  {
+    std::shared_lock lock(impl_->runtime_mutex);
+    if (const auto it = impl_->runtime_ops.find(name); it != impl_->runtime_ops.end()) return &it->second;
+  }
+  const Resolver r = resolver().load(std::memory_order_acquire);
+  return r != nullptr ? r(name) : nullptr;
 }
 
 const OpDef& OpRegistry::add_runtime(OpDef def, std::source_location where) const {

@@ -18,7 +18,7 @@ constexpr TypeName kTypes[] = {
     // clang-format off
     {"Tensor|Scalar", ArgType::TensorOrScalar}, {"Tensor", ArgType::Tensor}, {"int", ArgType::int_},
     {"float", ArgType::float_}, {"bool", ArgType::bool_}, {"Scalar", ArgType::Scalar},
-    {"str", ArgType::str}, {"ScalarType", ArgType::ScalarType}};
+    {"str", ArgType::str}, {"ScalarType", ArgType::ScalarType}, {"Any", ArgType::Any}};
 // clang-format on
 
 // A tiny recursive-descent parser over the schema text.
@@ -196,6 +196,7 @@ bool accepts_one(ArgType type, const Value& v) noexcept {
     case ArgType::str: return v.is_string();
     case ArgType::ScalarType: return v.is_dtype();
     case ArgType::TensorOrScalar: return v.is_number() || v.is_symint() || (v.is_tensor() && v.to_tensor().defined());
+    case ArgType::Any: return true;
   }
   return false;
 }

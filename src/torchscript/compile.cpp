@@ -2,16 +2,19 @@
 //
 // Every node becomes one instruction, or none for module values: `prim::GetAttr` of a
 // submodule only extends a path, and `prim::CallMethod` on it becomes a call of the module at
-// that path. Nodes symtrace cannot run (an op the registry lacks, an aten argument it does not
-// take) compile into `unsupported` instructions, which throw when, and only when, they run:
-// loading never fails for want of an op, and the failure of a robust trace lands on the
-// module that ran the node, at the node's Python line.
+// that path. An operator runs as symtrace's own op when it has one that takes the node's
+// arguments, else as LibTorch's (aten_ops.hpp: docs/design.md, decision 14). Nodes symtrace
+// cannot run at all (an operator LibTorch lacks, one whose values symtrace cannot hold)
+// compile into `unsupported` instructions, which throw when, and only when, they run: loading
+// never fails for want of an op, and the failure of a robust trace lands on the module that
+// ran the node, at the node's Python line.
 #include "torchscript/compile.hpp"
 
 #include "symtrace/core/detail/source_location.hpp"
 #include "symtrace/core/error.hpp"
 #include "symtrace/ops/registry.hpp"
 
+#include "torchscript/aten_ops.hpp"
 #include "torchscript/builtins.hpp"
 
 #include <torch/csrc/jit/api/function_impl.h>
@@ -526,13 +529,40 @@ void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::st
   }
   instr.kind = InstrKind::unsupported;
   instr.name = std::string(kind);
-  // aten's ops, and torchvision's (`torchvision::nms`), which symtrace implements itself.
-  const std::string_view ns = kind.starts_with("aten::") ? "aten::" : kind.starts_with("torchvision::") ? "torchvision::"
-                                                                                                        : "";
-  if (!schema || ns.empty()) {
+  if (!schema || kind.starts_with("prim::")) {
     instr.text = fmt::format("the TorchScript operation {} is not supported by symtrace", kind);
     return;
   }
+  // symtrace's own op first (aten's, and torchvision's `torchvision::nms`, which symtrace
+  // implements itself), else LibTorch's (docs/design.md, decision 14).
+  std::string why_not_native;
+  if (native_op(s, node, instr, kind, *schema, why_not_native)) return;
+  try {
+    const OpDef& op = aten_op(*schema);
+    instr.kind = InstrKind::op;
+    instr.op = &op;
+    instr.name = op.name();
+    instr.args.clear();
+    for (std::size_t k = 0; k < op.schema.args.size(); ++k) {
+      ArgSource a;
+      if (k < node->inputs().size()) a.slot = slot(s, node->input(k));
+      else if (op.schema.args[k].default_value) a.constant = *op.schema.args[k].default_value;
+      else throw std::invalid_argument(fmt::format("{} is called without its argument '{}'", kind, op.schema.args[k].name));
+      instr.args.push_back(std::move(a));
+    }
+  } catch (const std::invalid_argument& e) {
+    instr.kind = InstrKind::unsupported;
+    instr.text = why_not_native.empty() ? e.what() : fmt::format("{}, and LibTorch's cannot run here: {}", why_not_native, e.what());
+  }
+}
+
+bool Compiler::native_op(State& s, const jit::Node* node, Instr& instr, std::string_view kind,
+                         const c10::FunctionSchema& aten_schema, std::string& why_not) {
+  const std::string_view ns = kind.starts_with("aten::") ? "aten::" : kind.starts_with("torchvision::") ? "torchvision::"
+                                                                                                        : "";
+  if (ns.empty()) return false;
+  const std::string& overload = aten_schema.overload_name();
+  const c10::FunctionSchema* schema = &aten_schema;
   const OpRegistry& registry = OpRegistry::instance();
   std::string name = std::string(registry_name(kind.substr(ns.size())));
   const OpDef* op = registry.find(name);
@@ -542,8 +572,8 @@ void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::st
     inplace = op != nullptr;
   }
   if (!op) {
-    instr.text = fmt::format("symtrace has no op {}{}", kind, overload.empty() ? "" : "." + overload);
-    return;
+    why_not = fmt::format("symtrace has no op {}{}", kind, overload.empty() ? "" : "." + overload);
+    return false;
   }
   const auto& aten_args = schema->arguments();
   auto find_aten = [&](std::string_view arg) -> std::optional<std::size_t> {
@@ -565,8 +595,8 @@ void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::st
     } else if (spec.default_value) {
       a.constant = *spec.default_value;
     } else {
-      instr.text = fmt::format("{} has no argument '{}', which symtrace's {} needs", kind, spec.name, op->name());
-      return;
+      why_not = fmt::format("{} has no argument '{}', which symtrace's {} needs", kind, spec.name, op->name());
+      return false;
     }
     args.push_back(std::move(a));
   }
@@ -577,10 +607,9 @@ void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::st
     const auto& dflt = aten_args[k].default_value();
     const bool at_default = given && ((dflt && *given == *dflt) || (given->isNone() && !dflt));
     if (!at_default) {
-      instr.text = fmt::format("{} is called with {}={}, which symtrace's {} does not take", kind,
-                               aten_args[k].name(), given ? fmt::format("{}", fmt::streamed(*given)) : "a computed value",
-                               op->name());
-      return;
+      why_not = fmt::format("{} is called with {}={}, which symtrace's {} does not take", kind, aten_args[k].name(),
+                            given ? fmt::format("{}", fmt::streamed(*given)) : "a computed value", op->name());
+      return false;
     }
   }
   instr.kind = inplace ? InstrKind::inplace_op : InstrKind::op;
@@ -588,6 +617,7 @@ void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::st
   instr.args = std::move(args);
   instr.name = op->name();
   if (inplace) instr.copy_op = &registry.get("copy_");
+  return true;
 }
 
 }  // namespace symtrace::torchscript::detail

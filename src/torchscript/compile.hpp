@@ -79,6 +79,10 @@ class Compiler {
   void compile_block(State& s, const torch::jit::Block* block, Block& out, bool bind_inputs);
   void compile_node(State& s, const torch::jit::Node* node, Block& out);
   void compile_op(State& s, const torch::jit::Node* node, Instr& instr, std::string_view kind);
+  /// Makes `instr` call symtrace's own op for the aten (or torchvision) node; false, with
+  /// `why_not` set, when symtrace has none or its op does not take the node's arguments.
+  bool native_op(State& s, const torch::jit::Node* node, Instr& instr, std::string_view kind,
+                 const c10::FunctionSchema& schema, std::string& why_not);
   /// `v` holds an object of a TorchScript class that is not a module (`ImageList`).
   static bool is_object(const torch::jit::Value* v);
   /// A builtin instruction `kind` ("prim::GetAttr", "prim::SetAttr") on an object, for

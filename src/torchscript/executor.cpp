@@ -2,9 +2,11 @@
 //
 // Note [The executor runs ops only]: a TorchScript file holds code. The executor interprets
 // the compiled form of that code and nothing else: tensor work goes through the op registry
-// (`dispatch`), module calls through `Module::call` (the module-call seam, so a tracer sees
-// them as it sees C++ calls), and the builtins it knows are list, tuple, number and string
-// operations. Nothing in a file can make it run Python, start a process or open a file.
+// (`dispatch`: symtrace's own ops, and LibTorch's operators for the rest, aten_ops.hpp),
+// module calls through `Module::call` (the module-call seam, so a tracer sees them as it sees
+// C++ calls), and the builtins it knows are list, tuple, number and string operations.
+// Nothing in a file can make it run Python, start a process or open a file (LibTorch's
+// operators that name a file are refused).
 #include "torchscript/program.hpp"
 
 #include "symtrace/core/error.hpp"

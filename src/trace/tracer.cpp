@@ -425,9 +425,17 @@ Value Tracer::record_op(const OpCall& call) {
   if (st.meta_only()) return meta_result(meta, call.where);
   Arguments args;
   args.reserve(call.args.size());
-  for (const Value& a : call.args) args.push_back(create_arg(a, call.where));
+  KeywordArguments kwargs;
+  const auto& specs = call.op.schema.args;
+  for (std::size_t i = 0; i < call.args.size(); ++i) {
+    // Keyword-only arguments (after `*` in the schema) are kwargs, as the op must be called.
+    if (specs[i].kwarg_only) [[unlikely]]
+      kwargs.emplace_back(specs[i].name, create_arg(call.args[i], call.where));
+    else
+      args.push_back(create_arg(call.args[i], call.where));
+  }
   OpKind kind = call.style == CallStyle::method ? OpKind::call_method : OpKind::call_function;
-  return create_proxy(kind, call.op.name(), std::move(args), {}, meta, call.where);
+  return create_proxy(kind, call.op.name(), std::move(args), std::move(kwargs), meta, call.where);
 }
 
 void Tracer::register_leaf(std::type_index type, LeafMetaFn meta) { leaves_.insert_or_assign(type, std::move(meta)); }

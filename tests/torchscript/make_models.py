@@ -110,25 +110,39 @@ class Int32Buffer(torch.nn.Module):
         return x + 1
 
 
-class Cumulative(torch.nn.Module):
+class Quantizing(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.conv = torch.nn.Conv2d(3, 3, 1)
 
     def forward(self, x):
-        return torch.cumsum(self.conv(x), dim=1)
+        return torch.quantize_per_tensor(self.conv(x), 0.1, 0, torch.quint8).dequantize()
 
 
-class MissingOp(torch.nn.Module):
-    """An op symtrace lacks (cumsum), in one module of three."""
+class QuantizedOp(torch.nn.Module):
+    """An op whose result symtrace cannot hold (a quantized tensor), in one module of three."""
     def __init__(self):
         super().__init__()
         self.stem = torch.nn.Conv2d(3, 3, 1)
-        self.odd = Cumulative()
+        self.odd = Quantizing()
         self.act = torch.nn.ReLU()
 
     def forward(self, x):
         return self.act(self.odd(self.stem(x)))
+
+
+class LibTorchOps(torch.nn.Module):
+    """Ops symtrace runs through LibTorch: einsum, cummax (two results), logcumsumexp, and
+    F.normalize's norm and clamp_min."""
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = torch.einsum("bij,bkj->bik", x, x)
+        values, indices = torch.cummax(y, dim=2)
+        z = torch.logcumsumexp(values, dim=1) + indices.float()
+        return self.proj(torch.nn.functional.normalize(z, dim=-1))
 
 
 class Helper(torch.nn.Module):
@@ -245,7 +259,8 @@ SCRIPTED_ONLY = {"nms_topk": NmsTopk, "nms_branch": NmsBranch, "list_sum": ListS
 
 # name: (make, input shape); those in TRACED are saved traced too
 SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, [1, 3, 4, 4]),
-         "missing_op": (MissingOp, [1, 3, 8, 8]), "other_method": (OtherMethod, [1, 3, 8, 8]),
+         "quantized_op": (QuantizedOp, [1, 3, 8, 8]), "libtorch_ops": (LibTorchOps, [2, 8, 8]),
+         "other_method": (OtherMethod, [1, 3, 8, 8]),
          "lstm_tagger": (Tagger, [2, 7, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32]),
          "layers": (Layers, [5, 2, 16])}
 TRACED = {"lstm_tagger", "layers"}
@@ -292,10 +307,16 @@ def fx_leaf_counts(model):
     return counts
 
 
-def write(outdir, name, model, shape, trace=True):
+def up_to_date(path, own_code):
+    """Whether PATH exists and, for a model whose code is in this file (the tests pin its Python
+    lines), is newer than this file."""
+    return os.path.exists(path) and (not own_code or os.path.getmtime(path) >= os.path.getmtime(__file__))
+
+
+def write(outdir, name, model, shape, trace=True, own_code=False):
     stem = os.path.join(outdir, name)
     outputs = [".json", ".script.pt", ".input.bin", ".output.bin"] + ([".trace.pt"] if trace else [])
-    if all(os.path.exists(stem + suffix) for suffix in outputs):
+    if all(up_to_date(stem + suffix, own_code) for suffix in outputs):
         return
     torch.manual_seed(0)
     model.eval()
@@ -516,13 +537,13 @@ def main():
         torch.manual_seed(0)
         if name in SCRIPTED_ONLY:
             path = os.path.join(outdir, name + ".script.pt")
-            if not os.path.exists(path):
+            if not up_to_date(path, True):
                 torch.jit.script(SCRIPTED_ONLY[name]()).save(path + ".tmp")
                 os.replace(path + ".tmp", path)
             continue
         if name in SMALL:
             make, shape = SMALL[name]
-            write(outdir, name, make(), shape, trace=name in TRACED)
+            write(outdir, name, make(), shape, trace=name in TRACED, own_code=True)
             continue
         if name in DETECTORS:
             write_detector(outdir, name)

@@ -293,17 +293,22 @@ TEST_CASE("a model with three data-dependent ifs gives those three modules faile
   CHECK(c.find("") != nullptr);
 }
 
-TEST_CASE("an op symtrace lacks fails the module that uses it, at its Python line, and loading succeeds") {
-  std::shared_ptr<Module> model = torchscript::load(models / "missing_op.script.pt");
+TEST_CASE("an op whose result symtrace cannot hold fails the module that uses it, at its Python line, and loading succeeds") {
+  std::shared_ptr<Module> model = torchscript::load(models / "quantized_op.script.pt");
   GraphCollection c = recursive_trace(*model, {InputSpec(Shape{1, 3, 8, 8})});
   REQUIRE(c.failures().size() == 1);
   const ModuleFailure& f = c.failures()[0];
   CHECK(f.module == "odd");
-  CHECK(f.type == "Cumulative");
+  CHECK(f.type == "Quantizing");
   CHECK(f.kind == "OpError");
-  CHECK(f.message.find("aten::cumsum") != std::string::npos);
-  CHECK(f.where.line() == static_cast<unsigned>(python_line("return torch.cumsum(")));
+  CAPTURE(f.message);
+  CHECK(f.message.find("aten::quantize_per_tensor") != std::string::npos);
+  CHECK(f.message.find("its result has dtype QUInt8, which symtrace cannot hold") != std::string::npos);
+  CHECK(f.where.line() == static_cast<unsigned>(python_line("return torch.quantize_per_tensor(")));
   CHECK(c.find("odd.conv") != nullptr);
+  // Eagerly too: LibTorch runs the op, and its result is refused by name.
+  CHECK_THROWS_WITH_AS(model->call({zeros({1, 3, 8, 8})}),
+                       doctest::Contains("aten::quantize_per_tensor(): its result has dtype QUInt8"), OpError);
 }
 
 TEST_CASE("a parent may call a method of its child other than forward") {
@@ -422,11 +427,12 @@ TEST_CASE("the program takes a TorchScript file wherever it takes a MODEL") {
           std::string::npos);
     const Run bad = run_cli({"trace", list_file, "--input", "[2x3,2x3"});
     CHECK(bad.code == 2);
-    CHECK(bad.err.find("--input '[2x3,2x3': ']' is missing at the end; write a list of shapes as [SHAPE,SHAPE,...]") !=
-          std::string::npos);
-    const Run runs = run_cli({"check", list_file, "--input", "[2x3,2x3]"});
-    CHECK(runs.code == 2);
-    CHECK(runs.err.find("a list or dict of tensors is an input of trace, report and analyze") != std::string::npos);
+    CHECK(bad.err.find("--input '[2x3,2x3': ']' is missing at the end; write a shape as 1x3x224x224") != std::string::npos);
+    CHECK(bad.err.find("a list of shapes as [SHAPE,SHAPE,...]") != std::string::npos);
+    // check runs the model on a list too (issue 49), against LibTorch's run of the file.
+    const Run runs = run_cli({"check", list_file, "--input", "[2x3,2x3]", "--against-torch", "--format", "json"});
+    CHECK(runs.code == 0);
+    CHECK(nlohmann::json::parse(runs.out)["ok"] == true);
   }
   SUBCASE("a dict of tensors is one --input of keyed shapes in braces") {
     const std::string dict_file = (models / "dict_sum.script.pt").string();

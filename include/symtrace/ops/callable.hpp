@@ -63,4 +63,13 @@ Callable register_callable(std::string_view schema, CallableFn fn, CallableMetaF
                            OpFlags flags = OpFlags::none,
                            std::source_location where = std::source_location::current());
 
+/// Registers the op `def` (its schema and flags; its meta function and kernel are set here)
+/// with `fn` as its kernel and `meta` as its meta function: what `register_callable` does for
+/// a schema it parses, for a front end that builds the schema itself (the TorchScript front
+/// end's LibTorch operators, whose schemas take types the schema language has no word for).
+/// The op may return numbers. Thread-safe; throws std::invalid_argument for a name already
+/// taken or an empty `fn` or `meta`.
+const OpDef& register_op(OpDef def, CallableFn fn, CallableMetaFn meta,
+                         std::source_location where = std::source_location::current());
+
 }  // namespace symtrace

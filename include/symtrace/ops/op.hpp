@@ -68,6 +68,10 @@ enum class OpFlags : std::uint32_t {
   /// unknown count whatever the boxes' rank), instead of the tracer's Note [Unknown in,
   /// unknown out].
   unknown_rank = 1u << 12,
+  /// Its kernel is another library's op, which checks its own arguments and computes its own
+  /// result (the LibTorch ops of docs/design.md, decision 14): an eager call runs the kernel
+  /// alone, without the meta function first (Note [Meta before kernel] does not apply).
+  external = 1u << 13,
 };
 constexpr OpFlags operator|(OpFlags a, OpFlags b) noexcept {
   return static_cast<OpFlags>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));

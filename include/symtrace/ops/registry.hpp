@@ -20,7 +20,8 @@ class OpRegistry {
   /// The registry (built on first call).
   [[nodiscard]] static const OpRegistry& instance();
 
-  /// The op called `name`, or nullptr.
+  /// The op called `name`, or nullptr. A name no op or callable has goes to the resolver, when
+  /// one is set (`set_resolver`).
   [[nodiscard]] const OpDef* find(std::string_view name) const noexcept;
   /// The op called `name`; throws OpError (`unknown op 'x'`, with close names) otherwise.
   [[nodiscard]] const OpDef& get(std::string_view name,
@@ -33,6 +34,15 @@ class OpRegistry {
   /// Adds an op at run time (a callable); throws std::invalid_argument when its name is taken.
   /// Thread-safe.
   const OpDef& add_runtime(OpDef def, std::source_location where) const;
+
+  /// Makes ops on demand: given a name that no op or callable has, registers an op of that
+  /// name (with `add_runtime`) and returns it, or returns nullptr. The TorchScript front end
+  /// sets one for LibTorch's operators (`aten::einsum`, `aten::add.Tensor`: docs/design.md,
+  /// decision 14), so a graph that names them runs, and reads back from JSON, in any program
+  /// linked with it.
+  using Resolver = const OpDef* (*)(std::string_view name) noexcept;
+  /// Sets the resolver (one per process; the last one set wins). Thread-safe.
+  static void set_resolver(Resolver resolver) noexcept;
 
   OpRegistry(const OpRegistry&) = delete;
   OpRegistry& operator=(const OpRegistry&) = delete;

@@ -3,7 +3,7 @@
 /// `OpSchema`: an op's signature, written in PyTorch's schema language and parsed once at
 /// registration: `add(Tensor self, Tensor|Scalar other) -> Tensor`,
 /// `sum(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor`. Types: Tensor, int, float,
-/// bool, Scalar, str, ScalarType, the union `Tensor|Scalar`; a `[]` suffix makes a list and `?`
+/// bool, Scalar, str, ScalarType, the union `Tensor|Scalar`, `Any` (any value); a `[]` suffix makes a list and `?`
 /// makes it optional (None allowed); `?` before the `[]` makes the list's items optional
 /// (`Tensor?[] indices`: advanced indexing's list, None for a whole dim). Arguments after a
 /// lone `*` are keyword-only. Ops return `Tensor`, `Tensor[]`, or a number (`int`, `bool`: size
@@ -30,7 +30,10 @@ enum class ArgType : std::uint8_t {
   Scalar,
   str,
   ScalarType,
-  TensorOrScalar
+  TensorOrScalar,
+  /// Any value: an argument of a type symtrace does not model (a device, a layout, a memory
+  /// format), passed through to an op that does (the LibTorch ops of decision 14).
+  Any
 };
 
 /// One argument of a schema.

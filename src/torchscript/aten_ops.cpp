@@ -1,0 +1,608 @@
+// LibTorch's operators as symtrace ops (aten_ops.hpp; docs/design.md, decision 14).
+//
+// Eagerly, the kernel hands LibTorch the symtrace tensors' own memory (at::from_blob over
+// their storage, strides and offset, the symtrace tensor kept alive by the deleter: no copy),
+// runs the operator, and takes its results back as symtrace tensors over LibTorch's memory
+// (again no copy, but for dtypes symtrace converts: float64 to float32, int32 to int64). An
+// operator that writes to an argument (`aten::add_.Tensor`, an `out=` form) writes into the
+// symtrace tensor itself, and returns it.
+//
+// Under a trace, the meta function runs the operator on LibTorch's meta tensors (sizes and
+// dtype, no data) made at the traced sizes, or, where LibTorch has no meta kernel for it, on
+// zero tensors of those sizes. Note [Sizes by probing]: a size that is an expression over
+// named dims (`N`, `H//2`) or anonymous (`?`) has no number, so it is given one: each named
+// dim a probe value, anonymous dims one shared probe, every expression its value under the
+// probes. The operator runs twice, with two sets of probes; an output size equal in both runs
+// is that size, one that equals the same input size expression in both runs is that
+// expression (the dim survives), and any other is anonymous. Rank and dtype are always known.
+#include "torchscript/aten_ops.hpp"
+
+#include "symtrace/core/error.hpp"
+#include "symtrace/core/tensor.hpp"
+#include "symtrace/ops/callable.hpp"
+#include "symtrace/ops/registry.hpp"
+
+#include "torchscript/compile.hpp"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+#include <torch/csrc/jit/runtime/operator.h>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace symtrace::torchscript::detail {
+
+namespace {
+
+namespace jit = torch::jit;
+
+std::string first_line(std::string_view text) {
+  return std::string(text.substr(0, text.find('\n')));
+}
+
+/// What the kernel and the meta function need of one operator.
+struct AtenOp {
+  c10::FunctionSchema schema;
+  mutable jit::Operation operation;  // called by const reference (its call is not const)
+  /// For each result: the argument it is (an operator that writes to an argument and returns
+  /// it, `Tensor(a!)`), or -1.
+  std::vector<int> returns_argument;
+};
+
+// ---- Values to LibTorch and back -----------------------------------------------------------
+
+at::ScalarType scalar_type(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return at::kFloat;
+    case DType::int64: return at::kLong;
+    case DType::bool_: return at::kBool;
+  }
+  throw std::invalid_argument("unknown dtype");
+}
+
+std::optional<DType> symtrace_dtype(at::ScalarType t) {
+  if (at::isFloatingType(t)) return DType::float32;
+  if (t == at::kBool) return DType::bool_;
+  if (at::isIntegralType(t, /*includeBool=*/false)) return DType::int64;
+  return std::nullopt;
+}
+
+/// A concrete symtrace tensor as a LibTorch tensor over the same memory.
+at::Tensor share(const Tensor& t) {
+  const Shape& shape = t.shape();
+  std::vector<std::int64_t> sizes;
+  sizes.reserve(shape.rank());
+  for (const Dim& d : shape) sizes.push_back(d.value());
+  const auto options = at::TensorOptions().dtype(scalar_type(t.dtype()));
+  if (t.numel() == 0) return at::empty(sizes, options);
+  const symtrace::detail::Strides& strides = t.strides();
+  std::vector<std::int64_t> steps(strides.begin(), strides.end());
+  void* data = nullptr;
+  switch (t.dtype()) {
+    case DType::float32: data = t.data_ptr<float>(); break;
+    case DType::int64: data = t.data_ptr<std::int64_t>(); break;
+    case DType::bool_: data = t.data_ptr<bool>(); break;
+  }
+  // The deleter holds the symtrace tensor, and with it the memory, for as long as LibTorch
+  // holds the tensor (or a view of it that an operator returned).
+  return at::from_blob(
+      data, sizes, steps, [keep = t](void*) {}, options);
+}
+
+/// How tensors are made for LibTorch: shared (an eager call), or at probe sizes (Note [Sizes
+/// by probing]) as meta tensors or as zeros.
+struct Probe {
+  enum class Kind : std::uint8_t {
+    share,
+    meta,
+    zeros
+  } kind = Kind::share;
+  const SymBindings* bindings = nullptr;
+  std::int64_t anonymous = 0;  // the value of every anonymous dim
+
+  std::int64_t size(const Dim& d) const {
+    if (d.is_known()) return d.value();
+    if (d.is_anonymous()) return anonymous;
+    return d.expr()->evaluate(*bindings);
+  }
+};
+
+at::Tensor make_tensor(const Tensor& t, const Probe& probe) {
+  if (probe.kind == Probe::Kind::share) return share(t);
+  std::vector<std::int64_t> sizes;
+  for (const Dim& d : t.shape()) sizes.push_back(probe.size(d));
+  auto options = at::TensorOptions().dtype(scalar_type(t.dtype()));
+  if (probe.kind == Probe::Kind::meta) return at::empty(sizes, options.device(at::kMeta));
+  return at::zeros(sizes, options);
+}
+
+std::int64_t integer(const Value& v, const Probe& probe) {
+  if (v.is_symint()) {
+    const Dim d = v.to_sym_int().dim();
+    if (d.is_known()) return d.value();
+    if (probe.kind == Probe::Kind::share) return v.to_int();  // throws: a proxy in an eager call
+    return probe.size(d);
+  }
+  if (v.is_bool()) return v.to_bool() ? 1 : 0;
+  return v.to_int();
+}
+
+c10::IValue number(const Value& v, const Probe& probe) {
+  if (v.is_bool()) return v.to_bool();
+  if (v.is_double()) return v.to_double();
+  if (v.is_int() || v.is_symint()) return integer(v, probe);
+  if (v.is_tensor()) {  // a 0-dim tensor where a number goes
+    const at::Tensor t = make_tensor(v.to_tensor(), probe);
+    if (probe.kind == Probe::Kind::meta) return 0;
+    return t.item();
+  }
+  throw std::invalid_argument(fmt::format("expected a number, not {}", v.type_name()));
+}
+
+c10::IValue to_ivalue(const Value& v, const c10::TypePtr& declared, const Probe& probe);
+
+c10::IValue list_to_ivalue(const Value& v, const c10::ListTypePtr& type, const Probe& probe) {
+  const ValueList& items = v.to_list();
+  const c10::TypePtr& elem = type->getElementType();
+  switch (elem->kind()) {
+    case c10::TypeKind::TensorType: {
+      c10::List<at::Tensor> out;
+      for (const Value& e : items) out.push_back(make_tensor(e.to_tensor(), probe));
+      return out;
+    }
+    case c10::TypeKind::IntType:
+    case c10::TypeKind::SymIntType: {
+      c10::List<std::int64_t> out;
+      for (const Value& e : items) out.push_back(integer(e, probe));
+      return out;
+    }
+    case c10::TypeKind::FloatType: {
+      c10::List<double> out;
+      for (const Value& e : items) out.push_back(e.to_double());
+      return out;
+    }
+    case c10::TypeKind::BoolType: {
+      c10::List<bool> out;
+      for (const Value& e : items) out.push_back(e.to_bool());
+      return out;
+    }
+    case c10::TypeKind::OptionalType:
+      if (elem->cast<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::TensorType) {
+        c10::List<c10::optional<at::Tensor>> out;
+        for (const Value& e : items) {
+          if (e.is_none()) out.push_back(c10::nullopt);
+          else out.push_back(make_tensor(e.to_tensor(), probe));
+        }
+        return out;
+      }
+      break;
+    default: break;
+  }
+  c10::impl::GenericList out(elem);
+  for (const Value& e : items) out.push_back(to_ivalue(e, elem, probe));
+  return out;
+}
+
+c10::IValue to_ivalue(const Value& v, const c10::TypePtr& declared, const Probe& probe) {
+  if (v.is_none()) return {};
+  c10::TypePtr type = declared;
+  if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
+  switch (type->kind()) {
+    case c10::TypeKind::TensorType:
+      if (v.is_tensor()) return make_tensor(v.to_tensor(), probe);
+      return at::scalar_tensor(number(v, probe).toScalar());
+    case c10::TypeKind::IntType:
+    case c10::TypeKind::SymIntType:
+    case c10::TypeKind::ScalarTypeType:
+    case c10::TypeKind::LayoutType:
+    case c10::TypeKind::MemoryFormatType:
+      if (v.is_dtype()) return static_cast<std::int64_t>(scalar_type(v.to_dtype()));
+      return integer(v, probe);
+    case c10::TypeKind::FloatType: return v.is_tensor() ? number(v, probe).toDouble() : v.to_double();
+    case c10::TypeKind::BoolType: return v.is_tensor() ? number(v, probe).toBool() : v.to_bool();
+    case c10::TypeKind::NumberType: return number(v, probe);
+    case c10::TypeKind::StringType: return v.to_string_ref();
+    case c10::TypeKind::DeviceObjType: return c10::Device(v.to_string_ref());
+    case c10::TypeKind::ListType: return list_to_ivalue(v, type->expect<c10::ListType>(), probe);
+    default: break;
+  }
+  // What the declared type does not settle: by the value's own kind.
+  switch (v.kind()) {
+    case Value::Kind::boolean: return v.to_bool();
+    case Value::Kind::integer:
+    case Value::Kind::symint: return integer(v, probe);
+    case Value::Kind::floating: return v.to_double();
+    case Value::Kind::string: return v.to_string_ref();
+    case Value::Kind::dtype: return static_cast<std::int64_t>(scalar_type(v.to_dtype()));
+    case Value::Kind::tensor: return make_tensor(v.to_tensor(), probe);
+    default: break;
+  }
+  throw std::invalid_argument(fmt::format("a {} cannot be passed as {}", v.type_name(), declared->repr_str()));
+}
+
+/// A result of LibTorch's as a Value: tensors over LibTorch's memory.
+Value from_ivalue(const c10::IValue& v, std::string_view what) {
+  if (v.isTensor()) {
+    at::Tensor t = v.toTensor();
+    if (!t.defined()) return Value(Tensor());
+    const std::optional<DType> dtype = symtrace_dtype(t.scalar_type());
+    if (!dtype)
+      throw std::invalid_argument(fmt::format("{} has dtype {}, which symtrace cannot hold", what,
+                                              c10::toString(t.scalar_type())));
+    if (*dtype == DType::int64 && t.scalar_type() != at::kLong) t = t.to(at::kLong);
+    return Value(to_symtrace(t, what));
+  }
+  if (v.isTensorList() || v.isList() || v.isTuple()) {
+    ValueList out;
+    if (v.isTuple())
+      for (const c10::IValue& e : v.toTupleRef().elements()) out.push_back(from_ivalue(e, what));
+    else
+      for (const c10::IValue& e : v.toListRef()) out.push_back(from_ivalue(e, what));
+    return Value(std::move(out));
+  }
+  if (auto value = to_value(v, what)) return std::move(*value);
+  throw std::invalid_argument(fmt::format("{} is a {}, which symtrace cannot hold", what, v.tagKind()));
+}
+
+// ---- The kernel ----------------------------------------------------------------------------
+
+[[noreturn]] void fail_in_libtorch(const OpCall& call, const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  call.fail("LibTorch: {}", first_line(c10_error ? c10_error->what_without_backtrace() : e.what()));
+}
+
+std::string result_name(std::size_t i, std::size_t n) {
+  return n == 1 ? std::string("its result") : fmt::format("its result {}", i);
+}
+
+Value run_eager(const AtenOp& op, const OpCall& call) {
+  const auto& args = op.schema.arguments();
+  jit::Stack stack;
+  stack.reserve(args.size());
+  const Probe share;
+  try {
+    for (std::size_t i = 0; i < args.size(); ++i) stack.push_back(to_ivalue(call.arg(i), args[i].type(), share));
+  } catch (const OpError&) {
+    throw;
+  } catch (const std::exception& e) {
+    call.fail("{}", e.what());
+  }
+  try {
+    c10::InferenceMode guard;
+    op.operation(stack);
+  } catch (const std::exception& e) {
+    fail_in_libtorch(call, e);
+  }
+  auto result = [&](std::size_t i) -> Value {
+    if (op.returns_argument[i] >= 0) return call.arg(static_cast<std::size_t>(op.returns_argument[i]));
+    try {
+      return from_ivalue(stack[i], result_name(i, stack.size()));
+    } catch (const std::invalid_argument& e) {
+      call.fail("{}", e.what());
+    }
+  };
+  if (stack.size() == 1) return result(0);
+  ValueList out;
+  out.reserve(stack.size());
+  for (std::size_t i = 0; i < stack.size(); ++i) out.push_back(result(i));
+  return Value(std::move(out));
+}
+
+// ---- The meta function ---------------------------------------------------------------------
+
+/// The sizes and dtypes of the operator's tensor results for one set of probes.
+struct ProbeResult {
+  std::vector<std::vector<std::int64_t>> sizes;
+  std::vector<DType> dtypes;
+};
+
+ProbeResult run_probe(const AtenOp& op, const OpCall& call, Probe probe) {
+  const auto& args = op.schema.arguments();
+  auto run = [&](Probe::Kind kind) {
+    probe.kind = kind;
+    jit::Stack stack;
+    for (std::size_t i = 0; i < args.size(); ++i) stack.push_back(to_ivalue(call.arg(i), args[i].type(), probe));
+    c10::InferenceMode guard;
+    op.operation(stack);
+    return stack;
+  };
+  jit::Stack stack;
+  try {
+    stack = run(Probe::Kind::meta);
+  } catch (const std::exception&) {
+    // No meta kernel (or one that reads data): the operator on zeros of the same sizes.
+    try {
+      stack = run(Probe::Kind::zeros);
+    } catch (const std::exception& e) {
+      fail_in_libtorch(call, e);
+    }
+  }
+  ProbeResult out;
+  auto add = [&](const at::Tensor& t, std::size_t i) {
+    const std::optional<DType> dtype = symtrace_dtype(t.scalar_type());
+    if (!dtype)
+      call.fail("{} has dtype {}, which symtrace cannot hold", result_name(i, stack.size()), c10::toString(t.scalar_type()));
+    out.sizes.emplace_back(t.sizes().begin(), t.sizes().end());
+    out.dtypes.push_back(*dtype);
+  };
+  for (std::size_t i = 0; i < stack.size(); ++i) {
+    if (stack[i].isTensor()) add(stack[i].toTensor(), i);
+    else if (stack[i].isTensorList())
+      for (const at::Tensor& t : stack[i].toTensorVector()) add(t, i);
+    else call.fail("{} is a {}, where symtrace traces tensors only", result_name(i, stack.size()), stack[i].tagKind());
+  }
+  return out;
+}
+
+/// The named dims the arguments' sizes are expressions over, and the expressions themselves
+/// (the candidates an output size may be).
+struct Symbols {
+  std::vector<std::pair<std::string, SymRange>> dims;
+  std::vector<Dim> expressions;
+  bool anonymous = false;
+
+  void add(const Dim& d) {
+    if (d.is_known()) return;
+    if (d.is_anonymous()) {
+      anonymous = true;
+      return;
+    }
+    if (std::find(expressions.begin(), expressions.end(), d) != expressions.end()) return;
+    expressions.push_back(d);
+    for (auto& s : d.expr()->symbol_ranges())
+      if (std::find(dims.begin(), dims.end(), s) == dims.end()) dims.push_back(std::move(s));
+  }
+  void add(const Value& v) {
+    if (v.is_tensor() && v.to_tensor().defined()) {
+      for (const Dim& d : v.to_tensor().shape()) add(d);
+    } else if (v.is_symint()) {
+      add(v.to_sym_int().dim());
+    } else if (v.is_list()) {
+      for (const Value& e : v.to_list()) add(e);
+    }
+  }
+};
+
+/// Probe values for set `k` (0 or 1): primes far from the sizes models use as constants, kept
+/// in each dim's range.
+SymBindings probes(const Symbols& symbols, int k) {
+  static constexpr std::int64_t first[] = {23, 29, 31, 37, 41, 43, 47};
+  static constexpr std::int64_t second[] = {53, 59, 61, 67, 71, 73, 79};
+  SymBindings out;
+  for (std::size_t i = 0; i < symbols.dims.size(); ++i) {
+    const auto& [name, range] = symbols.dims[i];
+    const std::int64_t step = static_cast<std::int64_t>(i / std::size(first)) * 60;
+    std::int64_t v = (k == 0 ? first : second)[i % std::size(first)] + step;
+    v = std::clamp(v, range.lo, range.hi);
+    if (k == 1 && range.lo < range.hi) {
+      const std::int64_t v0 = std::clamp(first[i % std::size(first)] + step, range.lo, range.hi);
+      if (v == v0) v = v0 == range.hi ? v0 - 1 : v0 + 1;
+    }
+    out.emplace_back(name, v);
+  }
+  return out;
+}
+
+OutputMeta run_meta(const AtenOp& op, const OpCall& call) {
+  Symbols symbols;
+  for (const Value& v : call.args) symbols.add(v);
+  const bool probing = !symbols.dims.empty() || symbols.anonymous;
+  const SymBindings b0 = probes(symbols, 0);
+  const ProbeResult r0 = run_probe(op, call, Probe{Probe::Kind::meta, &b0, 19});
+  ProbeResult r1;
+  SymBindings b1;
+  if (probing) {
+    b1 = probes(symbols, 1);
+    r1 = run_probe(op, call, Probe{Probe::Kind::meta, &b1, 97});
+    if (r1.sizes.size() != r0.sizes.size()) call.fail("LibTorch gives it a different number of results at other sizes");
+  }
+  // Each candidate expression's value under both sets of probes.
+  std::vector<std::pair<std::int64_t, std::int64_t>> values;
+  for (const Dim& e : symbols.expressions) values.emplace_back(e.expr()->evaluate(b0), e.expr()->evaluate(b1));
+  OutputMeta meta;
+  meta.is_list = r0.sizes.size() != 1 || op.schema.returns()[0].type()->kind() == c10::TypeKind::ListType;
+  for (std::size_t i = 0; i < r0.sizes.size(); ++i) {
+    const auto& s0 = r0.sizes[i];
+    Shape shape = Shape::unknown(s0.size());
+    for (std::size_t d = 0; d < s0.size(); ++d) {
+      if (!probing) {
+        shape[d] = Dim(s0[d]);
+        continue;
+      }
+      const auto& s1 = r1.sizes[i];
+      if (s1.size() != s0.size()) call.fail("LibTorch gives its result {} a different rank at other sizes", i);
+      if (s0[d] == s1[d]) {
+        shape[d] = Dim(s0[d]);
+        continue;
+      }
+      for (std::size_t c = 0; c < values.size(); ++c)
+        if (values[c] == std::pair(s0[d], s1[d])) {
+          shape[d] = symbols.expressions[c];
+          break;
+        }
+    }
+    meta.outputs.push_back(TensorMeta{r0.dtypes[i], std::move(shape)});
+  }
+  return meta;
+}
+
+// ---- Making the op -------------------------------------------------------------------------
+
+std::string full_name(const c10::OperatorName& name) {
+  return name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+}
+
+/// The schema symtrace checks a call against: each argument's nearest symtrace type (`Any`
+/// where it has none), and the defaults LibTorch declares.
+OpSchema symtrace_schema(const c10::FunctionSchema& schema) {
+  OpSchema out;
+  out.name = full_name(schema.operator_name());
+  for (const c10::Argument& a : schema.arguments()) {
+    ArgSpec spec;
+    spec.name = a.name();
+    spec.kwarg_only = a.kwarg_only();
+    c10::TypePtr type = a.type();
+    if (auto opt = type->cast<c10::OptionalType>()) {
+      spec.is_optional = true;
+      type = opt->getElementType();
+    }
+    if (auto list = type->cast<c10::ListType>()) {
+      spec.is_list = true;
+      type = list->getElementType();
+      if (auto opt = type->cast<c10::OptionalType>()) {
+        spec.items_optional = true;
+        type = opt->getElementType();
+      }
+    }
+    switch (type->kind()) {
+      case c10::TypeKind::TensorType: spec.type = ArgType::Tensor; break;
+      case c10::TypeKind::IntType:
+      case c10::TypeKind::SymIntType: spec.type = ArgType::int_; break;
+      case c10::TypeKind::FloatType: spec.type = ArgType::float_; break;
+      case c10::TypeKind::BoolType: spec.type = ArgType::bool_; break;
+      case c10::TypeKind::NumberType: spec.type = ArgType::Scalar; break;
+      case c10::TypeKind::StringType: spec.type = ArgType::str; break;
+      case c10::TypeKind::ScalarTypeType: spec.type = ArgType::ScalarType; break;
+      default:
+        // A device, a layout, a memory format, a generator...: passed on as given.
+        spec.type = ArgType::Any;
+        spec.is_list = spec.items_optional = false;
+        spec.is_optional = true;
+        break;
+    }
+    if (a.default_value()) {
+      if (spec.type == ArgType::ScalarType && a.default_value()->isInt())
+        spec.default_value = Value(scalar_type_to_dtype(a.default_value()->toInt()));
+      else if (auto v = to_value(*a.default_value(), a.name())) spec.default_value = std::move(*v);
+    }
+    out.args.push_back(std::move(spec));
+  }
+  const auto& returns = schema.returns();
+  auto is_tensor = [](const c10::TypePtr& t) { return t->kind() == c10::TypeKind::TensorType; };
+  bool tensors = !returns.empty();
+  for (const c10::Argument& r : returns) tensors = tensors && is_tensor(r.type());
+  if (returns.size() == 1 && is_tensor(returns[0].type())) {
+    out.returns = ReturnType::Tensor;
+  } else if (tensors || (returns.size() == 1 && returns[0].type()->kind() == c10::TypeKind::ListType &&
+                         is_tensor(returns[0].type()->expect<c10::ListType>()->getElementType()))) {
+    out.returns = ReturnType::TensorList;
+  } else {
+    throw std::invalid_argument(fmt::format("{} returns {}, where symtrace calls LibTorch's operators that return "
+                                            "tensors",
+                                            out.name, returns.empty() ? std::string("nothing") : fmt::format("{}", fmt::streamed(schema))));
+  }
+  return out;
+}
+
+/// Operators PyTorch's JIT knows to draw random numbers without a Generator argument.
+bool is_random(const c10::FunctionSchema& schema) {
+  for (const c10::Argument& a : schema.arguments())
+    if (a.type()->kind() == c10::TypeKind::GeneratorType ||
+        (a.type()->cast<c10::OptionalType>() &&
+         a.type()->cast<c10::OptionalType>()->getElementType()->kind() == c10::TypeKind::GeneratorType))
+      return true;
+  static constexpr std::string_view random_names[] = {
+      "aten::dropout", "aten::feature_dropout", "aten::alpha_dropout", "aten::feature_alpha_dropout",
+      "aten::rand_like", "aten::randn_like", "aten::randint_like", "aten::rand",
+      "aten::randn", "aten::randint", "aten::randperm", "aten::bernoulli",
+      "aten::multinomial", "aten::normal", "aten::poisson", "aten::rrelu",
+      "aten::rrelu_with_noise"};
+  return std::find(std::begin(random_names), std::end(random_names), schema.name()) != std::end(random_names);
+}
+
+const OpDef& make_op(const std::shared_ptr<jit::Operator>& jit_op) {
+  const c10::FunctionSchema& schema = jit_op->schema();
+  // Note [The executor runs ops only] (executor.cpp): a model file does not open files.
+  for (const c10::Argument& a : schema.arguments())
+    if ((a.name() == "filename" || a.name() == "path" || a.name() == "file") &&
+        a.type()->kind() == c10::TypeKind::StringType)
+      throw std::invalid_argument(fmt::format("{} names a file (argument '{}'), and symtrace does not let a model "
+                                              "file read or write files",
+                                              full_name(schema.operator_name()), a.name()));
+  auto op = std::make_shared<AtenOp>(AtenOp{schema, jit_op->getOperation(), {}});
+  OpSchema mine = symtrace_schema(schema);
+  const auto& args = schema.arguments();
+  bool writes_first = false, writes_other = false, views_first = false;
+  for (std::size_t i = 0; i < args.size(); ++i)
+    if (const c10::AliasInfo* alias = args[i].alias_info(); alias && alias->isWrite()) (i == 0 ? writes_first : writes_other) = true;
+  for (const c10::Argument& r : schema.returns()) {
+    int which = -1;
+    if (const c10::AliasInfo* alias = r.alias_info())
+      for (std::size_t i = 0; i < args.size(); ++i) {
+        const c10::AliasInfo* a = args[i].alias_info();
+        if (a && a->beforeSets() == alias->beforeSets()) {
+          if (alias->isWrite()) which = static_cast<int>(i);
+          else if (i == 0) views_first = true;
+        }
+      }
+    op->returns_argument.push_back(which);
+  }
+  OpFlags flags = OpFlags::external;
+  if (writes_first && op->returns_argument[0] == 0) flags = flags | OpFlags::inplace;
+  else if (writes_first || writes_other) flags = flags | OpFlags::mutates_arguments;
+  if (views_first) flags = flags | OpFlags::view;
+  if (is_random(schema)) flags = flags | OpFlags::random;
+  OpDef def{std::move(mine), nullptr, nullptr, flags, nullptr};
+  return register_op(
+      std::move(def), [op](const OpCall& call) { return run_eager(*op, call); },
+      [op](const OpCall& call) { return run_meta(*op, call); });
+}
+
+/// The ops made so far, by full name. (Not the registry's `find`: it would ask the resolver,
+/// which asks this.)
+struct Made {
+  std::mutex mutex;
+  std::map<std::string, const OpDef*, std::less<>> ops;
+};
+
+Made& made() {
+  static Made m;
+  return m;
+}
+
+const OpDef& find_or_make(const c10::OperatorName& name) {
+  const std::string full = full_name(name);
+  Made& m = made();
+  std::lock_guard lock(m.mutex);
+  if (auto it = m.ops.find(full); it != m.ops.end()) return *it->second;
+  std::shared_ptr<jit::Operator> jit_op = jit::findOperatorFor(name);
+  if (!jit_op) throw std::invalid_argument(fmt::format("LibTorch has no operator {}", full));
+  const OpDef& op = make_op(jit_op);
+  m.ops.emplace(full, &op);
+  return op;
+}
+
+// LibTorch's operators resolve by name in every program linked with symtrace.
+const bool resolver_set = (OpRegistry::set_resolver(&resolve_aten_op), true);
+
+}  // namespace
+
+const OpDef& aten_op(const c10::FunctionSchema& schema) {
+  (void)resolver_set;
+  return find_or_make(schema.operator_name());
+}
+
+const OpDef* resolve_aten_op(std::string_view name) noexcept {
+  const std::size_t ns = name.find("::");
+  if (ns == std::string_view::npos || ns == 0) return nullptr;
+  const std::size_t dot = name.find('.', ns);
+  c10::OperatorName op{std::string(name.substr(0, dot)),
+                       dot == std::string_view::npos ? std::string() : std::string(name.substr(dot + 1))};
+  try {
+    return &find_or_make(op);
+  } catch (...) {
+    return nullptr;  // an operator LibTorch lacks, or one symtrace cannot call: not an op
+  }
+}
+
+}  // namespace symtrace::torchscript::detail

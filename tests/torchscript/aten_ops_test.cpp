@@ -1,0 +1,149 @@
+// LibTorch's operators as the fallback for the ops symtrace lacks (docs/design.md, decision
+// 14): eagerly, under a trace (sizes and named dims from LibTorch's meta kernels), in the
+// interpreter, through graph JSON, refused by name by ONNX export, of unknown cost in analysis.
+#include "support/checks.hpp"
+#include "torchscript/model_files.hpp"
+
+#include <symtrace/symtrace.hpp>
+#include <symtrace/torchscript/load.hpp>
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace symtrace;
+using namespace symtrace::testing;
+
+namespace {
+
+std::vector<std::string> libtorch_targets(const Graph& g) {
+  std::vector<std::string> out;
+  for (const Node& n : g.nodes())
+    if (n.op() == OpKind::call_function && n.target().find("::") != std::string::npos) out.emplace_back(n.target());
+  return out;
+}
+
+const Node& node_named(const Graph& g, std::string_view name) {
+  for (const Node& n : g.nodes())
+    if (n.name() == name) return n;
+  FAIL("no node " << std::string(name));
+  throw std::logic_error("unreachable");
+}
+
+/// LibTorch's kron of its input with itself, called by name.
+class Kron : public TypedModule<Kron> {
+ public:
+  Tensor forward(const Tensor& a) { return symtrace::call("aten::kron", {a, a}).to_tensor(); }
+};
+
+}  // namespace
+
+TEST_CASE("a model whose ops symtrace lacks runs them through LibTorch, eagerly and traced") {
+  std::shared_ptr<Module> model = torchscript::load(models / "libtorch_ops.script.pt");
+  const Tensor x = read_floats(models / "libtorch_ops.input.bin", {2, 8, 8});
+  const Tensor expected = read_floats(models / "libtorch_ops.output.bin", {2, 8, 8});
+  const Tensor eager = model->call({x}).to_tensor();
+  CHECK(max_rel_error(eager, expected) <= 1e-5);
+
+  Graph g = symbolic_trace(*model, {InputSpec(Shape{2, 8, 8})});
+  CHECK_NOTHROW(g.lint());
+  CHECK(libtorch_targets(g) == std::vector<std::string>{"aten::einsum", "aten::cummax", "aten::logcumsumexp",
+                                                        "aten::norm.ScalarOpt_dim", "aten::clamp_min"});
+  // Named by the op, as fx names torch.ops.aten.einsum; the equation and the tensors as given.
+  const Node& einsum = node_named(g, "einsum");
+  CHECK(to_string(einsum) ==
+        "%einsum : float32[2, 8, 8] [num_users=1] = call_function[target=aten::einsum](args = ('bij,bkj->bik', [%x, "
+        "%x]), kwargs = {path: None})");
+  const Node& cummax = node_named(g, "cummax");
+  CHECK(cummax.num_users() == 2);  // values and indices, each a getitem
+  CHECK(Interpreter(*model, g).run({x}).to_tensor().meta() == eager.meta());
+  CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), eager) <= 1e-6);
+
+  SUBCASE("through graph JSON, in a graph that names the ops by their overloads") {
+    Graph back = graph_from_json(graph_to_json(g));
+    CHECK(to_string(back) == to_string(g));
+    CHECK(max_rel_error(Interpreter(*model, back).run({x}).to_tensor(), eager) <= 1e-6);
+  }
+  SUBCASE("their cost is unknown to analysis, not guessed") {
+    for (const Node& n : g.nodes()) {
+      CAPTURE(n.name());
+      if (n.target().find("::") != std::string::npos) CHECK_FALSE(node_cost(n).known);
+      if (n.target() == "add") CHECK(node_cost(n).known);
+    }
+  }
+  SUBCASE("ONNX export refuses them by name") {
+    if (!onnx_export_available()) return;
+    CHECK_THROWS_WITH_AS(static_cast<void>(export_onnx(g, *model)),
+                         doctest::Contains("the op 'aten::einsum' has no ONNX mapping"), std::invalid_argument);
+  }
+}
+
+TEST_CASE("LibTorch's ops keep named dims where the result's size is one of the input's, and the rank always") {
+  std::shared_ptr<Module> model = torchscript::load(models / "libtorch_ops.script.pt");
+  Graph g = symbolic_trace(*model, {InputSpec(Shape{Dim("N"), 8, Dim("W")})});
+  CHECK_NOTHROW(g.lint());
+  CHECK(node_named(g, "einsum").tensor_meta()->shape == Shape{Dim("N"), 8, 8});
+  CHECK(node_named(g, "logcumsumexp").tensor_meta()->shape == Shape{Dim("N"), 8, 8});
+  CHECK(node_named(g, "norm").tensor_meta()->shape == Shape{Dim("N"), 8, 1});
+  const Tensor x = read_floats(models / "libtorch_ops.input.bin", {2, 8, 8});
+  CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), model->call({x}).to_tensor()) <= 1e-6);
+
+  // A size LibTorch computes from a named dim in a way that is none of the input's sizes is
+  // anonymous, with the rank known.
+  Kron k;
+  Graph kg = symbolic_trace(k, {InputSpec(Shape{Dim("N"), 3})});
+  CHECK(node_named(kg, "kron").tensor_meta()->shape == Shape{Dim(), 9});
+}
+
+TEST_CASE("a LibTorch op called by name runs on symtrace's memory: no copy in, writes seen, strides kept") {
+  const OpRegistry& registry = OpRegistry::instance();
+  REQUIRE(registry.find("aten::fill_diagonal_") != nullptr);
+  CHECK(registry.find("aten::fill_diagonal_")->has(OpFlags::inplace));
+  CHECK(registry.find("aten::no_such_op") == nullptr);
+  CHECK(registry.find("aten::add.NoSuchOverload") == nullptr);
+  CHECK(registry.find("aten::from_file") == nullptr);  // a model file does not open files
+  CHECK_THROWS_WITH_AS(static_cast<void>(registry.get("aten::no_such_op")),
+                       doctest::Contains("unknown op 'aten::no_such_op'"), OpError);
+
+  Tensor t = zeros({3, 3});
+  const Value r = call("aten::fill_diagonal_", {t, 5.0});
+  CHECK(r.to_tensor().data_ptr<float>() == t.data_ptr<float>());
+  CHECK(t.to_vector<float>() == std::vector<float>{5, 0, 0, 0, 5, 0, 0, 0, 5});
+
+  // A transposed (non-contiguous) tensor: LibTorch sees its strides.
+  const Tensor m = arange(6).to(DType::float32).reshape({2, 3});
+  const Tensor mt = m.transpose(0, 1);
+  REQUIRE_FALSE(mt.is_contiguous());
+  const Tensor a = call("aten::logcumsumexp", {mt, 0}).to_tensor();
+  const Tensor b = call("aten::logcumsumexp", {mt.contiguous(), 0}).to_tensor();
+  CHECK(a.shape() == Shape{3, 2});
+  CHECK(max_rel_error(a, b) == 0);
+
+  // A result of a dtype symtrace converts (cummax's indices are int64 already; argsort's too).
+  const Value both = call("aten::cummax", {m, 1});
+  REQUIRE(both.is_list());
+  CHECK(both.to_list().at(1).to_tensor().dtype() == DType::int64);
+  CHECK(both.to_list().at(1).to_tensor().to_vector<std::int64_t>() == std::vector<std::int64_t>{0, 1, 2, 0, 1, 2});
+}
+
+TEST_CASE("LibTorch's errors in a LibTorch op are OpErrors naming the op, with LibTorch's reason") {
+  const Tensor a = zeros({2, 3});
+  CHECK_THROWS_WITH_AS(call("aten::einsum", {"ij,jk->ik", ValueList{a, a}}),
+                       doctest::Contains("aten::einsum(): LibTorch: einsum(): subscript j has size 2 for operand 1"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(call("aten::einsum", {a, a}), doctest::Contains("aten::einsum()"), OpError);
+}
+
+TEST_CASE("LibTorch's ops resolve once, from any number of threads") {
+  std::vector<const OpDef*> seen(4, nullptr);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    threads.emplace_back([&, i] { seen[i] = OpRegistry::instance().find("aten::hypot"); });
+  for (std::thread& t : threads) t.join();
+  REQUIRE(seen[0] != nullptr);
+  CHECK(std::all_of(seen.begin(), seen.end(), [&](const OpDef* op) { return op == seen[0]; }));
+  CHECK(seen[0]->name() == "aten::hypot");
+}
