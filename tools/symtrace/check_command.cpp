@@ -26,8 +26,12 @@ int check_command(const Options& options, Output& output, std::ostream& err) {
                                                   "file; '{}' is a zoo model",
                                                   options.model));
   const zoo::ModelInfo info = find_model(options);
-  const std::vector<Tensor> inputs = example_tensors(info, options);
-  std::vector<InputSpec> specs(inputs.begin(), inputs.end());
+  const ValueList args = example_values(info, options);
+  std::vector<InputSpec> specs;
+  for (const Value& v : args) {
+    std::optional<InputSpec> spec = InputSpec::of(v);
+    specs.push_back(spec ? std::move(*spec) : InputSpec::constant(v));
+  }
   OutputComparison result;
   std::optional<OutputComparison> eager_vs_torch, graph_vs_torch;
   std::size_t nodes = 0;
@@ -45,7 +49,6 @@ int check_command(const Options& options, Output& output, std::ostream& err) {
       if (n.meta(meta_keys::failure) != nullptr) failed_modules.insert(n.target());
     }
     failed = failed_modules.size();
-    const ValueList args(inputs.begin(), inputs.end());
     // Eagerly first: input the model refuses is reported as the model's error, not the graph's.
     progress.stage("running eagerly");
     const Value eager = model->call(args);
@@ -76,7 +79,7 @@ int check_command(const Options& options, Output& output, std::ostream& err) {
     output.write(j.dump(2) + "\n");
   } else {
     std::vector<std::string> shapes;
-    for (const Tensor& t : inputs) shapes.push_back(fmt::format("{}{}", t.dtype(), t.shape()));
+    for (const Value& v : args) shapes.push_back(value_text(v));
     std::string text = fmt::format("check {}: inputs {}\n", info.name, fmt::join(shapes, ", "));
     text += fmt::format("  graph: {} nodes, {} failed module{} run eagerly as leaves\n", nodes, failed,
                         failed == 1 ? "" : "s");

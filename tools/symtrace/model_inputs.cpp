@@ -8,6 +8,8 @@
 #include <filesystem>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -35,7 +37,10 @@ zoo::ModelInfo find_model(const Options& options) {
     const std::vector<std::string> names = module->input_names();
     const ForwardSignature* signature = module->forward_signature();
     const std::size_t required = signature != nullptr ? std::min(signature->num_required, names.size()) : names.size();
-    for (std::size_t i = 0; i < required; ++i)
+    // Optional inputs (detection models' `targets`, a `lengths`) when --input gives them (none
+    // leaves one out, as None).
+    const std::size_t count = std::clamp(options.inputs.size(), required, names.size());
+    for (std::size_t i = 0; i < count; ++i)
       info.inputs.push_back(zoo::ExampleInput{.name = names[i], .dtype = DType::float32, .shape = {}, .high = 0});
     info.parameters = module->num_parameters();
     module->eval();  // as zoo::create makes the zoo's models: the commands run inference
@@ -71,55 +76,26 @@ void check_input_count(const zoo::ModelInfo& model, const Options& options) {
   }
 }
 
-}  // namespace
-
-std::vector<Shape> input_shapes(const zoo::ModelInfo& model, const Options& options, bool known_sizes) {
-  std::vector<Shape> shapes;
-  if (options.inputs.empty()) {
-    for (const zoo::ExampleInput& in : model.inputs) shapes.emplace_back(in.shape);
-    return shapes;
-  }
-  check_input_count(model, options);
-  for (const std::string& text : options.inputs) {
-    if (text.starts_with('[') || text.starts_with('{'))
-      throw UsageError(options.command, fmt::format("--input '{}': a list or dict of tensors is an input of trace, report "
-                                                    "and analyze; {} runs the model on tensors only",
-                                                    text, options.command));
-    Shape shape = parse_shape(text, options);
-    if (known_sizes) {
-      for (Dim d : shape) {
-        if (!d.is_known()) {
-          throw UsageError(options.command, fmt::format("--input '{}': {} runs the model, so every size must be known",
-                                                        text, options.command));
-        }
-      }
-    }
-    shapes.push_back(std::move(shape));
-  }
-  return shapes;
-}
-
-namespace {
-
-/// Reads one spec of a structured --input from `text` at `at`: a shape, `[SPEC,SPEC,...]` (a list
-/// of tensors, List[Tensor]) or `{KEY:SPEC,...}` (a dict with str keys, Dict[str, Tensor]), nested
-/// at most `depth` levels more.
-class StructuredInput {
+/// Reads one --input: a shape with an optional dtype and range (`1x3x224x224`,
+/// `1x16:int64[0,30522)`, `4:bool`), `none`, `[SPEC,SPEC,...]` (a list, List[Tensor]) or
+/// `{KEY:SPEC,...}` (a dict with str keys, Dict[str, Tensor]), nested.
+class InputParser {
  public:
-  StructuredInput(std::string_view text, const Options& options, DType dtype)
-      : text_(text), options_(options), dtype_(dtype) {}
+  InputParser(std::string_view text, const Options& options, DType dtype) : text_(text), options_(options), dtype_(dtype) {}
 
-  InputSpec parse() {
-    InputSpec spec = parse_at(16);
+  InputText parse() {
+    InputText in = parse_at(16);
     if (at_ != text_.size()) fail(fmt::format("'{}' after the end of the input", text_.substr(at_)));
-    return spec;
+    return in;
   }
 
  private:
   [[noreturn]] void fail(const std::string& why) const {
-    throw UsageError(options_.command, fmt::format("--input '{}': {}; write a list of shapes as [SHAPE,SHAPE,...] and "
-                                                   "a dict as {{KEY:SHAPE,...}}, e.g. --input '[3x320x320,3x320x320]'",
-                                                   text_, why));
+    throw UsageError(options_.command,
+                     fmt::format("--input '{}': {}; write a shape as 1x3x224x224, integers as 1x16:int64[0,30522) "
+                                 "(values in [low, high)), bools as 4:bool, an optional input left out as none, a list "
+                                 "of shapes as [SHAPE,SHAPE,...] and a dict as {{KEY:SHAPE,...}}",
+                                 text_, why));
   }
 
   void expect(char c) {
@@ -129,46 +105,82 @@ class StructuredInput {
     ++at_;
   }
 
-  InputSpec parse_at(int depth) {
+  std::int64_t integer() {
+    const std::size_t start = at_;
+    if (at_ < text_.size() && text_[at_] == '-') ++at_;
+    while (at_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[at_]))) ++at_;
+    std::int64_t v = 0;
+    auto [stop, ec] = std::from_chars(text_.data() + start, text_.data() + at_, v);
+    if (ec != std::errc() || stop != text_.data() + at_) fail(fmt::format("a number was expected at position {}", start + 1));
+    return v;
+  }
+
+  InputText parse_at(int depth) {
     if (depth == 0) fail("lists and dicts nest too deeply");
+    InputText in;
     if (at_ < text_.size() && text_[at_] == '[') {
       ++at_;
-      std::vector<InputSpec> elements;
+      in.kind = InputText::Kind::list;
       if (at_ < text_.size() && text_[at_] == ']') fail("the list is empty");
       while (true) {
-        elements.push_back(parse_at(depth - 1));
+        in.elements.push_back(parse_at(depth - 1));
         if (at_ < text_.size() && text_[at_] == ',') {
           ++at_;
           continue;
         }
         expect(']');
-        return InputSpec::list(std::move(elements));
+        return in;
       }
     }
     if (at_ < text_.size() && text_[at_] == '{') {
       ++at_;
-      std::vector<std::pair<std::string, InputSpec>> items;
+      in.kind = InputText::Kind::dict;
       while (true) {
         const std::size_t key_end = text_.find(':', at_);
         if (key_end == std::string_view::npos || key_end == at_) fail(fmt::format("a key is missing at position {}", at_ + 1));
         std::string key(text_.substr(at_, key_end - at_));
         if (key.find_first_of("[]{},") != std::string::npos) fail(fmt::format("'{}' is not a key", key));
-        for (const auto& [k, v] : items)
-          if (k == key) fail(fmt::format("the key '{}' is given twice", key));
+        if (std::find(in.keys.begin(), in.keys.end(), key) != in.keys.end()) fail(fmt::format("the key '{}' is given twice", key));
         at_ = key_end + 1;
-        items.emplace_back(std::move(key), parse_at(depth - 1));
+        in.keys.push_back(std::move(key));
+        in.elements.push_back(parse_at(depth - 1));
         if (at_ < text_.size() && text_[at_] == ',') {
           ++at_;
           continue;
         }
         expect('}');
-        return InputSpec::dict(std::move(items));
+        return in;
       }
     }
-    const std::size_t end = std::min(text_.find_first_of(",]}", at_), text_.size());
+    const std::size_t end = std::min(text_.find_first_of(",]}:", at_), text_.size());
     const std::string_view shape = text_.substr(at_, end - at_);
     at_ = end;
-    return InputSpec(parse_shape(shape, options_), dtype_);
+    if (shape == "none") {
+      in.kind = InputText::Kind::none;
+      return in;
+    }
+    in.shape = parse_shape(shape, options_);
+    in.dtype = dtype_;
+    if (at_ < text_.size() && text_[at_] == ':') {
+      ++at_;
+      const std::size_t name_end = std::min(text_.find_first_of(",]}[", at_), text_.size());
+      const std::string_view name = text_.substr(at_, name_end - at_);
+      if (name == "float32" || name == "float") in.dtype = DType::float32;
+      else if (name == "int64" || name == "long") in.dtype = DType::int64;
+      else if (name == "bool") in.dtype = DType::bool_;
+      else fail(fmt::format("'{}' is not a dtype symtrace has (float32, int64, bool)", name));
+      at_ = name_end;
+    }
+    if (at_ < text_.size() && text_[at_] == '[') {
+      if (in.dtype != DType::int64) fail("a range [low,high) is for int64 inputs");
+      ++at_;
+      in.low = integer();
+      expect(',');
+      in.high = integer();
+      expect(')');
+      if (in.high <= in.low) fail(fmt::format("the range [{},{}) is empty", in.low, in.high));
+    }
+    return in;
   }
 
   std::string_view text_;
@@ -177,43 +189,124 @@ class StructuredInput {
   std::size_t at_ = 0;
 };
 
+InputSpec spec_of(const InputText& in) {
+  switch (in.kind) {
+    case InputText::Kind::none: return InputSpec::constant(Value());
+    case InputText::Kind::list: {
+      std::vector<InputSpec> elements;
+      for (const InputText& e : in.elements) elements.push_back(spec_of(e));
+      return InputSpec::list(std::move(elements));
+    }
+    case InputText::Kind::dict: {
+      std::vector<std::pair<std::string, InputSpec>> items;
+      for (std::size_t i = 0; i < in.keys.size(); ++i) items.emplace_back(in.keys[i], spec_of(in.elements[i]));
+      return InputSpec::dict(std::move(items));
+    }
+    case InputText::Kind::tensor: break;
+  }
+  return InputSpec(in.shape, in.dtype);
+}
+
+/// A random value for `in` (normal floats, integers uniform in their range, false bools);
+/// throws UsageError for an unknown size (a run needs them all).
+Value example_of(const InputText& in, std::string_view name, std::string_view text, const Options& options,
+                 Generator& gen) {
+  switch (in.kind) {
+    case InputText::Kind::none: return Value();
+    case InputText::Kind::list: {
+      ValueList items;
+      for (const InputText& e : in.elements) items.push_back(example_of(e, name, text, options, gen));
+      return items;
+    }
+    case InputText::Kind::dict: {
+      ValueDict d;
+      for (std::size_t i = 0; i < in.keys.size(); ++i) d.insert_or_assign(in.keys[i], example_of(in.elements[i], name, text, options, gen));
+      return d;
+    }
+    case InputText::Kind::tensor: break;
+  }
+  IntList sizes;
+  for (Dim d : in.shape) {
+    if (!d.is_known())
+      throw UsageError(options.command, fmt::format("--input '{}': {} runs the model, so every size must be known", text,
+                                                    options.command));
+    sizes.push_back(d.value());
+  }
+  const TensorMeta meta{in.dtype, in.shape};
+  const std::optional<std::uint64_t> bytes = detail::data_bytes(meta);
+  if (!bytes || *bytes > max_tensor_bytes()) {
+    // Said before anything is allocated: the sizes asked for cannot exist here.
+    throw std::invalid_argument(fmt::format("input '{}' ({}) needs {}", name, meta,
+                                            bytes ? detail::too_large(*bytes)
+                                                  : std::string("more bytes than 64 bits count; give it smaller sizes")));
+  }
+  if (in.dtype == DType::float32) return randn(sizes, gen);
+  Tensor t = Tensor::empty(in.shape, in.dtype);
+  const std::int64_t n = *t.shape().numel();
+  if (in.dtype == DType::bool_) {
+    std::fill_n(t.data_ptr<bool>(), n, false);
+    return t;
+  }
+  std::int64_t* data = t.data_ptr<std::int64_t>();
+  const auto span = static_cast<std::uint64_t>(in.high - in.low);
+  for (std::int64_t i = 0; i < n; ++i) data[i] = span > 0 ? in.low + static_cast<std::int64_t>(gen.bits() % span) : 0;
+  return t;
+}
+
 }  // namespace
 
-std::vector<InputSpec> input_specs(const zoo::ModelInfo& model, const Options& options) {
-  // `--input '[3x320x320,3x320x320]'`: a list of tensors (List[Tensor]); `--input
-  // '{a:1x8,b:1x8}'`: a dict (Dict[str, Tensor]); nested as the forward takes them.
-  std::vector<InputSpec> specs;
+std::vector<InputText> input_texts(const zoo::ModelInfo& model, const Options& options) {
+  std::vector<InputText> out;
   if (options.inputs.empty()) {
-    for (const zoo::ExampleInput& in : model.inputs) specs.emplace_back(Shape(in.shape), in.dtype);
-    return specs;
+    for (const zoo::ExampleInput& in : model.inputs) {
+      InputText t;
+      t.shape = Shape(in.shape);
+      t.dtype = in.dtype;
+      t.high = in.dtype == DType::int64 ? in.high : 0;
+      out.push_back(std::move(t));
+    }
+    return out;
   }
   check_input_count(model, options);
   for (std::size_t i = 0; i < options.inputs.size(); ++i) {
-    const std::string& text = options.inputs[i];
-    if (text.starts_with('[') || text.starts_with('{')) specs.push_back(StructuredInput(text, options, model.inputs[i].dtype).parse());
-    else specs.emplace_back(parse_shape(text, options), model.inputs[i].dtype);
+    InputText t = InputParser(options.inputs[i], options, model.inputs[i].dtype).parse();
+    if (t.kind == InputText::Kind::tensor && t.dtype == DType::int64 && t.high == 0 && model.inputs[i].dtype == DType::int64)
+      t.high = model.inputs[i].high;  // the entry's bound (token ids)
+    out.push_back(std::move(t));
   }
+  return out;
+}
+
+std::vector<InputSpec> input_specs(const zoo::ModelInfo& model, const Options& options) {
+  std::vector<InputSpec> specs;
+  for (const InputText& t : input_texts(model, options)) specs.push_back(spec_of(t));
   return specs;
 }
 
-std::vector<Tensor> example_tensors(const zoo::ModelInfo& model, const Options& options) {
-  zoo::ModelInfo shaped = model;
-  std::vector<Shape> shapes = input_shapes(model, options, true);
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    IntList sizes;
-    for (Dim d : shapes[i]) sizes.push_back(d.value());
-    const TensorMeta meta{model.inputs[i].dtype, shapes[i]};
-    const std::optional<std::uint64_t> bytes = detail::data_bytes(meta);
-    if (!bytes || *bytes > max_tensor_bytes()) {
-      // A usage error, said before anything is allocated: the sizes asked for cannot exist here.
-      throw std::invalid_argument(fmt::format("input '{}' ({}) needs {}", model.inputs[i].name, meta,
-                                              bytes ? detail::too_large(*bytes)
-                                                    : std::string("more bytes than 64 bits count; give it smaller sizes")));
-    }
-    shaped.inputs[i].shape = std::move(sizes);
-  }
+ValueList example_values(const zoo::ModelInfo& model, const Options& options) {
+  const std::vector<InputText> texts = input_texts(model, options);
   Generator gen(0);
-  return zoo::example_inputs(shaped, gen);
+  ValueList out;
+  for (std::size_t i = 0; i < texts.size(); ++i)
+    out.push_back(example_of(texts[i], model.inputs[i].name, options.inputs.empty() ? std::string_view() : options.inputs[i],
+                             options, gen));
+  return out;
+}
+
+std::string value_text(const Value& v) {
+  if (v.is_tensor()) return fmt::format("{}{}", v.to_tensor().dtype(), v.to_tensor().shape());
+  if (v.is_none()) return "None";
+  std::vector<std::string> parts;
+  if (v.is_list()) {
+    for (const Value& e : v.to_list()) parts.push_back(value_text(e));
+    return fmt::format("[{}]", fmt::join(parts, ", "));
+  }
+  if (v.is_dict()) {
+    const ValueDict& d = v.to_dict();
+    for (std::size_t i = 0; i < d.keys.size(); ++i) parts.push_back(fmt::format("{}: {}", to_string(d.keys[i]), value_text(d.values[i])));
+    return fmt::format("{{{}}}", fmt::join(parts, ", "));
+  }
+  return to_string(v);
 }
 
 std::string shape_text(const Shape& shape) {

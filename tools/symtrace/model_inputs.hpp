@@ -21,17 +21,40 @@ namespace symtrace::cli {
 /// True when `model` names a TorchScript file rather than a zoo entry.
 [[nodiscard]] bool is_torchscript_file(std::string_view model);
 
-/// The entry's example inputs with their shapes replaced by the --input shapes, if any.
-/// Throws UsageError when the number of --input differs from the model's inputs, or a shape
-/// cannot be read; with `known_sizes`, also when a size is unknown.
-[[nodiscard]] std::vector<Shape> input_shapes(const zoo::ModelInfo& model, const Options& options, bool known_sizes);
+/// One input as --input gives it (or the entry's example input): a tensor's shape, dtype and,
+/// for int64, the range its values are drawn from; None; or a list or dict of inputs.
+struct InputText {
+  enum class Kind : std::uint8_t {
+    tensor,
+    none,
+    list,
+    dict
+  } kind = Kind::tensor;
+  Shape shape;
+  DType dtype = DType::float32;
+  std::int64_t low = 0;             ///< int64 values are drawn from [low, high)
+  std::int64_t high = 0;            ///< 0 (with low 0): all zeros
+  std::vector<InputText> elements;  ///< of a list or a dict
+  std::vector<std::string> keys;    ///< of a dict
+};
 
-/// Input specs for a symbolic trace: the model's input dtypes with `input_shapes`.
+/// The model's inputs: the --input texts read (`1x3x224x224`, `1x16:int64[0,30522)`, `4:bool`,
+/// `none`, `[SPEC,...]`, `{KEY:SPEC,...}`), or the entry's example inputs when none is given.
+/// Throws UsageError when the number of --input differs from the model's inputs or one cannot
+/// be read.
+[[nodiscard]] std::vector<InputText> input_texts(const zoo::ModelInfo& model, const Options& options);
+
+/// Input specs for a symbolic trace (input_texts; None is a constant input).
 [[nodiscard]] std::vector<InputSpec> input_specs(const zoo::ModelInfo& model, const Options& options);
 
-/// Random inputs to run the model on (normal floats, int64 ids below the entry's bound),
-/// from a fixed seed, with `input_shapes`.
-[[nodiscard]] std::vector<Tensor> example_tensors(const zoo::ModelInfo& model, const Options& options);
+/// Inputs to run the model on, from a fixed seed (input_texts: normal floats, integers uniform
+/// in their range, false bools, None, lists and dicts of them). Throws UsageError for a size
+/// that is not known, std::invalid_argument for a tensor too large to make.
+[[nodiscard]] ValueList example_values(const zoo::ModelInfo& model, const Options& options);
+
+/// `float32[1, 3]`, `[float32[3, 8, 8], float32[3, 8, 8]]`, `None`: a value as the commands
+/// describe their inputs.
+[[nodiscard]] std::string value_text(const Value& value);
 
 /// `shape` as `1x3x224x224` (`?` for an unknown size), as --input reads it.
 [[nodiscard]] std::string shape_text(const Shape& shape);

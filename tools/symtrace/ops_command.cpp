@@ -39,8 +39,7 @@ nlohmann::ordered_json uses_json(const std::vector<OperatorUse>& uses) {
 
 int ops_command(const Options& options, Output& output, std::ostream& /*err*/) {
   const zoo::ModelInfo info = find_model(options);
-  const std::vector<Tensor> inputs = example_tensors(info, options);
-  const ValueList args(inputs.begin(), inputs.end());
+  const ValueList args = example_values(info, options);
   const std::shared_ptr<Module> model = info.create();
   const std::vector<OperatorUse> inference = uses_of_run(*model, args, false);
   std::vector<OperatorUse> training;
@@ -56,7 +55,7 @@ int ops_command(const Options& options, Output& output, std::ostream& /*err*/) {
   ops.insert(ops.end(), training_only.begin(), training_only.end());
   std::sort(ops.begin(), ops.end());
   std::vector<std::string> shapes;
-  for (const Tensor& t : inputs) shapes.push_back(shape_text(t.shape()));
+  for (const Value& v : args) shapes.push_back(v.is_tensor() ? shape_text(v.to_tensor().shape()) : value_text(v));
 
   if (options.format == "json") {
     nlohmann::ordered_json modes{{"inference", uses_json(inference)}};

@@ -64,13 +64,9 @@ int report_command(const Options& options, Output& output, std::ostream& /*err*/
   const std::shared_ptr<Module> model = info.create();
   GraphCollection collection;
   collection.capture_failed_by_execution(options.by_execution);
+  // A failing root (its own code, or input its layers refuse) is reported like any failed
+  // module, with its children traced as roots: the report is never lost.
   collection.recursive_trace(*model, specs);
-  // The model's own forward refusing its input is bad input, not a finding.
-  for (const ModuleFailure& f : collection.failures()) {
-    if (f.module.empty() && (f.kind == "OpError" || f.kind == "std::invalid_argument")) {
-      throw std::invalid_argument(f.message);
-    }
-  }
   if (options.format == "text") {
     output.write(coverage_report(collection, info.name));
   } else if (options.format == "json") {

@@ -16,17 +16,17 @@ int trace_command(const Options& options, Output& output, std::ostream& err) {
   const zoo::ModelInfo info = find_model(options);
   const std::vector<InputSpec> specs = input_specs(info, options);
   const std::shared_ptr<Module> model = info.create();
-  Graph graph;
-  try {
-    graph = symbolic_trace(*model, specs);
-  } catch (const std::invalid_argument&) {
-    throw;  // input the model refuses (an --input shape its layers do not take): exit 2
-  } catch (const std::exception& e) {
-    fmt::print(err,
-               "symtrace trace: {} cannot be traced whole: {}\n"
-               "`symtrace report {}` traces it robustly and shows what failed, where and why.\n",
-               info.name, e.what(), info.name);
-    return exit_problem;
+  // Robustly: a module that cannot be traced is a leaf of the graph (the root itself, when its
+  // own code fails), said on stderr; the graph is printed whatever failed.
+  RobustTracer tracer;
+  const Graph graph = tracer.trace(*model, specs);
+  if (!tracer.failures().empty()) {
+    const bool one = tracer.failures().size() == 1;
+    fmt::print(err, "symtrace trace: {} module{} of {} could not be traced and {} of the graph:\n",
+               tracer.failures().size(), one ? "" : "s", info.name, one ? "is a leaf" : "are leaves");
+    for (const ModuleFailure& f : tracer.failures())
+      fmt::print(err, "  {} ({}): {}\n", f.module.empty() ? "the model" : fmt::format("'{}'", f.module), f.type, to_string(f));
+    fmt::print(err, "`symtrace report {}` traces what is inside them and shows the whole model's coverage.\n", info.name);
   }
   if (options.format == "text") {
     output.write(to_string(graph));
