@@ -39,9 +39,10 @@ std::string_view slot_kind_name(int kind) {
 
 namespace detail {
 bool is_valid_module_name(std::string_view name) noexcept {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  });
+  // PyTorch's rule (torch.nn.Module.add_module): any string but the empty one and those
+  // holding '.', which separates the components of a path. torchvision's RegNets name
+  // blocks `block1-0`; node names are sanitised from paths (`block1_0`).
+  return !name.empty() && name.find('.') == std::string_view::npos;
 }
 }  // namespace detail
 
@@ -122,7 +123,11 @@ void Module::set_input_names(std::vector<std::string> names, Where where) {
                            type_name(), n, n == 1 ? "" : "s", names.size(),
                            names.size() == 1 ? "" : "s");
   for (std::size_t i = 0; i < n; ++i) {
-    if (!detail::is_valid_module_name(names[i]) || (names[i][0] >= '0' && names[i][0] <= '9'))
+    const bool identifier = !names[i].empty() && !(names[i][0] >= '0' && names[i][0] <= '9') &&
+                            std::all_of(names[i].begin(), names[i].end(), [](char c) {
+                              return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+                            });
+    if (!identifier)
       throw_invalid_argument(where,
                              "set_input_names() on {}: '{}' is not a valid input name (use "
                              "letters, digits and '_', not starting with a digit)",
@@ -255,8 +260,8 @@ void Module::index_or_roll_back(Vector& entries, std::string_view name, SlotKind
 void Module::check_new_name(std::string_view name, std::string_view what, Where where) const {
   if (!detail::is_valid_module_name(name))
     throw_invalid_argument(where,
-                           "invalid {} name '{}' in {}: a name holds only letters, digits and '_' "
-                           "('.' separates the components of a path)",
+                           "invalid {} name '{}' in {}: a name is not empty and holds no '.' (which "
+                           "separates the components of a path)",
                            what, name, type_name());
   if (const auto slot = find_slot(name))
     throw_invalid_argument(where, "duplicate name '{}' in {}: a {} named '{}' is already registered",

@@ -10,6 +10,7 @@ classifiers, OUTDIR/NAME.trace.pt (torch.jit.trace), the input it was run on
 OUTDIR/NAME.json: the input shape, the parameter count and, when torch.fx can trace the Python
 model, fx's call_module nodes counted by layer type. Files already there are kept (see write_detector).
 """
+import collections
 import hashlib
 import inspect
 import json
@@ -129,6 +130,17 @@ class QuantizedOp(torch.nn.Module):
 
     def forward(self, x):
         return self.act(self.odd(self.stem(x)))
+
+
+class DashedNames(torch.nn.Module):
+    """Children named as torchvision's RegNets name them (`block1-0`): any name without '.'."""
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Sequential(collections.OrderedDict(
+            [("block1-0", torch.nn.Conv2d(3, 4, 1)), ("block1-1", torch.nn.ReLU())]))
+
+    def forward(self, x):
+        return self.body(x)
 
 
 class LibTorchOps(torch.nn.Module):
@@ -260,6 +272,7 @@ SCRIPTED_ONLY = {"nms_topk": NmsTopk, "nms_branch": NmsBranch, "list_sum": ListS
 # name: (make, input shape); those in TRACED are saved traced too
 SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, [1, 3, 4, 4]),
          "quantized_op": (QuantizedOp, [1, 3, 8, 8]), "libtorch_ops": (LibTorchOps, [2, 8, 8]),
+         "dashed_names": (DashedNames, [1, 3, 4, 4]),
          "other_method": (OtherMethod, [1, 3, 8, 8]),
          "lstm_tagger": (Tagger, [2, 7, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32]),
          "layers": (Layers, [5, 2, 16])}

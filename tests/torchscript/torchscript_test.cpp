@@ -311,6 +311,18 @@ TEST_CASE("an op whose result symtrace cannot hold fails the module that uses it
                        doctest::Contains("aten::quantize_per_tensor(): its result has dtype QUInt8"), OpError);
 }
 
+TEST_CASE("children named as PyTorch allows (block1-0) load, trace and run") {
+  std::shared_ptr<Module> model = torchscript::load(models / "dashed_names.script.pt");
+  const Tensor x = read_floats(models / "dashed_names.input.bin", {1, 3, 4, 4});
+  const Tensor expected = read_floats(models / "dashed_names.output.bin", {1, 4, 4, 4});
+  CHECK(model->get_submodule("body.block1-0").type_name() == "Conv2d");
+  Graph g = symbolic_trace(*model, {InputSpec(Shape{1, 3, 4, 4})});
+  CHECK_NOTHROW(g.lint());
+  CHECK(count_nodes(g, OpKind::call_module, "body.block1-0") == 1);
+  CHECK(g.find_node("body_block1_0") != nullptr);  // the node's name, sanitised as fx does
+  CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), expected) <= 1e-5);
+}
+
 TEST_CASE("a parent may call a method of its child other than forward") {
   std::shared_ptr<Module> model = torchscript::load(models / "other_method.script.pt");
   const Tensor x = read_floats(models / "other_method.input.bin", {1, 3, 8, 8});

@@ -329,7 +329,7 @@ class Module : public std::enable_shared_from_this<Module> {
 [[nodiscard]] std::string to_string(const Module& module);
 
 namespace detail {
-/// True for a valid registration name: non-empty, letters, digits and '_' only.
+/// True for a valid registration name: PyTorch's rule, any non-empty string without '.'.
 [[nodiscard]] bool is_valid_module_name(std::string_view name) noexcept;
 }  // namespace detail
 
