@@ -422,6 +422,12 @@ Value Tracer::record_op(const OpCall& call) {
   OutputMeta meta = detail::has_unknown_rank(call.args) && !call.op.has(OpFlags::unknown_rank)
                         ? detail::unknown_rank_meta(call)
                         : call.op.meta(call);
+  // A number the meta function knows (`numel()` of a tensor of known sizes, a TorchScript
+  // `aten::size` of a known dim) is that number, as `Tensor::size` gives it: not a node.
+  if (meta.is_number && meta.number_value.is_known()) [[unlikely]] {
+    const std::int64_t v = meta.number_value.value();
+    return meta.outputs.at(0).dtype == DType::bool_ ? Value(v != 0) : Value(v);
+  }
   if (st.meta_only()) return meta_result(meta, call.where);
   Arguments args;
   args.reserve(call.args.size());
