@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <deque>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <typeinfo>
 #include <unordered_set>
@@ -140,10 +141,20 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
   while (!queue.empty()) {
     Module* module = queue.front();
     queue.pop_front();
+    if (module != &model && module->forward_signature() == nullptr) {
+      // A container that cannot be called (ModuleList, or a class whose other methods its
+      // parent calls): nothing to trace and nothing failed; its children may have been called
+      // through it, so they are queued in its place. Its status follows theirs (below).
+      for (const auto& [name, child] : module->named_children()) {
+        if (queued.insert(child.get()).second) queue.push_back(child.get());
+      }
+      continue;
+    }
     std::size_t seen = records.failures().size();
-    Graph graph = [&] {
+    const std::optional<ObservedCall> observed = module == &model ? std::nullopt : records.observed_call(*module);
+    std::optional<Graph> traced = [&]() -> std::optional<Graph> {
       if (module == &model) return tracer_->trace(model, inputs, concrete_args, where);  // bad inputs: the caller's
-      const RootInputs in = root_inputs(*module, records.observed_call(*module));
+      const RootInputs in = root_inputs(*module, observed);
       try {
         return tracer_->trace(*module, in.specs, in.concrete, where);
       } catch (const StackDepthError&) {
@@ -151,12 +162,17 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
       } catch (const std::bad_alloc&) {
         throw;  // Note [Out of memory is not a failure] in robust_tracer.cpp
       } catch (const std::exception& e) {
-        // A forward that takes more than tensors cannot be traced without concrete_args.
+        // A module never called has no inputs to trace it on: that is not a failure of its
+        // own, and it stays unvisited. One that was called, with a forward that takes more
+        // than tensors, cannot be traced without concrete_args: a failure.
+        if (!observed) return std::nullopt;
         return tracer_->failed_root_graph(
             *module, ModuleFailure{"", module->type_name(), boost::core::demangle(typeid(e).name()), e.what(), where, {}, {}},
             where);
       }
     }();
+    if (!traced) continue;
+    Graph graph = std::move(*traced);
     if (capture_by_execution_) detail::capture_by_execution(*records_, seen, graph, *module);
     seen = std::min(seen, records.failures().size());  // a forward may have cleared the records
     index_.emplace(module, entries_.size());

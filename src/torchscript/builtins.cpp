@@ -902,6 +902,7 @@ const Table& table() {
         {"aten::size.int", size_int},
         {"prim::dtype", dtype},
         {"prim::device", device},
+        {"aten::device", identity},  // torch.device("cpu"): a device is its name
         {"prim::is_cuda", always_false},
         // Gradients "on" and every tensor "requiring" them: torch.nn's layers then take their
         // composite paths (MultiheadAttention's and TransformerEncoderLayer's fused kernels are

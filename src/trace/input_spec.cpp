@@ -227,11 +227,6 @@ detail::GivenInputs detail::match_inputs(const Module& root, const std::vector<I
                                       "its type, not InputSpec::dict",
                                root.type_name(), names[given], parameter.type_name);
       }
-      if (inputs[specs].is_constant) {
-        throw_invalid_argument(where, "{}.forward's input '{}' is given as the constant {}: give it in concrete_args "
-                                      "(a constant is a part of a list or dict input)",
-                               root.type_name(), names[given], inputs[specs].value);
-      }
       if (inputs[specs].is_int && !takes_int) {
         throw_invalid_argument(where,
                                "{}.forward's input '{}' is {}, not a SymInt: a symbolic integer (InputSpec::symbolic_int()) "

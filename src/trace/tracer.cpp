@@ -158,6 +158,12 @@ Graph Tracer::record_graph(Module& root, const std::vector<InputSpec>& inputs, c
         args.push_back(*value);
       } else {
         const InputSpec& spec = inputs[next_spec++];
+        if (spec.is_constant) {
+          // A constant input (None for an optional one): as a concrete arg, a guard.
+          graph.add_guard(names[i], create_arg(spec.value, where));
+          args.push_back(spec.value);
+          continue;
+        }
         if (spec.is_list || spec.is_dict) placeholder.set_meta(meta_keys::structure, input_structure(spec));
         args.push_back(input_value(input_value, placeholder, spec, names[i]));
       }

@@ -256,7 +256,10 @@ class NmsBranch(torch.nn.Module):
 class ListSum(torch.nn.Module):
     """Takes a list of images, as torchvision's detection models do, and an optional input."""
     def forward(self, images: List[torch.Tensor], scale: Optional[float] = None):
-        return images[0] + images[1] * 2
+        out = images[0] + images[1] * 2
+        if scale is not None:
+            out = out * scale
+        return out
 
 
 class DictSum(torch.nn.Module):

@@ -441,6 +441,10 @@ TEST_CASE("the program takes a TorchScript file wherever it takes a MODEL") {
     CHECK(bad.code == 2);
     CHECK(bad.err.find("--input '[2x3,2x3': ']' is missing at the end; write a shape as 1x3x224x224") != std::string::npos);
     CHECK(bad.err.find("a list of shapes as [SHAPE,SHAPE,...]") != std::string::npos);
+    // An optional input given as None (issue 49): a guard of the graph, as a concrete arg.
+    const Run none = run_cli({"trace", list_file, "--input", "[2x3,2x3]", "--input", "none", "--format", "json"});
+    REQUIRE(none.code == 0);
+    CHECK(nlohmann::json::parse(none.out)["guards"] == nlohmann::json::parse(R"([{"input": "scale", "value": null}])"));
     // check runs the model on a list too (issue 49), against LibTorch's run of the file.
     const Run runs = run_cli({"check", list_file, "--input", "[2x3,2x3]", "--against-torch", "--format", "json"});
     CHECK(runs.code == 0);

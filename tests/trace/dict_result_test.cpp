@@ -250,10 +250,6 @@ TEST_CASE("InputSpec::dict traces a dict or an object input: a getitem per trace
     CHECK_THROWS_WITH_AS((void)InputSpec::constant(Value(ValueList{Value(x)})),
                          doctest::Contains("InputSpec::constant: [tensor(dtype=float32, shape=[2, 3, 4])] holds a tensor"),
                          std::invalid_argument);
-    CHECK_THROWS_WITH_AS(symbolic_trace(model, {InputSpec::constant(Value(3))}),
-                         doctest::Contains("ObjectIn.forward's input 'images' is given as the constant 3: give it in "
-                                           "concrete_args"),
-                         std::invalid_argument);
     ListIn takes_list;
     CHECK_THROWS_WITH_AS(symbolic_trace(takes_list, {*spec}),
                          doctest::Contains("ListIn.forward's input 'images' is List[Tensor], not a dict or an object"),
