@@ -83,6 +83,13 @@ void vthrow_op_error(std::string_view op, std::source_location where, fmt::strin
                 std::string(op), where);
 }
 
+void vthrow_op_unsupported(std::string_view op, std::source_location where, fmt::string_view format,
+                           fmt::format_args args) {
+  where = user_location(where);  // Note [User locations]
+  throw OpUnsupported(fmt::format("{}:{}: {}(): {}", where.file_name(), where.line(), op, fmt::vformat(format, args)),
+                      std::string(op), where);
+}
+
 void vthrow_invalid_argument(std::source_location where, fmt::string_view format,
                              fmt::format_args args) {
   throw std::invalid_argument(located(where, format, args));

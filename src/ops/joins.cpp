@@ -249,7 +249,7 @@ OutputMeta pad_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
   const IntList pad = call.int_list(1);
   if (call.string(2) != "constant")
-    call.fail("mode '{}' is not supported; symtrace pads with a constant (mode='constant')", call.string(2));
+    call.unsupported("mode '{}' is not supported; symtrace pads with a constant (mode='constant')", call.string(2));
   if (pad.size() % 2 != 0) call.fail("the padding {} must have an even length (before, after for each dim)", pad);
   if (pad.size() / 2 > x.shape().rank())
     call.fail("the padding {} has {} pairs, more than the {} dims of shape {}", pad, pad.size() / 2, x.shape().rank(),
@@ -306,7 +306,7 @@ OutputMeta roll_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
   const IntList shifts = call.int_list(1);
   const IntList dims = call.int_list(2);
-  if (dims.empty()) call.fail("symtrace rolls along given dims only; pass dims");
+  if (dims.empty()) call.unsupported("symtrace rolls along given dims only; pass dims");
   if (shifts.size() != dims.size())
     call.fail("shifts {} and dims {} must have the same length", shifts, dims);
   for (std::int64_t d : dims) {

@@ -563,6 +563,7 @@ const OpDef& make_op(const std::shared_ptr<jit::Operator>& jit_op) {
 struct Made {
   std::mutex mutex;
   std::map<std::string, const OpDef*, std::less<>> ops;
+  std::map<std::string, std::string, std::less<>> refused;  ///< why not, for those that cannot be made
 };
 
 Made& made() {
@@ -575,11 +576,17 @@ const OpDef& find_or_make(const c10::OperatorName& name) {
   Made& m = made();
   std::lock_guard lock(m.mutex);
   if (auto it = m.ops.find(full); it != m.ops.end()) return *it->second;
-  std::shared_ptr<jit::Operator> jit_op = jit::findOperatorFor(name);
-  if (!jit_op) throw std::invalid_argument(fmt::format("LibTorch has no operator {}", full));
-  const OpDef& op = make_op(jit_op);
-  m.ops.emplace(full, &op);
-  return op;
+  if (auto it = m.refused.find(full); it != m.refused.end()) throw std::invalid_argument(it->second);
+  try {
+    std::shared_ptr<jit::Operator> jit_op = jit::findOperatorFor(name);
+    if (!jit_op) throw std::invalid_argument(fmt::format("LibTorch has no operator {}", full));
+    const OpDef& op = make_op(jit_op);
+    m.ops.emplace(full, &op);
+    return op;
+  } catch (const std::invalid_argument& e) {
+    m.refused.emplace(full, e.what());  // asked again at every node of its kind: said once
+    throw;
+  }
 }
 
 // LibTorch's operators resolve by name in every program linked with symtrace.

@@ -149,11 +149,23 @@ void list_slice(const Instr& i, Value* frame) {
     if (k < 0) k += n;
     return std::clamp<std::int64_t>(k, 0, n);
   };
-  const std::int64_t step = i.inputs.size() > 3 ? in(i, frame, 3).to_int() : 1;
-  if (step <= 0) throw_invalid_argument(i.where, "list slices need a positive step, not {}", step);
+  const std::int64_t step = i.inputs.size() > 3 && !in(i, frame, 3).is_none() ? in(i, frame, 3).to_int() : 1;
+  if (step == 0) throw_invalid_argument(i.where, "slice step cannot be zero");
   ValueList r;
-  for (std::int64_t k = clampi(in(i, frame, 1), 0); k < clampi(in(i, frame, 2), n); k += step)
-    r.push_back(l[static_cast<std::size_t>(k)]);
+  if (step > 0) {
+    for (std::int64_t k = clampi(in(i, frame, 1), 0); k < clampi(in(i, frame, 2), n); k += step)
+      r.push_back(l[static_cast<std::size_t>(k)]);
+  } else {
+    // Python's bounds for a negative step: from the end by default, down to before the start.
+    auto bound = [&](const Value& v, std::int64_t dflt) {
+      if (v.is_none()) return dflt;
+      std::int64_t k = v.to_int();
+      if (k < 0) k += n;
+      return std::clamp<std::int64_t>(k, -1, n - 1);
+    };
+    for (std::int64_t k = bound(in(i, frame, 1), n - 1); k > bound(in(i, frame, 2), -1); k += step)
+      r.push_back(l[static_cast<std::size_t>(k)]);
+  }
   out(i, frame) = std::move(r);
 }
 
@@ -648,7 +660,7 @@ void div_mode(const Instr& i, Value* frame) {
     out(i, frame) = call_op("floor_divide", {a, b}, i.where);
     return;
   }
-  throw_op_error("div", i.where, "aten::div with rounding_mode='trunc' on tensors is not supported by symtrace");
+  throw_op_unsupported("div", i.where, "aten::div with rounding_mode='trunc' on tensors is not supported by symtrace");
 }
 
 // aten::baddbmm(self, batch1, batch2, beta=1, alpha=1): beta * self + alpha * batch1 @ batch2

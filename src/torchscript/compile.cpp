@@ -481,7 +481,8 @@ void Compiler::write_back(State& s, const jit::Node* node, Block& out) {
   const std::string kind = qualified(node->kind());
   if (node->inputs().empty() || std::find(std::begin(mutating), std::end(mutating), kind) == std::end(mutating)) return;
   static const BuiltinFn store = find_builtin("aten::_set_item", "", false);
-  for (const jit::Value* v = node->input(0); v->node()->kind() == c10::aten::__getitem__;) {
+  const jit::Value* v = node->input(0);
+  for (; v->node()->kind() == c10::aten::__getitem__;) {
     const jit::Node* read = v->node();
     const c10::TypePtr& container = read->input(0)->type();
     if (!container->cast<c10::ListType>() && !container->cast<c10::DictType>()) return;
@@ -492,6 +493,18 @@ void Compiler::write_back(State& s, const jit::Node* node, Block& out) {
     instr.builtin = store;
     instr.inputs = {slot(s, read->input(0)), slot(s, read->input(1)), slot(s, v)};
     v = read->input(0);
+  }
+  // A list or dict read from a module's attribute (`self.corr_pyramid.append(x)`, RAFT): the
+  // attribute of the run is set to it (Note [Attributes set by a run]), as `self.x = ...`.
+  if (v->node()->kind() == c10::prim::GetAttr && (v->type()->cast<c10::ListType>() || v->type()->cast<c10::DictType>())) {
+    if (const Ref* owner = module_ref(s, v->node()->input(0))) {
+      Instr& instr = out.instrs.emplace_back();
+      instr.kind = InstrKind::set_attr;
+      instr.where = out.instrs.size() > 1 ? out.instrs[out.instrs.size() - 2].where : s.fallback;
+      instr.path = owner->path;
+      instr.name = v->node()->s(c10::attr::name);
+      instr.inputs.push_back(slot(s, v));
+    }
   }
 }
 
@@ -525,6 +538,7 @@ void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::st
     instr.builtin = fn;
     instr.name = std::string(kind);
     for (const jit::Value* v : node->inputs()) instr.inputs.push_back(slot(s, v));
+    if (schema && tensor_arguments && !kind.starts_with("prim::")) instr.fallback = libtorch_instr(s, node, instr, *schema);
     return;
   }
   instr.kind = InstrKind::unsupported;
@@ -536,23 +550,40 @@ void Compiler::compile_op(State& s, const jit::Node* node, Instr& instr, std::st
   // symtrace's own op first (aten's, and torchvision's `torchvision::nms`, which symtrace
   // implements itself), else LibTorch's (docs/design.md, decision 14).
   std::string why_not_native;
-  if (native_op(s, node, instr, kind, *schema, why_not_native)) return;
+  if (native_op(s, node, instr, kind, *schema, why_not_native)) {
+    instr.fallback = libtorch_instr(s, node, instr, *schema);
+    return;
+  }
+  std::string why_not;
+  if (std::shared_ptr<const Instr> libtorch = libtorch_instr(s, node, instr, *schema, &why_not)) {
+    instr = *libtorch;
+    return;
+  }
+  instr.kind = InstrKind::unsupported;
+  instr.text = why_not_native.empty() ? why_not : fmt::format("{}, and LibTorch's cannot run here: {}", why_not_native, why_not);
+}
+
+std::shared_ptr<const Instr> Compiler::libtorch_instr(State& s, const jit::Node* node, const Instr& like,
+                                                      const c10::FunctionSchema& schema, std::string* why_not) {
   try {
-    const OpDef& op = aten_op(*schema);
-    instr.kind = InstrKind::op;
-    instr.op = &op;
-    instr.name = op.name();
-    instr.args.clear();
+    const OpDef& op = aten_op(schema);
+    auto out = std::make_shared<Instr>();
+    out->kind = InstrKind::op;
+    out->where = like.where;
+    out->outputs = like.outputs;
+    out->op = &op;
+    out->name = op.name();
     for (std::size_t k = 0; k < op.schema.args.size(); ++k) {
       ArgSource a;
       if (k < node->inputs().size()) a.slot = slot(s, node->input(k));
       else if (op.schema.args[k].default_value) a.constant = *op.schema.args[k].default_value;
-      else throw std::invalid_argument(fmt::format("{} is called without its argument '{}'", kind, op.schema.args[k].name));
-      instr.args.push_back(std::move(a));
+      else throw std::invalid_argument(fmt::format("{} is called without its argument '{}'", op.name(), op.schema.args[k].name));
+      out->args.push_back(std::move(a));
     }
+    return out;
   } catch (const std::invalid_argument& e) {
-    instr.kind = InstrKind::unsupported;
-    instr.text = why_not_native.empty() ? e.what() : fmt::format("{}, and LibTorch's cannot run here: {}", why_not_native, e.what());
+    if (why_not != nullptr) *why_not = e.what();
+    return nullptr;
   }
 }
 

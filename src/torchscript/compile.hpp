@@ -83,6 +83,10 @@ class Compiler {
   /// `why_not` set, when symtrace has none or its op does not take the node's arguments.
   bool native_op(State& s, const torch::jit::Node* node, Instr& instr, std::string_view kind,
                  const c10::FunctionSchema& schema, std::string& why_not);
+  /// The node as an `op` instruction running LibTorch's operator of `schema` (aten_ops.hpp),
+  /// with `like`'s location and outputs; null, with `why_not` set, when it cannot run here.
+  std::shared_ptr<const Instr> libtorch_instr(State& s, const torch::jit::Node* node, const Instr& like,
+                                              const c10::FunctionSchema& schema, std::string* why_not = nullptr);
   /// `v` holds an object of a TorchScript class that is not a module (`ImageList`).
   static bool is_object(const torch::jit::Value* v);
   /// A builtin instruction `kind` ("prim::GetAttr", "prim::SetAttr") on an object, for

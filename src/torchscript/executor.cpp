@@ -160,10 +160,20 @@ void exec(const Instr& in, Module& self, Value* frame) {
     }
     case InstrKind::training: frame[in.outputs[0]] = attr_owner(self, in).is_training(); return;
     case InstrKind::op:
-    case InstrKind::inplace_op: run_op(in, frame); return;
+    case InstrKind::inplace_op:
+      try {
+        run_op(in, frame);
+      } catch (const OpUnsupported&) {
+        if (!in.fallback) throw;
+        run_op(*in.fallback, frame);  // input symtrace's op does not handle: LibTorch's
+      }
+      return;
     case InstrKind::builtin:
       try {
         in.builtin(in, frame);
+      } catch (const OpUnsupported&) {
+        if (!in.fallback) throw;
+        run_op(*in.fallback, frame);
       } catch (const std::invalid_argument& e) {
         // A value of the wrong kind (Value::to_int() of a list): say where, and in what.
         if (!std::string_view(e.what()).starts_with("expected a value of type")) throw;

@@ -78,6 +78,10 @@ struct Instr {
   BuiltinFn builtin = nullptr;
   const Program* program = nullptr;  ///< call_program
   std::vector<Block> blocks;         ///< if_: then, else; loop: body
+  /// op, inplace_op, builtin: the node as LibTorch's operator (an `op` instruction), run in
+  /// its place when symtrace's throws OpUnsupported (a padding mode it lacks); null when
+  /// LibTorch's cannot run here either.
+  std::shared_ptr<const Instr> fallback;
 };
 
 /// A compiled method or function.

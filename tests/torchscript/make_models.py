@@ -170,6 +170,23 @@ class Helper(torch.nn.Module):
         return self.scaled(x, 1.0)
 
 
+class Pyramid(torch.nn.Module):
+    """Fills a list attribute in one method and reads it in another, as RAFT's CorrBlock does."""
+    def __init__(self):
+        super().__init__()
+        self.levels: List[torch.Tensor] = [torch.zeros(1)]
+
+    def build(self, x):
+        self.levels = [x]
+        for _ in range(2):
+            x = torch.nn.functional.avg_pool2d(x, 2)
+            self.levels.append(x)
+
+    def forward(self, x):
+        self.build(x)
+        return torch.cat([level.mean(dim=(2, 3)) for level in self.levels], 1)
+
+
 class OtherMethod(torch.nn.Module):
     """A parent calling a method of its child other than forward."""
     def __init__(self):
@@ -222,11 +239,13 @@ class Builtins(torch.nn.Module):
         flag = n > 2
         k = int(flag) + (n // 3) * 2 - (int(flag == True) + 1)
         scale = float(flag) + 0.5 if bool(n == 4) else 1.0
-        y = x.to(torch.device("cpu"), torch.float32)
+        where = "cpu" if n > 0 else "meta"
+        y = x.to(torch.device(where), torch.float32)
         z = torch.zeros(x.shape, dtype=torch.long).masked_fill(x > 0, 3)
         shift = "conv.weight".find("weight") - "abc".find("z")
         parts = [n, k, shift]
-        return y * k * scale + z.float() + sum(parts) + max(parts) - min(n, 2)
+        back = parts[::-1][0] * 10 + parts[2:0:-1][1] - len(parts[-1::-2])
+        return y * k * scale + z.float() + sum(parts) + max(parts) - min(n, 2) + back
 
 
 class NmsTopk(torch.nn.Module):
@@ -275,7 +294,7 @@ SCRIPTED_ONLY = {"nms_topk": NmsTopk, "nms_branch": NmsBranch, "list_sum": ListS
 # name: (make, input shape); those in TRACED are saved traced too
 SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, [1, 3, 4, 4]),
          "quantized_op": (QuantizedOp, [1, 3, 8, 8]), "libtorch_ops": (LibTorchOps, [2, 8, 8]),
-         "dashed_names": (DashedNames, [1, 3, 4, 4]),
+         "dashed_names": (DashedNames, [1, 3, 4, 4]), "pyramid": (Pyramid, [1, 3, 8, 8]),
          "other_method": (OtherMethod, [1, 3, 8, 8]),
          "lstm_tagger": (Tagger, [2, 7, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32]),
          "layers": (Layers, [5, 2, 16])}

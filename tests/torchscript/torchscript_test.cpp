@@ -323,6 +323,17 @@ TEST_CASE("children named as PyTorch allows (block1-0) load, trace and run") {
   CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), expected) <= 1e-5);
 }
 
+TEST_CASE("a list attribute appended to in one method is seen by another (issue 49: RAFT's correlation pyramid)") {
+  std::shared_ptr<Module> model = torchscript::load(models / "pyramid.script.pt");
+  const Tensor x = read_floats(models / "pyramid.input.bin", {1, 3, 8, 8});
+  const Tensor expected = read_floats(models / "pyramid.output.bin", {1, 9});
+  CHECK(max_rel_error(model->call({x}).to_tensor(), expected) <= 1e-5);
+  Graph g = symbolic_trace(*model, {InputSpec(Shape{1, 3, 8, 8})});
+  CHECK_NOTHROW(g.lint());
+  CHECK(count_nodes(g, OpKind::call_function, "avg_pool2d") == 2);
+  CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), expected) <= 1e-5);
+}
+
 TEST_CASE("a parent may call a method of its child other than forward") {
   std::shared_ptr<Module> model = torchscript::load(models / "other_method.script.pt");
   const Tensor x = read_floats(models / "other_method.input.bin", {1, 3, 8, 8});

@@ -62,6 +62,15 @@ class OpError : public std::invalid_argument {
   std::source_location where_;
 };
 
+/// Input PyTorch accepts that symtrace's own op does not handle (a padding mode other than
+/// constant, a rounding mode on tensors): not bad input, a limit of the op. The TorchScript
+/// front end runs LibTorch's operator instead (docs/design.md, decision 14); elsewhere it is
+/// an OpError like any other.
+class OpUnsupported : public OpError {
+ public:
+  using OpError::OpError;
+};
+
 namespace detail {
 /// Where the innermost active trace of this thread is: the module being traced through.
 struct TraceLocation {
@@ -83,6 +92,8 @@ struct TraceLocation {
                                      fmt::format_args args);
 [[noreturn]] void vthrow_op_error(std::string_view op, std::source_location where,
                                   fmt::string_view format, fmt::format_args args);
+[[noreturn]] void vthrow_op_unsupported(std::string_view op, std::source_location where,
+                                        fmt::string_view format, fmt::format_args args);
 [[noreturn]] void vthrow_invalid_argument(std::source_location where, fmt::string_view format,
                                           fmt::format_args args);
 [[noreturn]] void throw_internal_error(const char* condition, const char* message,
@@ -107,6 +118,13 @@ template <class... A>
 [[noreturn]] void throw_op_error(std::string_view op, std::source_location where,
                                  fmt::format_string<A...> format, A&&... args) {
   detail::vthrow_op_error(op, where, format, fmt::make_format_args(args...));
+}
+
+/// Throws `OpUnsupported` (an OpError) with the message `file:line: op(): <formatted>`.
+template <class... A>
+[[noreturn]] void throw_op_unsupported(std::string_view op, std::source_location where,
+                                       fmt::format_string<A...> format, A&&... args) {
+  detail::vthrow_op_unsupported(op, where, format, fmt::make_format_args(args...));
 }
 
 /// Throws `std::invalid_argument` with the message `file:line: <formatted>`.

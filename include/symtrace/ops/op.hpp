@@ -190,6 +190,13 @@ struct OpCall {
   [[nodiscard]] const std::string& string(std::size_t i) const { return args[i].to_string_ref(); }
   [[nodiscard]] DType dtype(std::size_t i) const { return args[i].to_dtype(); }
 
+  /// Throws OpUnsupported `file:line: op(): <formatted>`: input PyTorch accepts that this op
+  /// does not handle.
+  template <class... A>
+  [[noreturn]] void unsupported(fmt::format_string<A...> format, A&&... a) const {
+    detail::vthrow_op_unsupported(op.name(), where, format, fmt::make_format_args(a...));
+  }
+
   /// Throws OpError `file:line: op(): <formatted>`.
   template <class... A>
   [[noreturn]] void fail(fmt::format_string<A...> format, A&&... a) const {
