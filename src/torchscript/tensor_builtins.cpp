@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 namespace symtrace::torchscript::detail {
 
@@ -199,20 +201,64 @@ void extremum(const Instr& i, Value* frame) {
 
 // ---- what a value is ----------------------------------------------------------------------
 
+// Whether `v` is of the TorchScript type `type` ("Tensor", "List[Tensor]", "Dict[str, int]",
+// "Tuple[int, Tensor]", "Optional[Tensor]"). symtrace's values keep no element types, so a
+// container's elements are looked at: an empty list is a list of anything.
+bool is_of_type(const Value& v, std::string_view type);
+
+// The comma-separated parameters of `Name[...]` (nested brackets kept whole).
+std::vector<std::string_view> type_parameters(std::string_view type) {
+  std::vector<std::string_view> out;
+  const std::size_t open = type.find('[');
+  if (open == std::string_view::npos || type.back() != ']') return out;
+  std::string_view inner = type.substr(open + 1, type.size() - open - 2);
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t k = 0; k <= inner.size(); ++k) {
+    if (k == inner.size() || (inner[k] == ',' && depth == 0)) {
+      std::string_view part = inner.substr(start, k - start);
+      while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
+      out.push_back(part);
+      start = k + 1;
+    } else if (inner[k] == '[') {
+      ++depth;
+    } else if (inner[k] == ']') {
+      --depth;
+    }
+  }
+  return out;
+}
+
+bool is_of_type(const Value& v, std::string_view type) {
+  const std::string_view base = type.substr(0, type.find('['));
+  const std::vector<std::string_view> params = type_parameters(type);
+  if (base == "List" && params.size() == 1)
+    return v.is_list() && std::all_of(v.to_list().begin(), v.to_list().end(), [&](const Value& e) { return is_of_type(e, params[0]); });
+  if (base == "Tuple") {
+    if (!v.is_list() || v.to_list().size() != params.size()) return false;
+    for (std::size_t k = 0; k < params.size(); ++k)
+      if (!is_of_type(v.to_list()[k], params[k])) return false;
+    return true;
+  }
+  if (base == "Dict" && params.size() == 2) {
+    if (!v.is_dict()) return false;
+    const ValueDict& d = v.to_dict();
+    for (std::size_t k = 0; k < d.keys.size(); ++k)
+      if (!is_of_type(d.keys[k], params[0]) || !is_of_type(d.values[k], params[1])) return false;
+    return true;
+  }
+  if (base == "Optional" && params.size() == 1) return v.is_none() || is_of_type(v, params[0]);
+  return ((base == "list" || base == "tuple") && v.is_list()) || (base == "Tensor" && v.is_tensor()) ||
+         (base == "int" && (v.is_int() || v.is_symint())) || (base == "float" && v.is_double()) ||
+         (base == "bool" && v.is_bool()) || (base == "str" && v.is_string()) || (base == "NoneType" && v.is_none()) ||
+         (base == "dict" && v.is_dict());
+}
+
 // prim::isinstance[types=[...]](x): the type names are in `i.constant` (a list of strings).
 void isinstance(const Instr& i, Value* frame) {
   const Value& v = in(i, frame, 0);
   bool yes = false;
-  for (const Value& t : i.constant.to_list()) {
-    const std::string& name = t.to_string_ref();
-    // Element types are not kept in symtrace's values: `isinstance(x, List[int])` cannot be told.
-    if (name.find('[') != std::string::npos)
-      throw_op_error("isinstance", i.where, "isinstance with the parameterised type {} is not supported by symtrace", name);
-    yes = yes || ((name == "list" || name == "tuple") && v.is_list()) || (name == "Tensor" && v.is_tensor()) ||
-          (name == "int" && (v.is_int() || v.is_symint())) || (name == "float" && v.is_double()) ||
-          (name == "bool" && v.is_bool()) || (name == "str" && v.is_string()) || (name == "NoneType" && v.is_none()) ||
-          (name == "dict" && v.is_dict());
-  }
+  for (const Value& t : i.constant.to_list()) yes = yes || is_of_type(v, t.to_string_ref());
   out(i, frame) = yes;
 }
 

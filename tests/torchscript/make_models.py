@@ -17,7 +17,7 @@ import json
 import os
 import sys
 import warnings
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Union
 
 import torch
 import torch.fx
@@ -187,6 +187,35 @@ class Pyramid(torch.nn.Module):
         return torch.cat([level.mean(dim=(2, 3)) for level in self.levels], 1)
 
 
+class Either(torch.nn.Module):
+    def __init__(self, all_layers: bool):
+        super().__init__()
+        self.all_layers = all_layers
+
+    def forward(self, x) -> Union[torch.Tensor, List[torch.Tensor]]:
+        if self.all_layers:
+            return [x, x * 2]
+        return x * 3
+
+
+class UnionResult(torch.nn.Module):
+    """Children returning Union[Tensor, List[Tensor]], told apart by torch.jit.isinstance, as
+    torchtext's RoBERTa tells its encoder's results apart."""
+    def __init__(self):
+        super().__init__()
+        self.all = Either(True)
+        self.last = Either(False)
+
+    def forward(self, x):
+        a = self.all(x)
+        if torch.jit.isinstance(a, List[torch.Tensor]):
+            a = a[-1]
+        b = self.last(x)
+        if torch.jit.isinstance(b, List[torch.Tensor]):
+            b = b[-1]
+        return a + b
+
+
 class OtherMethod(torch.nn.Module):
     """A parent calling a method of its child other than forward."""
     def __init__(self):
@@ -295,6 +324,7 @@ SCRIPTED_ONLY = {"nms_topk": NmsTopk, "nms_branch": NmsBranch, "list_sum": ListS
 SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, [1, 3, 4, 4]),
          "quantized_op": (QuantizedOp, [1, 3, 8, 8]), "libtorch_ops": (LibTorchOps, [2, 8, 8]),
          "dashed_names": (DashedNames, [1, 3, 4, 4]), "pyramid": (Pyramid, [1, 3, 8, 8]),
+         "union_result": (UnionResult, [2, 3]),
          "other_method": (OtherMethod, [1, 3, 8, 8]),
          "lstm_tagger": (Tagger, [2, 7, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32]),
          "layers": (Layers, [5, 2, 16])}

@@ -334,6 +334,16 @@ TEST_CASE("a list attribute appended to in one method is seen by another (issue 
   CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), expected) <= 1e-5);
 }
 
+TEST_CASE("torch.jit.isinstance tells a Union result's list from its tensor (issue 49: torchtext's RoBERTa)") {
+  std::shared_ptr<Module> model = torchscript::load(models / "union_result.script.pt");
+  const Tensor x = read_floats(models / "union_result.input.bin", {2, 3});
+  const Tensor expected = read_floats(models / "union_result.output.bin", {2, 3});
+  CHECK(max_rel_error(model->call({x}).to_tensor(), expected) <= 1e-6);
+  const GraphCollection c = recursive_trace(*model, {InputSpec(Shape{2, 3})});
+  CHECK(c.failures().empty());
+  CHECK(max_rel_error(Interpreter(*model, c.at(*model)).run({x}).to_tensor(), expected) <= 1e-6);
+}
+
 TEST_CASE("a parent may call a method of its child other than forward") {
   std::shared_ptr<Module> model = torchscript::load(models / "other_method.script.pt");
   const Tensor x = read_floats(models / "other_method.input.bin", {1, 3, 8, 8});
