@@ -408,6 +408,72 @@ def write(outdir, name, model, shape, trace=True, own_code=False):
     os.replace(stem + ".json.tmp", stem + ".json")
 
 
+def torchtext_roberta():
+    """torchtext's RoBERTa model classes, without `import torchtext` (Debian's python3-torchtext
+    0.14 ships its C++ extension without the init function Python looks for, so the package's
+    __init__ fails; the models are plain torch.nn code)."""
+    import importlib
+    import types
+    base = "/usr/lib/python3/dist-packages/torchtext"
+    for name, path in [("torchtext", base), ("torchtext.models", base + "/models"),
+                       ("torchtext.models.roberta", base + "/models/roberta")]:
+        if name not in sys.modules:
+            pkg = types.ModuleType(name)
+            pkg.__path__ = [path]
+            sys.modules[name] = pkg
+    return importlib.import_module("torchtext.models.roberta.model")
+
+
+def family_model(name):
+    """One small model of each family beyond classification (tools/corpus runs them all)."""
+    if name == "wav2letter":
+        import torchaudio
+        return torchaudio.models.Wav2Letter(num_classes=20, input_type="waveform", num_features=1)
+    if name == "roberta_tiny":
+        roberta = torchtext_roberta()
+        return roberta.RobertaModel(roberta.RobertaEncoderConf(
+            vocab_size=100, embedding_dim=32, ffn_dimension=64, num_attention_heads=4, num_encoder_layers=2))
+    if name == "r3d_18":
+        return torchvision.models.video.r3d_18(weights=None)
+    if name == "raft_small":
+        return torchvision.models.optical_flow.raft_small(weights=None)
+    raise KeyError(name)
+
+
+# name: its inputs, as (shape, dtype, high) (int64 values drawn from [0, high))
+FAMILIES = {"wav2letter": [([1, 1, 2000], "float32", 0)],
+            "roberta_tiny": [([1, 12], "int64", 100)],
+            "r3d_18": [([1, 3, 4, 32, 32], "float32", 0)],
+            "raft_small": [([1, 3, 64, 64], "float32", 0), ([1, 3, 64, 64], "float32", 0)]}
+
+
+def write_family(outdir, name):
+    """NAME.script.pt, its inputs (NAME.input<k>.bin) and LibTorch's output (NAME.output.bin:
+    the tensor, or the last of a list of them: RAFT's last flow), described in NAME.json."""
+    stem = os.path.join(outdir, name)
+    if os.path.exists(stem + ".json"):
+        return
+    torch.manual_seed(0)
+    model = family_model(name).eval()
+    inputs = []
+    for shape, dtype, high in FAMILIES[name]:
+        inputs.append(torch.randint(0, high, shape) if dtype == "int64" else torch.randn(*shape))
+    scripted = torch.jit.script(model)
+    scripted.save(stem + ".script.pt")
+    with torch.no_grad():
+        out = scripted(*inputs)
+    if isinstance(out, list):
+        out = out[-1]
+    for k, x in enumerate(inputs):
+        x.numpy().tofile(f"{stem}.input{k}.bin")
+    out.contiguous().numpy().astype("float32").tofile(stem + ".output.bin")
+    meta = {"inputs": [{"shape": s, "dtype": d, "high": h} for s, d, h in FAMILIES[name]],
+            "output": list(out.shape), "parameters": sum(p.numel() for p in model.parameters())}
+    with open(stem + ".json.tmp", "w") as f:
+        json.dump(meta, f)
+    os.replace(stem + ".json.tmp", stem + ".json")
+
+
 # The detectors' classes and image: the thresholds above keep tens of detections, the ResNet-50
 # ones run at 320 pixels (not 800), Mask R-CNN on 50 proposals (not 1000).
 DETECTOR_CLASSES = 11
@@ -595,7 +661,8 @@ def main():
         stamp = args[k + 1]
         del args[k:k + 2]
     outdir = args[0]
-    names = args[1:] or list(CLASSIFIERS) + list(SMALL) + list(SEGMENTERS) + list(DETECTORS) + list(SCRIPTED_ONLY)
+    names = args[1:] or (list(CLASSIFIERS) + list(SMALL) + list(SEGMENTERS) + list(DETECTORS) + list(SCRIPTED_ONLY) +
+                         list(FAMILIES))
     os.makedirs(outdir, exist_ok=True)
     torch.manual_seed(0)
     for name in names:
@@ -605,6 +672,9 @@ def main():
             if not up_to_date(path, True):
                 torch.jit.script(SCRIPTED_ONLY[name]()).save(path + ".tmp")
                 os.replace(path + ".tmp", path)
+            continue
+        if name in FAMILIES:
+            write_family(outdir, name)
             continue
         if name in SMALL:
             make, shape = SMALL[name]
