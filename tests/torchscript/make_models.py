@@ -415,8 +415,8 @@ def torchtext_roberta():
     import importlib
     import types
     base = "/usr/lib/python3/dist-packages/torchtext"
-    for name, path in [("torchtext", base), ("torchtext.models", base + "/models"),
-                       ("torchtext.models.roberta", base + "/models/roberta")]:
+    for name, path in [("torchtext", base), ("torchtext.models", os.path.join(base, "models")),
+                       ("torchtext.models.roberta", os.path.join(base, "models", "roberta"))]:
         if name not in sys.modules:
             pkg = types.ModuleType(name)
             pkg.__path__ = [path]
