@@ -46,10 +46,6 @@ namespace {
 
 namespace jit = torch::jit;
 
-std::string first_line(std::string_view text) {
-  return std::string(text.substr(0, text.find('\n')));
-}
-
 /// What the kernel and the meta function need of one operator.
 struct AtenOp {
   c10::FunctionSchema schema;

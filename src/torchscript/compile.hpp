@@ -22,6 +22,14 @@
 
 namespace symtrace::torchscript::detail {
 
+/// The first line of `text` that is not blank (LibTorch's messages may start with a newline).
+inline std::string first_line(std::string_view text) {
+  const auto start = text.find_first_not_of(" \n");
+  if (start == std::string_view::npos) return std::string();
+  text.remove_prefix(start);
+  return std::string(text.substr(0, text.find('\n')));
+}
+
 /// The symtrace tensors made over whole LibTorch storages (see to_symtrace).
 using StorageMemo = std::unordered_map<const c10::StorageImpl*, Tensor>;
 

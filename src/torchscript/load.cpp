@@ -34,14 +34,7 @@ namespace jit = torch::jit;
 using detail::Compiler;
 using detail::ScriptModule;
 using detail::Unit;
-
-// The first line of `text` that is not blank (LibTorch's messages may start with a newline).
-std::string first_line(std::string_view text) {
-  const auto start = text.find_first_not_of(" \n");
-  if (start == std::string_view::npos) return std::string();
-  text.remove_prefix(start);
-  return std::string(text.substr(0, text.find('\n')));
-}
+using detail::first_line;
 
 // A hyper-parameter of a torch.nn layer: its class constant when scripted, else argument
 // `arg` of the first `op` call its traced forward records.
