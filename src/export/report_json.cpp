@@ -235,7 +235,11 @@ CollectionReport read_report(const Json& doc) {
     const Json& f = object_at(failed, i, fat);
     CollectionReport::Failure out{string_field(f, fat, "module"), string_field(f, fat, "type"), string_field(f, fat, "kind"),
                                   string_field(f, fat, "message"), optional_string(f, fat, "source"),
-                                  optional_string(f, fat, "op"), std::nullopt};
+                                  optional_string(f, fat, "op"), false, std::nullopt};
+    if (f.contains("result_by_execution")) {
+      if (!f["result_by_execution"].is_boolean()) document_error(fat + ".result_by_execution", "is not a bool");
+      out.result_by_execution = f["result_by_execution"].get<bool>();
+    }
     if (!failed_paths.insert(out.module).second) document_error(fat + ".module", "'{}' has an earlier failure record; a module fails once", out.module);
     if (!f.contains("by_execution")) document_error(fat, "has no \"by_execution\"");
     out.by_execution = read_by_execution(f["by_execution"], fat + ".by_execution");

@@ -109,6 +109,7 @@ nlohmann::ordered_json failure_json(const CollectionReport::Failure& f, const Fa
               {"message", f.message},
               {"source", null_if_empty(f.source)},
               {"op", null_if_empty(f.op)},
+              {"result_by_execution", f.result_by_execution},
               {"by_execution", std::move(by_execution)}};
 }
 
@@ -116,7 +117,8 @@ std::vector<CollectionReport::Failure> describe_failures(const GraphCollection& 
   std::vector<CollectionReport::Failure> out;
   out.reserve(collection.failures().size());
   for (const ModuleFailure& f : collection.failures()) {
-    CollectionReport::Failure r{f.module, f.type, f.kind, f.message, source_text(f.where), f.op, std::nullopt};
+    CollectionReport::Failure r{f.module, f.type, f.kind, f.message, source_text(f.where), f.op, f.result_by_execution,
+                                 std::nullopt};
     if (f.by_execution) r.by_execution = by_execution_of(*f.by_execution);
     out.push_back(std::move(r));
   }

@@ -252,6 +252,7 @@ class Renderer {
     if (!f.source.empty() && message.starts_with(f.source + ": ")) message.remove_prefix(f.source.size() + 2);
     fmt::format_to(std::back_inserter(out), "    {}: {}\n", f.kind, message);
     if (!f.op.empty()) fmt::format_to(std::back_inserter(out), "    the op that failed: {}\n", f.op);
+    if (f.result_by_execution) out += "    its result in its caller's graph: shape by execution (it was run on inputs of its call's shapes)\n";
     if (!f.by_execution) return;
     const CollectionReport::ByExecution& x = *f.by_execution;
     if (!x.graph) {

@@ -167,7 +167,7 @@ void GraphCollection::trace_all(Module& model, const std::vector<InputSpec>& inp
         // than tensors, cannot be traced without concrete_args: a failure.
         if (!observed) return std::nullopt;
         return tracer_->failed_root_graph(
-            *module, ModuleFailure{"", module->type_name(), boost::core::demangle(typeid(e).name()), e.what(), where, {}, {}},
+            *module, ModuleFailure{"", module->type_name(), boost::core::demangle(typeid(e).name()), e.what(), where, {}, false, {}},
             where);
       }
     }();

@@ -56,6 +56,40 @@ struct RobustTracer::RestartTrace {};
 
 namespace {
 
+// Adds `v` to a call's key (executed_call_key); false for a concrete tensor.
+bool append_call_key(const Value& v, std::string& key) {
+  if (v.is_tensor()) {
+    const Tensor& t = v.to_tensor();
+    if (t.defined() && t.is_concrete()) return false;
+    key += t.defined() ? to_string(t.meta()) : std::string("undefined");
+  } else if (v.is_list() || v.is_dict()) {
+    const bool dict = v.is_dict();
+    const ValueList& items = dict ? v.to_dict().values : v.to_list();
+    key += dict ? '{' : '[';
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      if (dict) key += to_string(v.to_dict().keys[i]) + ':';
+      if (!append_call_key(items[i], key)) return false;
+      key += ',';
+    }
+    key += dict ? '}' : ']';
+  } else {
+    key += to_string(v);
+  }
+  return true;
+}
+
+// A call's description for TraceRecords::executed_result: its symbolic tensors' metadata and
+// its other values; nullopt when it passes a concrete tensor (its data, which a run may read,
+// is not in it).
+std::optional<std::string> executed_call_key(const ValueList& args) {
+  std::string key;
+  for (const Value& a : args) {
+    if (!append_call_key(a, key)) return std::nullopt;
+    key += ';';
+  }
+  return key;
+}
+
 std::atomic<std::uint64_t> next_trace_generation{1};  // 0 is TraceRecords::Calls::traced_in's "never"
 
 /// The exception `e` (nullptr: one not derived from std::exception) as a failure of `module`
@@ -68,7 +102,7 @@ ModuleFailure describe_exception(const std::exception* e, const Module& module, 
   // An exception that carries no location is placed at the module's call, or, when symtrace's
   // own code made that call (a Sequential calling its children), at the innermost call in user
   // code around it (Note [User locations] in core/error.cpp).
-  ModuleFailure f{path, module.type_name(), {}, {}, detail::user_location(call_site), {}, {}};
+  ModuleFailure f{path, module.type_name(), {}, {}, detail::user_location(call_site), {}, false, {}};
   if (e == nullptr) {
     f.kind = "unknown exception";
     f.message = "an exception of a type that is not derived from std::exception";
@@ -118,7 +152,7 @@ Graph RobustTracer::trace_graph(Module& root, const std::vector<InputSpec>& inpu
                              // clang-format off
                              ModuleFailure{"", root.type_name(), "std::invalid_argument",
                                            fmt::format("{} cannot be called as a whole: it has no forward", root.type_name()),
-                                           where, {}, {}},
+                                           where, {}, false, {}},
                              // clang-format on
                              where);
   }
@@ -320,23 +354,31 @@ OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::strin
   }
   // A built-in layer's shape function (a traced-through layer that failed).
   if (std::optional<TensorMeta> meta = layer_result_meta(module, args)) return OutputMeta::single(std::move(*meta));
-  // A result with lists or dicts: its structure from runs (Note [A failed module's result by
-  // execution] in src/robust/executed_result.cpp), for a module with a caller (a failed root's
-  // graph is its one leaf: nothing reads its result). The tracer holds modules as const; the
-  // runs restore the module's buffers. The calls the runs made are the inputs of children the
-  // trace never reached, for when they are traced as roots.
-  if (!path.empty()) {
-    std::vector<std::pair<const Module*, ObservedCall>> calls;
-    if (std::optional<OutputMeta> meta =
-            executed_result_meta(const_cast<Module&>(module), args, where, &calls)) {  // NOLINT(cppcoreguidelines-pro-type-const-cast)
-      for (auto& [callee, call] : calls) {
-        TraceRecords::Calls& seen = records_->calls(*callee);
-        if (seen.observed) continue;
-        seen.first = std::move(call);
-        seen.observed = true;
+  // Its result from runs (Note [A failed module's result by execution] in
+  // src/robust/executed_result.cpp), for a module with a caller (a failed root's graph is its
+  // one leaf: nothing reads its result); equal calls reuse the runs. The tracer holds modules
+  // as const; the runs restore the module's buffers. The calls the runs made are the inputs of
+  // children the trace never reached, for when they are traced as roots.
+  if (!path.empty() && result_by_execution_) {
+    const std::optional<std::string> key = executed_call_key(args);
+    if (key) {
+      if (const std::optional<OutputMeta>* known = records_->executed_result(module, *key)) {
+        if (*known) return **known;
+        return unknown_result(module, args, path, where);
       }
-      return std::move(*meta);
     }
+    std::vector<std::pair<const Module*, ObservedCall>> calls;
+    std::optional<OutputMeta> meta =
+        executed_result_meta(const_cast<Module&>(module), args, where, &calls);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+    for (auto& [callee, call] : calls) {
+      TraceRecords::Calls& seen = records_->calls(*callee);
+      if (seen.observed) continue;
+      seen.first = std::move(call);
+      seen.observed = true;
+    }
+    if (meta) records_->note_result_by_execution(module);
+    if (key) records_->remember_executed_result(module, *key, meta);
+    if (meta) return std::move(*meta);
   }
   return unknown_result(module, args, path, where);
 }

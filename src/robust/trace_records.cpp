@@ -99,6 +99,20 @@ void TraceRecords::remember_leaf_result(const Module& module, std::vector<Tensor
   if (calls.size() < 4) calls.push_back(LeafCall{std::move(inputs), result});
 }
 
+const std::optional<OutputMeta>* TraceRecords::executed_result(const Module& module, std::string_view key) const noexcept {
+  auto it = executed_results_.find(&module);
+  if (it == executed_results_.end()) return nullptr;
+  for (const auto& [k, result] : it->second) {
+    if (k == key) return &result;
+  }
+  return nullptr;
+}
+
+void TraceRecords::remember_executed_result(const Module& module, std::string key, std::optional<OutputMeta> result) {
+  std::vector<std::pair<std::string, std::optional<OutputMeta>>>& runs = executed_results_[&module];
+  if (runs.size() < 8) runs.emplace_back(std::move(key), std::move(result));
+}
+
 void TraceRecords::clear() noexcept {
   failures_.clear();
   failed_modules_.clear();
@@ -106,6 +120,7 @@ void TraceRecords::clear() noexcept {
   failed_.clear();
   calls_.clear();
   leaf_results_.clear();
+  executed_results_.clear();
 }
 
 }  // namespace symtrace

@@ -135,14 +135,28 @@ TEST_CASE("modules that cannot be captured by execution say why, and a capture l
   REQUIRE(gate.by_execution->graph != nullptr);
   REQUIRE(gate.by_execution->warnings.size() == 1);
   CHECK(gate.by_execution->warnings[0].where.line() == static_cast<unsigned>(NormThenGate::branch_line));
-  // The gate failed, so its output's shape is unknown: the next module cannot be run on it.
+  // The gate failed, and was run for its result: the next module's input shape is known, and
+  // its run throws.
+  CHECK(gate.result_by_execution);
   const ModuleFailure& opaque = *c.failure(*model.opaque);
   REQUIRE(opaque.by_execution != nullptr);
   CHECK(opaque.by_execution->graph == nullptr);
-  CHECK(opaque.by_execution->error == "the shapes of its inputs at its call are not all known");
+  CHECK(opaque.by_execution->error == "running it failed: std::runtime_error: library refused");
+  CHECK_FALSE(opaque.result_by_execution);  // its runs throw too: its result stays unknown
   const std::string text = coverage_report(c, "holder");
-  CHECK(text.find("    not captured by execution: the shapes of its inputs at its call are not all known\n") !=
+  CHECK(text.find("    not captured by execution: running it failed: std::runtime_error: library refused\n") !=
         std::string::npos);
+
+  // Without the gate's result by execution, the opaque module's input shape is unknown: it
+  // cannot be run.
+  GraphCollection unknown = capturing_collection();
+  unknown.tracer().set_result_by_execution(false);
+  unknown.recursive_trace(model, {InputSpec(Shape{2, 3, 4, 4})});
+  REQUIRE(unknown.failure(*model.opaque) != nullptr);
+  REQUIRE(unknown.failure(*model.opaque)->by_execution != nullptr);
+  CHECK(unknown.failure(*model.opaque)->by_execution->error == "the shapes of its inputs at its call are not all known");
+  CHECK(coverage_report(unknown, "holder").find("    not captured by execution: the shapes of its inputs at its call are "
+                                                "not all known\n") != std::string::npos);
 
   // Traced as a root with a known shape, the opaque module's run throws: said so.
   GraphCollection alone = capturing_collection();

@@ -4,6 +4,7 @@
 // the plain trace with the module registered as a leaf, and the interpreter equals eager even
 // when the module's result depends on how many times it was called.
 #include "support/checks.hpp"
+#include "support/result_by_running.hpp"
 
 #include "symtrace/symtrace.hpp"
 
@@ -60,10 +61,6 @@ class Loop : public TypedModule<Loop> {
   nn::Linear fc{nullptr};
 };
 
-/// What a robust trace knows of a failed module's result: unknown shape, the input dtype.
-OutputMeta unknown_shape(const Module&, const ValueList& args) {
-  return OutputMeta::single(args.at(0).to_tensor().dtype(), Shape::unknown_rank());
-}
 
 }  // namespace
 
@@ -81,7 +78,7 @@ TEST_CASE("a module failing on its first, second or last call is a leaf at every
     CHECK(failure.where.line() == static_cast<std::uint_least32_t>(Counted::data_branch_line));
 
     Tracer plain;
-    plain.register_leaf<Counted>(unknown_shape);
+    plain.register_leaf<Counted>(testing::result_by_running);
     CHECK(to_string(g) == to_string(plain.trace(model, {InputSpec(Shape{2, 4})})));
     for (const char* leaf : {"counted", "counted_1", "counted_2"}) {
       const Node* node = g.find_node(leaf);

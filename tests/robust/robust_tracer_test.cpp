@@ -2,6 +2,7 @@
 // injected modules, one-pass rollback equal to registering the failed modules as leaves,
 // ModelOpt's graph counts, failure records with file:line, and the captured graph equal to eager.
 #include "support/checks.hpp"
+#include "support/result_by_running.hpp"
 
 #include "symtrace/symtrace.hpp"
 #include "symtrace/zoo/failures.hpp"
@@ -85,12 +86,9 @@ TEST_CASE("a robust trace equals a plain trace with the failed modules registere
     RobustTracer robust;
     const Graph g = robust.trace(*model, {example_spec(name)});
     Tracer plain;
-    // What the robust tracer knows of a failed module's result: unknown shape, the input dtype.
-    Tracer::LeafMetaFn unknown = [](const Module&, const ValueList& args) {
-      return OutputMeta::single(args.at(0).to_tensor().dtype(), Shape::unknown_rank());
-    };
-    plain.register_leaf<zoo::FailingBottleneckImpl>(unknown);
-    plain.register_leaf<zoo::FailingMLPBlockImpl>(unknown);
+    // What the robust tracer knows of a failed module's result: what runs of it tell.
+    plain.register_leaf<zoo::FailingBottleneckImpl>(testing::result_by_running);
+    plain.register_leaf<zoo::FailingMLPBlockImpl>(testing::result_by_running);
     CHECK(to_string(g) == to_string(plain.trace(*model, {example_spec(name)})));
     CHECK_NOTHROW(g.lint());
   }
@@ -319,10 +317,11 @@ TEST_CASE("a child traced as a root gets the input shapes seen at its call befor
     %root : float32[1, 1024, 14, 14] [num_users=1] = call_module[target=](args = (%x,), kwargs = {})
     return root
 )");
-  // Downstream of the failed block, shapes are unknown: nothing tells the block's output.
+  // Downstream of the failed block, shapes are known: the block was run for its output's.
   const Graph& root = *c.find("");
-  CHECK(to_string(*root.find_node("layer3_0")->tensor_meta()) == "float32[...]");
-  CHECK(to_string(*root.find_node("fc")->tensor_meta()) == "float32[...]");
+  CHECK(to_string(*root.find_node("layer3_0")->tensor_meta()) == "float32[1, 1024, 14, 14]");
+  CHECK(to_string(*root.find_node("fc")->tensor_meta()) == "float32[1, 1000]");
+  CHECK(c.failures()[0].result_by_execution);
   CHECK(to_string(*root.find_node("layer2_3_relu_2")->tensor_meta()) == "float32[1, 512, 28, 28]");
 }
 

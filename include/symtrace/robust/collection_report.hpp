@@ -64,6 +64,8 @@ struct CollectionReport {
     std::string message;
     std::string source;  ///< "file:line", empty when the exception carried none
     std::string op;      ///< the op that refused its input, else empty
+    /// Its result's metadata in its caller's graph came from running it ("shape by execution").
+    bool result_by_execution = false;
     std::optional<ByExecution> by_execution;
   };
   /// A module traced as a root, with its graph.

@@ -23,9 +23,12 @@
 /// it runs: the checkpoint of each module call, the rollback, and the failed leaf.
 ///
 /// A failed module's output metadata comes from the LeafMetaFn registered for its type (or, for
-/// a built-in layer traced through, its own shape function: Note [Layer output metadata]), else it
-/// is unknown (a shape of unknown rank, the dtype of its first tensor argument): downstream ops
-/// then have unknown shapes too (Note [Unknown in, unknown out] in src/trace/unknown_rank.cpp).
+/// a built-in layer traced through, its own shape function: Note [Layer output metadata]), else
+/// from running it eagerly on inputs of its call's metadata (Note [A failed module's result by
+/// execution] in src/robust/executed_result.cpp: the structure and shapes it really returns),
+/// else it is unknown (a shape of unknown rank, the dtype of its first tensor argument):
+/// downstream ops then have unknown shapes too (Note [Unknown in, unknown out] in
+/// src/trace/unknown_rank.cpp).
 
 #include "symtrace/robust/trace_records.hpp"
 #include "symtrace/trace/tracer.hpp"
@@ -68,6 +71,12 @@ class RobustTracer : public Tracer {
   /// GraphCollection's during its run; returns the records it wrote into until now. Not while
   /// tracing (std::logic_error); never throws otherwise.
   std::shared_ptr<TraceRecords> use_records(std::shared_ptr<TraceRecords> records);
+
+  /// Whether a failed module whose result nothing else tells is run to find it (on by default):
+  /// Note [A failed module's result by execution] in src/robust/executed_result.cpp. Off, its
+  /// result is of unknown rank, and the trace costs no eager run.
+  void set_result_by_execution(bool on) noexcept { result_by_execution_ = on; }
+  [[nodiscard]] bool result_by_execution() const noexcept { return result_by_execution_; }
 
   /// Built-in layers, registered types and failed modules are leaves.
   [[nodiscard]] bool is_leaf_module(const Module& module, std::string_view qualified_name) const override;
@@ -124,17 +133,16 @@ class RobustTracer : public Tracer {
   [[nodiscard]] std::shared_ptr<const ModuleIndex> module_index(const Module& root) const override;
 
   /// The result metadata of `module`'s forward run eagerly on synthetic inputs of `args`'
-  /// shapes, when its declared result holds lists or dicts (Note [A failed module's result by
-  /// execution] in src/robust/executed_result.cpp): nullopt when it does not, when an input's
-  /// rank or a size argument is not known, or when a run fails or two runs disagree on the
-  /// structure. With `calls`, it also gives the first call of each module the runs called (its
+  /// metadata (Note [A failed module's result by execution] in src/robust/executed_result.cpp):
+  /// nullopt when an input's rank or a size argument is not known, or when a run fails or two
+  /// runs disagree on the structure. With `calls`, it also gives the first call of each module the runs called (its
   /// children's inputs, as the runs agree on them).
   [[nodiscard]] static std::optional<OutputMeta> executed_result_meta(
       Module& module, const ValueList& args, std::source_location where,
       std::vector<std::pair<const Module*, ObservedCall>>* calls = nullptr);
   /// A failed module's result metadata: from the LeafMetaFn registered for its type or a
-  /// built-in layer's shape function, else, for a module with a caller whose result holds
-  /// lists or dicts, from executed_result_meta, else unknown (as the file comment says). A
+  /// built-in layer's shape function, else, for a module with a caller, from
+  /// executed_result_meta (once per module and call), else unknown (as the file comment says). A
   /// subclass that knows more may say so.
   [[nodiscard]] virtual OutputMeta failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,
                                                     std::source_location where) const;
@@ -156,6 +164,7 @@ class RobustTracer : public Tracer {
 
   std::shared_ptr<TraceRecords> own_records_;  // made with the tracer
   std::shared_ptr<TraceRecords> records_;      // the ones it writes into: its own or lent ones
+  bool result_by_execution_ = true;
   /// Thrown to start a trace again: Note [A failure on a later call] in robust_tracer.cpp.
   struct RestartTrace;
   std::uint64_t trace_generation_ = 0;  // one per attempt of a trace (a restart is a new one), unique in the process

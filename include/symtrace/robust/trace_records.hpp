@@ -23,6 +23,7 @@
 #include <optional>
 #include <source_location>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -53,6 +54,9 @@ struct ModuleFailure {
   // clang-format on
   std::source_location where;  ///< the user's file:line (line 0 when the exception carried none)
   std::string op;              ///< the op that refused its input (OpError), else empty
+  /// Whether the metadata of its result in its caller's graph came from running it (Note [A
+  /// failed module's result by execution] in src/robust/executed_result.cpp).
+  bool result_by_execution = false;
   /// Set when the failed module was captured by execution (the capture, or why not).
   std::shared_ptr<const ExecutionCapture> by_execution;
 };
@@ -149,8 +153,22 @@ class TraceRecords {
   /// Remembers `result` for a call of `module` with `inputs` (a few per module; nothing in
   /// records of any roots, whose modules may change between traces).
   void remember_leaf_result(const Module& module, std::vector<TensorMeta> inputs, const OutputMeta& result);
-  /// Forgets the remembered leaf results (the model may change from now on).
-  void forget_leaf_results() noexcept { leaf_results_.clear(); }
+  /// Forgets the remembered leaf results and executed results (the model may change from now on).
+  void forget_leaf_results() noexcept {
+    leaf_results_.clear();
+    executed_results_.clear();
+  }
+
+  /// What the runs of the failed `module` gave for a call described by `key` (Note [A failed
+  /// module's result by execution] in src/robust/executed_result.cpp): nullptr when it was not
+  /// run for such a call, else the result's metadata, or nullopt when the runs told nothing.
+  [[nodiscard]] const std::optional<OutputMeta>* executed_result(const Module& module, std::string_view key) const noexcept;
+  /// Remembers what the runs of `module` gave for a call described by `key` (a few per module).
+  void remember_executed_result(const Module& module, std::string key, std::optional<OutputMeta> result);
+  /// Notes on the failure of `module` that its result's metadata came from runs of it.
+  void note_result_by_execution(const Module& module) noexcept {
+    if (auto it = failed_.find(&module); it != failed_.end()) failures_[it->second].result_by_execution = true;
+  }
 
   /// Forgets everything but the model.
   void clear() noexcept;
@@ -167,6 +185,7 @@ class TraceRecords {
   std::unordered_map<const Module*, std::size_t> failed_;  // index into failures_
   std::unordered_map<const Module*, Calls> calls_;
   std::unordered_map<const Module*, std::vector<LeafCall>> leaf_results_;
+  std::unordered_map<const Module*, std::vector<std::pair<std::string, std::optional<OutputMeta>>>> executed_results_;
 };
 
 }  // namespace symtrace
