@@ -118,7 +118,7 @@ std::vector<CollectionReport::Failure> describe_failures(const GraphCollection& 
   out.reserve(collection.failures().size());
   for (const ModuleFailure& f : collection.failures()) {
     CollectionReport::Failure r{f.module, f.type, f.kind, f.message, source_text(f.where), f.op, f.result_by_execution,
-                                 std::nullopt};
+                                std::nullopt};
     if (f.by_execution) r.by_execution = by_execution_of(*f.by_execution);
     out.push_back(std::move(r));
   }

@@ -61,7 +61,6 @@ class Loop : public TypedModule<Loop> {
   nn::Linear fc{nullptr};
 };
 
-
 }  // namespace
 
 TEST_CASE("a module failing on its first, second or last call is a leaf at every call, as when registered a leaf") {
