@@ -481,7 +481,7 @@ void Compiler::compile_node(State& s, const jit::Node* node, Block& out) {
 // a module needs none: its reads in a run share one ref.
 void Compiler::write_back(State& s, const jit::Node* node, Block& out) {
   static constexpr std::string_view mutating[] = {"aten::append", "aten::_set_item", "aten::insert", "aten::extend",
-                                                  "aten::update", "aten::pop",       "aten::remove", "aten::clear",
+                                                  "aten::update", "aten::pop", "aten::remove", "aten::clear",
                                                   "prim::SetAttr"};
   const std::string kind = qualified(node->kind());
   if (node->inputs().empty() || std::find(std::begin(mutating), std::end(mutating), kind) == std::end(mutating)) return;

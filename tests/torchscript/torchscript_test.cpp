@@ -360,10 +360,10 @@ TEST_CASE("list.copy(), list(x) and a slice are new lists: appending to them lea
   // The list copied: x - 2, 2x, x + 5, x / 2, 7x, x + 1, x - 1, 3x (16.5x + 3), less the 3x
   // popped after the copies were made and appended to; each row is sum * count.
   CHECK(max_rel_error(out.select(0, 0), (x * 13.5 + 3.0) * 7.0) <= 1e-5);
-  CHECK(max_rel_error(out.select(0, 4), (x * 116.5 + 3.0) * 9.0) <= 1e-5);           // copy() + 100x
+  CHECK(max_rel_error(out.select(0, 4), (x * 116.5 + 3.0) * 9.0) <= 1e-5);              // copy() + 100x
   CHECK(max_rel_error(out.select(0, 5), (x * 216.5 + 3.0 - (x - 2.0)) * 8.0) <= 1e-5);  // [1:] + 200x
-  CHECK(max_rel_error(out.select(0, 6), (x * 316.5 + 3.0) * 9.0) <= 1e-5);           // list() + 300x
-  CHECK(max_rel_error(out.select(0, 7), x * 3.0) <= 1e-5);                           // popped
+  CHECK(max_rel_error(out.select(0, 6), (x * 316.5 + 3.0) * 9.0) <= 1e-5);              // list() + 300x
+  CHECK(max_rel_error(out.select(0, 7), x * 3.0) <= 1e-5);                              // popped
 }
 
 TEST_CASE("torch.jit.isinstance tells a Union result's list from its tensor (issue 49: torchtext's RoBERTa)") {
