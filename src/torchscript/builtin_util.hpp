@@ -24,6 +24,16 @@ inline const Value& in(const Instr& i, const Value* frame, std::size_t k) { retu
 inline const Value& raw(const Instr& i, const Value* frame, std::size_t k) { return frame[i.inputs[k]]; }
 inline Value& out(const Instr& i, Value* frame, std::size_t k = 0) { return frame[i.outputs[k]]; }
 
+/// The value in `slot`, to store in a container: a plain list or dict becomes a ref there
+/// first, so the container and the slot share it (Note [Lists and dicts are references]).
+inline const Value& stored(Value* frame, Slot slot) {
+  Value& v = frame[slot];
+  if (v.is_list() || v.is_dict()) v = share(std::move(v));
+  return v;
+}
+/// Input `k`, to store in a container (stored).
+inline const Value& stored(const Instr& i, Value* frame, std::size_t k) { return stored(frame, i.inputs[k]); }
+
 /// The list or dict in input `k`'s slot, to change in place: one that is plain becomes a ref
 /// there first, so that later copies share what changes (Note [Lists and dicts are
 /// references]). Throws std::invalid_argument naming `i` when the slot holds another kind.

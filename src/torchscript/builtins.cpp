@@ -1,7 +1,8 @@
 // TorchScript builtins on symtrace Values. Lists and tuples are ValueLists, dicts ValueDicts;
 // a TorchScript list or dict is a reference, held as a ref (Note [Lists and dicts are
 // references], program.hpp): the builtins that make one make a ref, those that change one
-// change what the ref shares, and a value they store or pass on is read `raw`, a ref kept.
+// change what the ref shares, and a value they pass on is read `raw`, one they store in a
+// container `stored`: a ref kept, or made.
 #include "torchscript/builtins.hpp"
 
 #include "torchscript/builtin_util.hpp"
@@ -37,10 +38,10 @@ std::size_t list_index(const Instr& i, std::size_t size, const Value& index) {
 
 // ---- containers ---------------------------------------------------------------------------
 
-ValueList gather(const Instr& i, const Value* frame) {
+ValueList gather(const Instr& i, Value* frame) {
   ValueList l;
   l.reserve(i.inputs.size());
-  for (Slot s : i.inputs) l.push_back(frame[s]);
+  for (Slot s : i.inputs) l.push_back(stored(frame, s));
   return l;
 }
 void tuple_construct(const Instr& i, Value* frame) { out(i, frame) = gather(i, frame); }
@@ -95,13 +96,13 @@ void result_is_input(const Instr& i, Value* frame) {
 }
 
 void append(const Instr& i, Value* frame) {
-  Value item = raw(i, frame, 1);
+  Value item = stored(i, frame, 1);
   mutable_list(i, frame, 0).push_back(std::move(item));
   result_is_input(i, frame);
 }
 
 void set_item(const Instr& i, Value* frame) {
-  Value item = raw(i, frame, 2);
+  Value item = stored(i, frame, 2);
   if (in(i, frame, 0).is_dict()) {
     Value key = in(i, frame, 1);
     mutable_dict(i, frame, 0).insert_or_assign(std::move(key), std::move(item));
@@ -114,7 +115,7 @@ void set_item(const Instr& i, Value* frame) {
 
 // list.insert(index, item): Python's rule (an index past either end inserts at that end).
 void list_insert(const Instr& i, Value* frame) {
-  Value item = raw(i, frame, 2);
+  Value item = stored(i, frame, 2);
   ValueList& l = mutable_list(i, frame, 0);
   const auto n = static_cast<std::int64_t>(l.size());
   std::int64_t k = in(i, frame, 1).to_int();
@@ -237,7 +238,7 @@ void dict_new(const Instr& i, Value* frame) {
 }
 void dict_construct(const Instr& i, Value* frame) {
   ValueDict d;
-  for (std::size_t k = 0; k + 1 < i.inputs.size(); k += 2) d.insert_or_assign(in(i, frame, k), raw(i, frame, k + 1));
+  for (std::size_t k = 0; k + 1 < i.inputs.size(); k += 2) d.insert_or_assign(in(i, frame, k), stored(i, frame, k + 1));
   out(i, frame) = share(std::move(d));
 }
 void dict_keys(const Instr& i, Value* frame) { out(i, frame) = share(in(i, frame, 0).to_dict().keys); }

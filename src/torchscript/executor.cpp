@@ -240,7 +240,14 @@ void exec(const Instr& in, Module& self, Value* frame) {
       if (!in.outputs.empty()) frame[in.outputs[0]] = std::move(result);
       return;
     }
-    case InstrKind::set_attr: set_run_attr(attr_owner(self, in), in.name, frame[in.inputs[0]]); return;
+    case InstrKind::set_attr: {
+      // A list or dict as a ref, shared by the slot and the attribute (Note [Lists and dicts
+      // are references]).
+      Value& v = frame[in.inputs[0]];
+      if (v.is_list() || v.is_dict()) v = share(std::move(v));
+      set_run_attr(attr_owner(self, in), in.name, v);
+      return;
+    }
     case InstrKind::if_: {
       const Block& b = in.blocks[condition(frame[in.inputs[0]], in.where) ? 0 : 1];
       exec_block(b, self, frame);

@@ -42,11 +42,13 @@ struct ArgSource {
 // `pop`, `remove`, `clear`, `update`, an object's attribute) is seen through every alias.
 // - The builtins that make a list or dict make a new ref, as Python makes a new object: `[...]`,
 //   `{...}`, `list(x)`, `x.copy()`, slicing, `+`, `*`, `dict(x)`, `keys()`, `values()`,
-//   `items()`, a new object. Tuples are not shared (nothing changes them).
+//   `items()`, a new object. A new tuple is plain: nothing changes one.
 // - A list or dict that arrives plain (an op's result, a constant, an argument of `forward`)
-//   becomes a ref in its slot when the run first changes it, passes it to a function or
-//   method, or takes it as an argument; a module attribute typed as a list or dict is one ref
-//   for all reads of the run (Note [Attributes set by a run]).
+//   becomes a ref in its slot where the run first changes it, stores it (in a list, tuple,
+//   dict, object or attribute), passes it to a function or method, or takes it as an
+//   argument; a module attribute typed as a list or dict is one ref for all reads of the run
+//   (Note [Attributes set by a run]). Tuples may so become refs too, which changes nothing.
+//   The gap left: a plain list an `if` or a loop hands on (a copy) before it becomes a ref.
 // - Refs never leave the executor: an op gets its arguments `plain` (copies, as it did before
 //   refs), and so does the module-call seam (Module::call, a child's `forward`, which tracers
 //   see), whose result is plain too. So a child's forward that changes a list it was given

@@ -283,7 +283,7 @@ void object_attr(const Instr& i, Value* frame) {
 
 // object.attr = value, in the object's slot.
 void set_object_attr(const Instr& i, Value* frame) {
-  Value v = raw(i, frame, 1);
+  Value v = stored(i, frame, 1);
   mutable_dict(i, frame, 0).insert_or_assign(Value(i.text), std::move(v));
 }
 

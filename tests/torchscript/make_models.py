@@ -339,7 +339,7 @@ def summed(items: List[torch.Tensor]):
 class Aliasing(torch.nn.Module):
     """Changes lists and dicts through other names of them, as torchaudio's Emformer does (it
     puts lists in a list and appends to them afterwards): every name sees each change; a
-    copy, a slice and list(x) are new lists."""
+    copy, a slice and list(x) are new lists. Scripted only: it appends to split's result."""
     cache: List[torch.Tensor]
 
     def __init__(self):
@@ -373,8 +373,12 @@ class Aliasing(torch.nn.Module):
         sliced.append(x * 200)
         listed.append(x * 300)
         last = alias.pop()
+        parts = x.split(1)  # a list an op made (TorchScript's type; Python's is a tuple), put in a list
+        held = [parts]
+        parts.append(x[:1] * 19)
         return torch.stack([summed(outer[0]), summed(d["a"]), summed(d["b"]) * float(len(d)), summed(early),
-                            summed(copied), summed(sliced), summed(listed), last])
+                            summed(copied), summed(sliced), summed(listed), last,
+                            summed(held[0]).expand(2, 3)])
 
 
 # Models saved scripted only: the tests make their inputs.
