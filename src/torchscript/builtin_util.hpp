@@ -20,7 +20,7 @@ void add_tensor_builtins(BuiltinTable& table);
 
 /// Input `k`; a ref as what it shares (Note [Lists and dicts are references]).
 inline const Value& in(const Instr& i, const Value* frame, std::size_t k) { return frame[i.inputs[k]].deref(); }
-/// Input `k` as it is, a ref kept: what a builtin stores in a container or passes on.
+/// Input `k` as it is, a ref kept: what a builtin passes on (the changed list as its result).
 inline const Value& raw(const Instr& i, const Value* frame, std::size_t k) { return frame[i.inputs[k]]; }
 inline Value& out(const Instr& i, Value* frame, std::size_t k = 0) { return frame[i.outputs[k]]; }
 
