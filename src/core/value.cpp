@@ -75,11 +75,13 @@ const Tensor& Value::to_tensor() const {
 
 const ValueList& Value::to_list() const {
   if (const auto* l = boost::variant2::get_if<ValueList>(&value)) return *l;
+  if (const auto* r = boost::variant2::get_if<ValueRef>(&value)) return (*r)->to_list();
   wrong_kind(*this, "list");
 }
 
 const ValueDict& Value::to_dict() const {
   if (const auto* d = boost::variant2::get_if<ValueDict>(&value)) return *d;
+  if (const auto* r = boost::variant2::get_if<ValueRef>(&value)) return (*r)->to_dict();
   wrong_kind(*this, "dict");
 }
 
@@ -151,6 +153,7 @@ std::string_view Value::type_name() const noexcept {
     case Kind::list: return "list";
     case Kind::symint: return "SymInt";
     case Kind::dict: return "dict";
+    case Kind::ref: return deref().type_name();
   }
   return "?";
 }
@@ -179,6 +182,7 @@ std::string to_string(const Value& value) {
       for (std::size_t i = 0; i < d.size(); ++i) out += (i ? ", " : "") + to_string(d.keys[i]) + ": " + to_string(d.values[i]);
       return out + "}";
     }
+    std::string operator()(const ValueRef& r) const { return to_string(*r); }
   };
   return boost::variant2::visit(Printer{}, value.value);
 }

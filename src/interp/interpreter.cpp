@@ -33,6 +33,7 @@ std::optional<Argument> as_argument(const Value& value) {
     case Value::Kind::tensor:
     case Value::Kind::symint:
     case Value::Kind::dict: return std::nullopt;
+    case Value::Kind::ref: return as_argument(value.deref());
     case Value::Kind::list: {
       ArgumentList items;
       for (const Value& v : value.to_list()) {

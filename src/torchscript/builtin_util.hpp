@@ -18,21 +18,44 @@ using BuiltinTable = std::unordered_map<std::string_view, BuiltinFn>;
 /// Adds the builtins that make or read tensors (tensor_builtins.cpp).
 void add_tensor_builtins(BuiltinTable& table);
 
-inline const Value& in(const Instr& i, const Value* frame, std::size_t k) { return frame[i.inputs[k]]; }
+/// Input `k`; a ref as what it shares (Note [Lists and dicts are references]).
+inline const Value& in(const Instr& i, const Value* frame, std::size_t k) { return frame[i.inputs[k]].deref(); }
+/// Input `k` as it is, a ref kept: what a builtin passes on (the changed list as its result).
+inline const Value& raw(const Instr& i, const Value* frame, std::size_t k) { return frame[i.inputs[k]]; }
 inline Value& out(const Instr& i, Value* frame, std::size_t k = 0) { return frame[i.outputs[k]]; }
 
-/// The list in input `k`'s slot, to change in place (where later uses read it).
-inline ValueList& mutable_list(const Instr& i, Value* frame, std::size_t k) {
+/// The value in `slot`, to store in a container: a plain list or dict becomes a ref there
+/// first, so the container and the slot share it (Note [Lists and dicts are references]).
+inline const Value& stored(Value* frame, Slot slot) {
+  Value& v = frame[slot];
+  if (v.is_list() || v.is_dict()) v = share(std::move(v));
+  return v;
+}
+/// Input `k`, to store in a container (stored).
+inline const Value& stored(const Instr& i, Value* frame, std::size_t k) { return stored(frame, i.inputs[k]); }
+
+/// The list or dict in input `k`'s slot, to change in place: one that is plain becomes a ref
+/// there first, so that later copies share what changes (Note [Lists and dicts are
+/// references]). Throws std::invalid_argument naming `i` when the slot holds another kind.
+inline Value& mutable_container(const Instr& i, Value* frame, std::size_t k, Value::Kind kind) {
   Value& v = frame[i.inputs[k]];
-  if (!v.is_list()) throw_invalid_argument(i.where, "{} expects a list, not {}", i.name, v.type_name());
-  return boost::variant2::get<ValueList>(v.value);
+  if (v.kind() == kind) v = share(std::move(v));
+  if (v.is_ref()) {
+    Value& target = *boost::variant2::get<ValueRef>(v.value);
+    if (target.kind() == kind) return target;
+  }
+  throw_invalid_argument(i.where, "{} expects a {}, not {}", i.name, kind == Value::Kind::list ? "list" : "dict",
+                         v.type_name());
 }
 
-/// The dict in input `k`'s slot, to change in place.
+/// The list in input `k`'s slot, to change in place (mutable_container).
+inline ValueList& mutable_list(const Instr& i, Value* frame, std::size_t k) {
+  return boost::variant2::get<ValueList>(mutable_container(i, frame, k, Value::Kind::list).value);
+}
+
+/// The dict in input `k`'s slot, to change in place (mutable_container).
 inline ValueDict& mutable_dict(const Instr& i, Value* frame, std::size_t k) {
-  Value& v = frame[i.inputs[k]];
-  if (!v.is_dict()) throw_invalid_argument(i.where, "{} expects a dict, not {}", i.name, v.type_name());
-  return boost::variant2::get<ValueDict>(v.value);
+  return boost::variant2::get<ValueDict>(mutable_container(i, frame, k, Value::Kind::dict).value);
 }
 
 /// The registry's `call` (defaults filled in by the schema) with positional arguments.

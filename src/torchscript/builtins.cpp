@@ -1,6 +1,8 @@
-// TorchScript builtins on symtrace Values. Lists and tuples are ValueLists; a TorchScript
-// list is a reference, so the mutating builtins (`append`, `_set_item`) change the list in
-// the slot of the value they were given, which is where later uses read it.
+// TorchScript builtins on symtrace Values. Lists and tuples are ValueLists, dicts ValueDicts;
+// a TorchScript list or dict is a reference, held as a ref (Note [Lists and dicts are
+// references], program.hpp): the builtins that make one make a ref, those that change one
+// change what the ref shares, and a value they pass on is read `raw`, one they store in a
+// container `stored`: a ref kept, or made.
 #include "torchscript/builtins.hpp"
 
 #include "torchscript/builtin_util.hpp"
@@ -36,12 +38,14 @@ std::size_t list_index(const Instr& i, std::size_t size, const Value& index) {
 
 // ---- containers ---------------------------------------------------------------------------
 
-void construct(const Instr& i, Value* frame) {
+ValueList gather(const Instr& i, Value* frame) {
   ValueList l;
   l.reserve(i.inputs.size());
-  for (Slot s : i.inputs) l.push_back(frame[s]);
-  out(i, frame) = std::move(l);
+  for (Slot s : i.inputs) l.push_back(stored(frame, s));
+  return l;
 }
+void tuple_construct(const Instr& i, Value* frame) { out(i, frame) = gather(i, frame); }
+void list_construct(const Instr& i, Value* frame) { out(i, frame) = share(gather(i, frame)); }
 
 void unpack(const Instr& i, Value* frame) {
   const ValueList& l = in(i, frame, 0).to_list();
@@ -84,28 +88,34 @@ void len(const Instr& i, Value* frame) {
   else out(i, frame) = static_cast<std::int64_t>(v.to_list().size());
 }
 
+// The changed list or dict as the result, when the node has one: the same ref.
+void result_is_input(const Instr& i, Value* frame) {
+  if (i.outputs.empty()) return;
+  Value self = raw(i, frame, 0);
+  out(i, frame) = std::move(self);
+}
+
 void append(const Instr& i, Value* frame) {
-  Value item = in(i, frame, 1);
+  Value item = stored(i, frame, 1);
   mutable_list(i, frame, 0).push_back(std::move(item));
-  if (!i.outputs.empty()) out(i, frame) = in(i, frame, 0);
+  result_is_input(i, frame);
 }
 
 void set_item(const Instr& i, Value* frame) {
-  Value item = in(i, frame, 2);
+  Value item = stored(i, frame, 2);
   if (in(i, frame, 0).is_dict()) {
     Value key = in(i, frame, 1);
     mutable_dict(i, frame, 0).insert_or_assign(std::move(key), std::move(item));
-    if (!i.outputs.empty()) out(i, frame) = in(i, frame, 0);
-    return;
+  } else {
+    ValueList& l = mutable_list(i, frame, 0);
+    l[list_index(i, l.size(), in(i, frame, 1))] = std::move(item);
   }
-  ValueList& l = mutable_list(i, frame, 0);
-  l[list_index(i, l.size(), in(i, frame, 1))] = std::move(item);
-  if (!i.outputs.empty()) out(i, frame) = in(i, frame, 0);
+  result_is_input(i, frame);
 }
 
 // list.insert(index, item): Python's rule (an index past either end inserts at that end).
 void list_insert(const Instr& i, Value* frame) {
-  Value item = in(i, frame, 2);
+  Value item = stored(i, frame, 2);
   ValueList& l = mutable_list(i, frame, 0);
   const auto n = static_cast<std::int64_t>(l.size());
   std::int64_t k = in(i, frame, 1).to_int();
@@ -121,7 +131,7 @@ void list_repeat(const Instr& i, Value* frame) {
   const std::int64_t n = in(i, frame, 1 - ListAt).to_int();
   ValueList r;
   for (std::int64_t k = 0; k < n; ++k) r.insert(r.end(), l.begin(), l.end());
-  out(i, frame) = std::move(r);
+  out(i, frame) = share(std::move(r));
 }
 
 // list.extend(other)
@@ -131,13 +141,53 @@ void list_extend(const Instr& i, Value* frame) {
   l.insert(l.end(), std::make_move_iterator(other.begin()), std::make_move_iterator(other.end()));
 }
 
-void list_copy(const Instr& i, Value* frame) { out(i, frame) = in(i, frame, 0).to_list(); }
+// list.pop(index=-1), dict.pop(key[, default]): the element removed.
+void pop(const Instr& i, Value* frame) {
+  if (in(i, frame, 0).is_dict()) {
+    ValueDict& d = mutable_dict(i, frame, 0);
+    if (const Value* found = d.find(in(i, frame, 1))) {
+      const std::ptrdiff_t k = found - d.values.data();
+      Value v = std::move(d.values[static_cast<std::size_t>(k)]);
+      d.keys.erase(d.keys.begin() + k);
+      d.values.erase(d.values.begin() + k);
+      out(i, frame) = std::move(v);
+      return;
+    }
+    if (i.inputs.size() < 3) throw_invalid_argument(i.where, "KeyError: the dict has no key {}", in(i, frame, 1));
+    Value dflt = raw(i, frame, 2);
+    out(i, frame) = std::move(dflt);
+    return;
+  }
+  ValueList& l = mutable_list(i, frame, 0);
+  if (l.empty()) throw_invalid_argument(i.where, "pop from an empty list");
+  const std::size_t k = list_index(i, l.size(), i.inputs.size() > 1 ? in(i, frame, 1) : Value(-1));
+  Value v = std::move(l[k]);
+  l.erase(l.begin() + static_cast<std::ptrdiff_t>(k));
+  out(i, frame) = std::move(v);
+}
+
+// list.remove(value): the first element equal to it (as `in` compares).
+void list_remove(const Instr& i, Value* frame) {
+  const std::string needle = to_string(in(i, frame, 1));
+  ValueList& l = mutable_list(i, frame, 0);
+  auto it = std::find_if(l.begin(), l.end(), [&](const Value& v) { return to_string(v) == needle; });
+  if (it == l.end()) throw_invalid_argument(i.where, "list.remove(x): x not in list");
+  l.erase(it);
+}
+
+// list.clear(), dict.clear()
+void clear(const Instr& i, Value* frame) {
+  if (in(i, frame, 0).is_dict()) mutable_dict(i, frame, 0) = ValueDict();
+  else mutable_list(i, frame, 0).clear();
+}
+
+void list_copy(const Instr& i, Value* frame) { out(i, frame) = share(in(i, frame, 0).to_list()); }
 
 void list_add(const Instr& i, Value* frame) {
   ValueList l = in(i, frame, 0).to_list();
   const ValueList& r = in(i, frame, 1).to_list();
   l.insert(l.end(), r.begin(), r.end());
-  out(i, frame) = std::move(l);
+  out(i, frame) = share(std::move(l));
 }
 
 void list_slice(const Instr& i, Value* frame) {
@@ -166,7 +216,7 @@ void list_slice(const Instr& i, Value* frame) {
     for (std::int64_t k = bound(in(i, frame, 1), n - 1); k > bound(in(i, frame, 2), -1); k += step)
       r.push_back(l[static_cast<std::size_t>(k)]);
   }
-  out(i, frame) = std::move(r);
+  out(i, frame) = share(std::move(r));
 }
 
 void tuple_index(const Instr& i, Value* frame) { getitem(i, frame); }
@@ -175,7 +225,7 @@ void tuple_index(const Instr& i, Value* frame) { getitem(i, frame); }
 // dict(), dict(other) and dict(list of (key, value) pairs)
 void dict_new(const Instr& i, Value* frame) {
   if (i.inputs.empty() || in(i, frame, 0).is_dict()) {
-    out(i, frame) = i.inputs.empty() ? ValueDict() : in(i, frame, 0).to_dict();
+    out(i, frame) = share(i.inputs.empty() ? ValueDict() : in(i, frame, 0).to_dict());
     return;
   }
   ValueDict d;
@@ -184,21 +234,21 @@ void dict_new(const Instr& i, Value* frame) {
     if (kv.size() != 2) throw_invalid_argument(i.where, "dict() takes (key, value) pairs, got {} values", kv.size());
     d.insert_or_assign(kv[0], kv[1]);
   }
-  out(i, frame) = std::move(d);
+  out(i, frame) = share(std::move(d));
 }
 void dict_construct(const Instr& i, Value* frame) {
   ValueDict d;
-  for (std::size_t k = 0; k + 1 < i.inputs.size(); k += 2) d.insert_or_assign(in(i, frame, k), in(i, frame, k + 1));
-  out(i, frame) = std::move(d);
+  for (std::size_t k = 0; k + 1 < i.inputs.size(); k += 2) d.insert_or_assign(in(i, frame, k), stored(i, frame, k + 1));
+  out(i, frame) = share(std::move(d));
 }
-void dict_keys(const Instr& i, Value* frame) { out(i, frame) = in(i, frame, 0).to_dict().keys; }
-void dict_values(const Instr& i, Value* frame) { out(i, frame) = in(i, frame, 0).to_dict().values; }
+void dict_keys(const Instr& i, Value* frame) { out(i, frame) = share(in(i, frame, 0).to_dict().keys); }
+void dict_values(const Instr& i, Value* frame) { out(i, frame) = share(in(i, frame, 0).to_dict().values); }
 void dict_items(const Instr& i, Value* frame) {  // a list of (key, value) tuples
   const ValueDict& d = in(i, frame, 0).to_dict();
   ValueList items;
   items.reserve(d.size());
   for (std::size_t k = 0; k < d.size(); ++k) items.emplace_back(ValueList{d.keys[k], d.values[k]});
-  out(i, frame) = std::move(items);
+  out(i, frame) = share(std::move(items));
 }
 void dict_update(const Instr& i, Value* frame) {
   const ValueDict other = in(i, frame, 1).to_dict();  // a copy: `d.update(d)` reads what it writes
@@ -208,7 +258,7 @@ void dict_update(const Instr& i, Value* frame) {
 // dict.get(key, default=None)
 void dict_get(const Instr& i, Value* frame) {
   const Value* v = in(i, frame, 0).to_dict().find(in(i, frame, 1));
-  Value r = v != nullptr ? *v : i.inputs.size() > 2 ? in(i, frame, 2)
+  Value r = v != nullptr ? *v : i.inputs.size() > 2 ? raw(i, frame, 2)
                                                     : Value();
   out(i, frame) = std::move(r);
 }
@@ -398,7 +448,10 @@ void to_float(const Instr& i, Value* frame) {
   else if (v.is_symint()) out(i, frame) = static_cast<double>(v.to_sym_int().value(i.where));
   else out(i, frame) = v.to_double();
 }
-void identity(const Instr& i, Value* frame) { out(i, frame) = in(i, frame, 0); }
+void identity(const Instr& i, Value* frame) {
+  Value v = raw(i, frame, 0);  // a ref kept (`unchecked_cast` of an optional list)
+  out(i, frame) = std::move(v);
+}
 void none(const Instr& i, Value* frame) {
   for (std::size_t k = 0; k < i.outputs.size(); ++k) out(i, frame, k) = Value();
 }
@@ -803,8 +856,8 @@ using Table = BuiltinTable;
 const Table& table() {
   static const Table t = [] {
     Table t = {
-        {"prim::ListConstruct", construct},
-        {"prim::TupleConstruct", construct},
+        {"prim::ListConstruct", list_construct},
+        {"prim::TupleConstruct", tuple_construct},
         {"prim::ListUnpack", unpack},
         {"prim::TupleUnpack", unpack},
         {"prim::TupleIndex", tuple_index},
@@ -992,6 +1045,9 @@ const Table& table() {
         {"aten::IntImplicit", to_int},
         {"aten::insert", list_insert},
         {"aten::extend", list_extend},
+        {"aten::pop", pop},
+        {"aten::remove", list_remove},
+        {"aten::clear", clear},
         {"aten::mul.left_t", list_repeat<0>},
         {"aten::mul.right_", list_repeat<1>},
     };

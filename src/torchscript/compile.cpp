@@ -322,6 +322,7 @@ void Compiler::compile_node(State& s, const jit::Node* node, Block& out) {
                          ? InstrKind::tensor_attr
                      : name == "training" ? InstrKind::training
                                           : InstrKind::value_attr;
+        instr.shared = attr_type->cast<c10::ListType>() || attr_type->cast<c10::DictType>();
         instr.outputs.push_back(slot(s, node->output()));
         return;
       }
@@ -471,13 +472,17 @@ void Compiler::compile_node(State& s, const jit::Node* node, Block& out) {
 }
 
 // Note [Containers read from containers]: TorchScript's lists, dicts and objects are
-// references, symtrace's Values are not, so `result[i]["boxes"] = boxes` would change a copy
-// of `result[i]`. A node that changes its first input in place, where that input was read
-// from a container (`aten::__getitem__`), is followed by an instruction that stores it back
-// there, and so on up a chain of reads (`a[i][j].append(x)`).
+// references (Note [Lists and dicts are references], program.hpp). One the run made is a ref
+// already, but one that arrived plain inside a container (an op's list of lists, a constant)
+// becomes a ref only in the slot a builtin changes it in, so `result[i]["boxes"] = boxes` would
+// change a copy of `result[i]`. A node that changes its first input in place, where that input
+// was read from a container (`aten::__getitem__`), is followed by an instruction that stores it
+// back there, and so on up a chain of reads (`a[i][j].append(x)`). A list or dict attribute of
+// a module needs none: its reads in a run share one ref.
 void Compiler::write_back(State& s, const jit::Node* node, Block& out) {
-  static constexpr std::string_view mutating[] = {"aten::append", "aten::_set_item", "aten::insert",
-                                                  "aten::extend", "aten::update", "prim::SetAttr"};
+  static constexpr std::string_view mutating[] = {"aten::append", "aten::_set_item", "aten::insert", "aten::extend",
+                                                  "aten::update", "aten::pop", "aten::remove", "aten::clear",
+                                                  "prim::SetAttr"};
   const std::string kind = qualified(node->kind());
   if (node->inputs().empty() || std::find(std::begin(mutating), std::end(mutating), kind) == std::end(mutating)) return;
   static const BuiltinFn store = find_builtin("aten::_set_item", "", false);
@@ -493,18 +498,6 @@ void Compiler::write_back(State& s, const jit::Node* node, Block& out) {
     instr.builtin = store;
     instr.inputs = {slot(s, read->input(0)), slot(s, read->input(1)), slot(s, v)};
     v = read->input(0);
-  }
-  // A list or dict read from a module's attribute (`self.corr_pyramid.append(x)`, RAFT): the
-  // attribute of the run is set to it (Note [Attributes set by a run]), as `self.x = ...`.
-  if (v->node()->kind() == c10::prim::GetAttr && (v->type()->cast<c10::ListType>() || v->type()->cast<c10::DictType>())) {
-    if (const Ref* owner = module_ref(s, v->node()->input(0))) {
-      Instr& instr = out.instrs.emplace_back();
-      instr.kind = InstrKind::set_attr;
-      instr.where = out.instrs.size() > 1 ? out.instrs[out.instrs.size() - 2].where : s.fallback;
-      instr.path = owner->path;
-      instr.name = v->node()->s(c10::attr::name);
-      instr.inputs.push_back(slot(s, v));
-    }
   }
 }
 

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -77,6 +78,7 @@ void run_op(const Instr& in, Value* frame) {
     // TorchScript passes dtypes as ints (c10::ScalarType); constants are converted when
     // compiling, values computed at run time (`x.dtype`) here.
     if (specs[i].type == ArgType::ScalarType && v.is_int()) args.push_back(scalar_type_to_dtype(v.to_int()));
+    else if (v.is_ref() || v.is_list() || v.is_dict()) args.push_back(plain(v));
     else args.push_back(v);
   }
   Value result = dispatch(*in.op, std::span<const Value>(args.data(), args.size()), in.where);
@@ -95,10 +97,39 @@ void run_op(const Instr& in, Value* frame) {
   for (std::size_t i = 0; i < parts.size(); ++i) frame[in.outputs[i]] = parts[i];
 }
 
-ValueList gather(const std::vector<Slot>& slots, const Value* frame) {
+// Whether `v` holds a ref at any depth (and `plain` must copy it).
+bool has_ref(const Value& v) noexcept {
+  switch (v.kind()) {
+    case Value::Kind::ref: return true;
+    case Value::Kind::list: {
+      const ValueList& l = boost::variant2::get<ValueList>(v.value);
+      return std::any_of(l.begin(), l.end(), has_ref);
+    }
+    case Value::Kind::dict: {
+      const ValueList& l = boost::variant2::get<ValueDict>(v.value).values;
+      return std::any_of(l.begin(), l.end(), has_ref);
+    }
+    default: return false;
+  }
+}
+
+// The arguments of a module's forward: plain (Note [Lists and dicts are references]).
+ValueList gather_plain(const std::vector<Slot>& slots, const Value* frame) {
   ValueList out;
   out.reserve(slots.size());
-  for (Slot s : slots) out.push_back(frame[s]);
+  for (Slot s : slots) out.push_back(plain(frame[s]));
+  return out;
+}
+
+// The arguments of a function or method: lists and dicts as refs, made in the caller's slots
+// first, so that what the callee changes the caller sees.
+ValueList gather_shared(const std::vector<Slot>& slots, Value* frame) {
+  ValueList out;
+  out.reserve(slots.size());
+  for (Slot s : slots) {
+    if (frame[s].is_list() || frame[s].is_dict()) frame[s] = share(std::move(frame[s]));
+    out.push_back(frame[s]);
+  }
   return out;
 }
 
@@ -149,12 +180,23 @@ void exec(const Instr& in, Module& self, Value* frame) {
     case InstrKind::value_attr: {
       Module& owner = attr_owner(self, in);
       const auto* running = dynamic_cast<const ScriptModule*>(&self);  // whose code this is
-      const Value* v = find_run_attr(owner, in.name);
-      if (!v && running) v = running->find_attr_of(owner, in.name);
+      if (const Value* v = find_run_attr(owner, in.name)) {
+        frame[in.outputs[0]] = *v;
+        return;
+      }
+      const Value* v = running ? running->find_attr_of(owner, in.name) : nullptr;
       if (!v)
         throw_invalid_argument(in.where, "the module {} ({}) has no attribute '{}' symtrace can read",
                                in.path.empty() ? std::string("self") : fmt::format("{}", fmt::join(in.path, ".")),
                                owner.type_name(), in.name);
+      if (in.shared && (v->is_list() || v->is_dict())) {
+        // A list or dict attribute: one ref for the run's reads, which see what the run
+        // changes in it (Note [Lists and dicts are references]); the module keeps its own.
+        Value ref = share(*v);
+        set_run_attr(owner, in.name, ref);
+        frame[in.outputs[0]] = std::move(ref);
+        return;
+      }
       frame[in.outputs[0]] = *v;
       return;
     }
@@ -182,23 +224,30 @@ void exec(const Instr& in, Module& self, Value* frame) {
       return;
     case InstrKind::call_module: {
       Module& m = attr_owner(self, in);
-      frame[in.outputs[0]] = m.call(gather(in.inputs, frame), in.where);
+      frame[in.outputs[0]] = m.call(gather_plain(in.inputs, frame), in.where);
       return;
     }
     case InstrKind::call_program: {
       Module& m = attr_owner(self, in);
-      Value result = run(*in.program, m, gather(in.inputs, frame));
+      Value result = run(*in.program, m, gather_shared(in.inputs, frame));
       if (!in.outputs.empty()) frame[in.outputs[0]] = std::move(result);
       return;
     }
     case InstrKind::call_object: {
       Value object;
-      Value result = run(*in.program, self, gather(in.inputs, frame), &object);
+      Value result = run(*in.program, self, gather_shared(in.inputs, frame), &object);
       frame[in.inputs[0]] = std::move(object);
       if (!in.outputs.empty()) frame[in.outputs[0]] = std::move(result);
       return;
     }
-    case InstrKind::set_attr: set_run_attr(attr_owner(self, in), in.name, frame[in.inputs[0]]); return;
+    case InstrKind::set_attr: {
+      // A list or dict as a ref, shared by the slot and the attribute (Note [Lists and dicts
+      // are references]).
+      Value& v = frame[in.inputs[0]];
+      if (v.is_list() || v.is_dict()) v = share(std::move(v));
+      set_run_attr(attr_owner(self, in), in.name, v);
+      return;
+    }
     case InstrKind::if_: {
       const Block& b = in.blocks[condition(frame[in.inputs[0]], in.where) ? 0 : 1];
       exec_block(b, self, frame);
@@ -244,6 +293,25 @@ DType scalar_type_to_dtype(std::int64_t scalar_type) {
   }
 }
 
+Value plain(const Value& v) {
+  if (!has_ref(v)) return v;
+  const Value& target = v.deref();
+  if (target.is_dict()) {
+    const ValueDict& d = boost::variant2::get<ValueDict>(target.value);
+    ValueDict copy;
+    copy.keys = d.keys;
+    copy.values.reserve(d.size());
+    for (const Value& e : d.values) copy.values.push_back(plain(e));
+    return copy;
+  }
+  if (!target.is_list()) return target;
+  const ValueList& l = boost::variant2::get<ValueList>(target.value);
+  ValueList copy;
+  copy.reserve(l.size());
+  for (const Value& e : l) copy.push_back(plain(e));
+  return copy;
+}
+
 const Value* find_run_attr(const Module& module, std::string_view name) noexcept {
   for (const auto& [m, n, v] : run_attrs.values)
     if (m == &module && n == name) return &v;
@@ -256,7 +324,10 @@ Value run(const Program& program, Module& self, const ValueList& args, Value* fi
   if (args.size() != body.inputs.size())
     throw InternalError(fmt::format("TorchScript program {} got {} arguments for {} inputs", program.name,
                                     args.size(), body.inputs.size()));
-  for (std::size_t i = 0; i < args.size(); ++i) frame[body.inputs[i]] = args[i];
+  for (std::size_t i = 0; i < args.size(); ++i) {  // lists and dicts as refs: a caller's, or new ones
+    const Value& a = args[i];
+    frame[body.inputs[i]] = a.is_list() || a.is_dict() ? share(a) : a;
+  }
   struct Depth {  // the outermost run forgets what the run set
     Depth() { ++run_attrs.depth; }
     ~Depth() {

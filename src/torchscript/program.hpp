@@ -35,6 +35,38 @@ struct ArgSource {
   Value constant;
 };
 
+// Note [Lists and dicts are references]: in TorchScript, as in Python, lists, dicts and objects
+// are shared by reference: after `a = []; b = [a]; a.append(x)`, `b[0]` holds x too. The
+// executor holds them as refs (ValueRef, core/value.hpp): copying a slot's value shares the
+// container, so what a builtin changes in place (`append`, `_set_item`, `insert`, `extend`,
+// `pop`, `remove`, `clear`, `update`, an object's attribute) is seen through every alias.
+// - The builtins that make a list or dict make a new ref, as Python makes a new object: `[...]`,
+//   `{...}`, `list(x)`, `x.copy()`, slicing, `+`, `*`, `dict(x)`, `keys()`, `values()`,
+//   `items()`, a new object. A new tuple is plain: nothing changes one.
+// - A list or dict that arrives plain (an op's result, a constant, an argument of `forward`)
+//   becomes a ref in its slot where the run first changes it, stores it (in a list, tuple,
+//   dict, object or attribute), passes it to a function or method, or takes it as an
+//   argument; a module attribute typed as a list or dict is one ref for all reads of the run
+//   (Note [Attributes set by a run]). Tuples may so become refs too, which changes nothing.
+//   The gap left: a plain list an `if` or a loop hands on (a copy) before it becomes a ref.
+// - Refs never leave the executor: an op gets its arguments `plain` (copies, as it did before
+//   refs), and so does the module-call seam (Module::call, a child's `forward`, which tracers
+//   see), whose result is plain too. So a child's forward that changes a list it was given
+//   changes a copy (its other methods, functions and objects' methods share).
+// Reading a slot costs a branch (`in` sees through refs); making a list costs one allocation
+// more, only where TorchScript code makes one; copying one costs a reference count, no copy.
+
+/// A list or dict `v` as a ref (Note [Lists and dicts are references]).
+inline Value share(Value v) {
+  Value ref;
+  ref.value.emplace<ValueRef>(std::make_shared<Value>(std::move(v)));
+  return ref;
+}
+
+/// `v` with every ref replaced by a copy of what it shares, at any depth: the value as ops and
+/// modules take it (Note [Lists and dicts are references]).
+Value plain(const Value& v);
+
 /// A builtin of TorchScript that is not a tensor op (list, tuple, int and str operations):
 /// reads its inputs' slots and writes its outputs'. Throws like the op would.
 using BuiltinFn = void (*)(const Instr& instr, Value* frame);
@@ -76,6 +108,9 @@ struct Instr {
   const OpDef* copy_op = nullptr;  ///< inplace_op: copy_
   std::vector<ArgSource> args;     ///< op: one per argument of `op`'s schema
   BuiltinFn builtin = nullptr;
+  /// value_attr: the attribute is a list or dict, one ref for all reads of the run (Note [Lists
+  /// and dicts are references]).
+  bool shared = false;
   const Program* program = nullptr;  ///< call_program
   std::vector<Block> blocks;         ///< if_: then, else; loop: body
   /// op, inplace_op, builtin: the node as LibTorch's operator (an `op` instruction), run in
@@ -106,7 +141,9 @@ Value run(const Program& program, Module& self, const ValueList& args, Value* fi
 /// (torchvision's `MultiScaleRoIAlign` caches `self.scales`, `AnchorGenerator` its anchors).
 /// symtrace keeps such a value for the outermost run on the thread, in front of the module's
 /// own: the module is never changed (a traced value would outlive its trace, and threads
-/// share modules), and later reads in the same run see it.
+/// share modules), and later reads in the same run see it. A list or dict attribute is kept so
+/// at its first read, as a ref (Note [Lists and dicts are references]): what the run changes in
+/// it (RAFT's `self.corr_pyramid.append(x)`) its later reads see.
 /// The value the running thread's current run set for `name` of `module`, or nullptr.
 const Value* find_run_attr(const Module& module, std::string_view name) noexcept;
 

@@ -96,10 +96,11 @@ Value ScriptModule::forward_values(const ValueList& args) {
       else ok = p->input_defaults[i].has_value() || p->input_types[i].starts_with("Optional[");
     }
     if (!ok) continue;
-    if (args.size() == n) return run(*p, *this, args);
+    // The result plain: refs stay in the executor (Note [Lists and dicts are references]).
+    if (args.size() == n) return plain(run(*p, *this, args));
     ValueList full = args;
     for (std::size_t i = args.size(); i < n; ++i) full.push_back(p->input_defaults[i].value_or(Value()));
-    return run(*p, *this, full);
+    return plain(run(*p, *this, full));
   }
   std::string kinds;
   for (const Value& a : args) kinds += fmt::format("{}{}", kinds.empty() ? "" : ", ", a.type_name());

@@ -267,7 +267,9 @@ void device_type(const Instr& i, Value* frame) { out(i, frame) = std::string("cp
 
 // ---- objects of TorchScript classes -------------------------------------------------------
 
-void create_object(const Instr& i, Value* frame) { out(i, frame) = ValueDict{}; }
+// A new object: a dict of its attributes, shared by reference (Note [Lists and dicts are
+// references]).
+void create_object(const Instr& i, Value* frame) { out(i, frame) = share(ValueDict{}); }
 
 // object.attr, the attribute's name in `i.text`.
 void object_attr(const Instr& i, Value* frame) {
@@ -281,7 +283,7 @@ void object_attr(const Instr& i, Value* frame) {
 
 // object.attr = value, in the object's slot.
 void set_object_attr(const Instr& i, Value* frame) {
-  Value v = in(i, frame, 1);
+  Value v = stored(i, frame, 1);
   mutable_dict(i, frame, 0).insert_or_assign(Value(i.text), std::move(v));
 }
 

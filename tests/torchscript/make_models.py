@@ -316,6 +316,71 @@ class DictSum(torch.nn.Module):
         return feats["a"] + feats["b"] * 2
 
 
+class Appender(torch.nn.Module):
+    """A child whose method appends to the list it is given."""
+    @torch.jit.export
+    def add_to(self, items: List[torch.Tensor], x: torch.Tensor):
+        items.append(x * 3)
+
+    def forward(self, x):
+        return x
+
+
+def append_two(items: List[torch.Tensor], x: torch.Tensor):
+    items.append(x + 1)
+    items.append(x - 1)
+
+
+def summed(items: List[torch.Tensor]):
+    """The sum of the tensors times their count: a row that changes with any element or length."""
+    return torch.stack(items).sum(0) * float(len(items))
+
+
+class Aliasing(torch.nn.Module):
+    """Changes lists and dicts through other names of them, as torchaudio's Emformer does (it
+    puts lists in a list and appends to them afterwards): every name sees each change; a
+    copy, a slice and list(x) are new lists. Scripted only: it appends to split's result."""
+    cache: List[torch.Tensor]
+
+    def __init__(self):
+        super().__init__()
+        self.appender = Appender()
+        self.cache = []
+
+    def forward(self, x):
+        early = self.cache
+        inner: List[torch.Tensor] = []
+        outer = [inner]
+        inner.append(x * 2)  # appended to after it was put in a list
+        inner.append(x)
+        alias = inner
+        alias[1] = x + 5  # an item written through an alias
+        alias.extend([x * 0.5])  # extended through an alias
+        outer[0].insert(0, x - 2)
+        d: Dict[str, List[torch.Tensor]] = {"a": inner}
+        d["a"].append(x * 7)  # a list held by a dict
+        also = d
+        also["b"] = [x]  # a dict written through an alias
+        append_two(inner, x)  # by a function
+        self.appender.add_to(inner, x)  # by a child's method
+        self.cache.append(x * 13)  # a list attribute
+        cached = self.cache
+        cached.append(x * 17)
+        copied = inner.copy()
+        sliced = inner[1:]
+        listed = list(inner)
+        copied.append(x * 100)
+        sliced.append(x * 200)
+        listed.append(x * 300)
+        last = alias.pop()
+        parts = x.split(1)  # a list an op made (TorchScript's type; Python's is a tuple), put in a list
+        held = [parts]
+        parts.append(x[:1] * 19)
+        return torch.stack([summed(outer[0]), summed(d["a"]), summed(d["b"]) * float(len(d)), summed(early),
+                            summed(copied), summed(sliced), summed(listed), last,
+                            summed(held[0]).expand(2, 3)])
+
+
 # Models saved scripted only: the tests make their inputs.
 SCRIPTED_ONLY = {"nms_topk": NmsTopk, "nms_branch": NmsBranch, "list_sum": ListSum, "dict_sum": DictSum}
 
@@ -327,7 +392,7 @@ SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, 
          "union_result": (UnionResult, [2, 3]),
          "other_method": (OtherMethod, [1, 3, 8, 8]),
          "lstm_tagger": (Tagger, [2, 7, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32]),
-         "layers": (Layers, [5, 2, 16])}
+         "layers": (Layers, [5, 2, 16]), "aliasing": (Aliasing, [2, 3])}
 TRACED = {"lstm_tagger", "layers"}
 
 

@@ -2,7 +2,8 @@
 /// \file
 /// `Value`: what flows through a module's `forward` and an op's argument list: none, bool,
 /// int64, double, string, dtype, Tensor, a list of values, a proxy SymInt (a size unknown at
-/// trace time; known SymInts are stored as int64), or a dict of values. It is the boxed form the
+/// trace time; known SymInts are stored as int64), a dict of values, or (inside the TorchScript
+/// executor only) a list or dict shared by reference. It is the boxed form the
 /// type-erased module entry point, the op registry and (later) the interpreter exchange.
 
 #include "symtrace/core/dtype.hpp"
@@ -13,6 +14,7 @@
 #include <fmt/core.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,11 +39,17 @@ struct ValueDict {
   void insert_or_assign(Value key, Value value);
 };
 
+/// A list or dict shared by reference, as TorchScript's and Python's: copies of the Value share
+/// the one container, so a change made through one is seen through all. Only the TorchScript
+/// executor makes them, and no value leaves its runs with one (Note [Lists and dicts are
+/// references], src/torchscript/program.hpp): ops, modules, tracers and graphs never see one.
+using ValueRef = std::shared_ptr<Value>;
+
 /// A boxed value. The alternatives are append-only (serialised forms store the index).
 struct Value {
   using None = boost::variant2::monostate;
   using Variant = boost::variant2::variant<None, bool, std::int64_t, double, std::string, DType,
-                                           Tensor, ValueList, SymInt, ValueDict>;
+                                           Tensor, ValueList, SymInt, ValueDict, ValueRef>;
   /// Alternative indices, for switch statements.
   enum class Kind : std::uint8_t {
     none,
@@ -53,7 +61,8 @@ struct Value {
     tensor,
     list,
     symint,
-    dict
+    dict,
+    ref
   };
 
   Value() noexcept = default;
@@ -93,6 +102,12 @@ struct Value {
   /// A proxy SymInt (a size unknown at trace time).
   [[nodiscard]] bool is_symint() const noexcept { return kind() == Kind::symint; }
   [[nodiscard]] bool is_dict() const noexcept { return kind() == Kind::dict; }
+  /// A list or dict shared by reference (ValueRef).
+  [[nodiscard]] bool is_ref() const noexcept { return kind() == Kind::ref; }
+  /// The shared list or dict of a ref, else this value.
+  [[nodiscard]] const Value& deref() const noexcept {
+    return is_ref() ? *boost::variant2::get<ValueRef>(value) : *this;
+  }
 
   // Checked accessors: each throws std::invalid_argument naming the expected and actual kind.
   [[nodiscard]] bool to_bool() const;
@@ -106,13 +121,16 @@ struct Value {
   [[nodiscard]] const std::string& to_string_ref() const;
   [[nodiscard]] DType to_dtype() const;
   [[nodiscard]] const Tensor& to_tensor() const;
+  /// A list, also a shared one (a ref's).
   [[nodiscard]] const ValueList& to_list() const;
+  /// A dict, also a shared one (a ref's).
   [[nodiscard]] const ValueDict& to_dict() const;
   [[nodiscard]] IntList to_int_list() const;
   [[nodiscard]] std::vector<double> to_double_list() const;
   [[nodiscard]] TensorList to_tensor_list() const;
 
-  /// "None", "bool", "int", "float", "str", "dtype", "Tensor", "list", "SymInt", "dict".
+  /// "None", "bool", "int", "float", "str", "dtype", "Tensor", "list", "SymInt", "dict" (a
+  /// ref's is its list's or dict's).
   [[nodiscard]] std::string_view type_name() const noexcept;
 
   Variant value;

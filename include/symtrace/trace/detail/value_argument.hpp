@@ -62,6 +62,9 @@ Argument to_argument(const Value& value, std::source_location where, Maker& make
               items.emplace_back(dict.keys[i].to_string_ref(), maker.item(dict.values[i]));
             return maker.dict(std::move(items));
           },
+          // Never met: no ref leaves the TorchScript executor (Note [Lists and dicts are
+          // references]); as what it shares, should one.
+          [&](const ValueRef& ref) { return to_argument(*ref, where, maker); },
       },
       value.value);
 }
