@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <tuple>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -94,4 +96,105 @@ TEST_CASE("a failed module returning a list is a leaf of the structure its runs 
     %add : float32[?, 4] [num_users=1] = call_function[target=add](args = (%mul, 1.0), kwargs = {})
     return add
 )");
+}
+
+namespace {
+
+/// Returns (x flipped by its data's sign, the sum of x's rows): a tuple, after a data-dependent
+/// branch, as a GRU returns (output, h_n).
+class PairByData : public TypedModule<PairByData> {
+ public:
+  std::tuple<Tensor, Tensor> forward(const Tensor& x) {
+    const Tensor picked = x.sum().to_bool() ? x : -x;
+    return {picked.relu(), picked.sum({1})};
+  }
+};
+
+/// Returns {"scores": x * 2, "rows": x.sum(1)} after a data-dependent branch, as a backbone
+/// returns a dict of feature maps.
+class DictByData : public TypedModule<DictByData> {
+ public:
+  Value forward(const Tensor& x) {
+    const Tensor picked = x.sum().to_bool() ? x : -x;
+    return ValueDict{{Value("scores"), Value("rows")}, {Value(picked * 2.0), Value(picked.sum({1}))}};
+  }
+};
+
+/// Unpacks the pair, iterates the dict's values, and reads sizes of both: code that needs the
+/// failed modules' structure and shapes.
+class UsesResults : public TypedModule<UsesResults> {
+ public:
+  UsesResults() {
+    pair = register_module("pair", std::make_shared<PairByData>());
+    dict = register_module("dict", std::make_shared<DictByData>());
+  }
+  Tensor forward(const Tensor& x) {
+    const auto [out, rows] = unpack2(pair->call({x}));
+    const Value d = dict->call({out});
+    Tensor total = rows.unsqueeze(1);
+    for (const Value& v : d.to_dict().values) total = total + v.to_tensor().reshape({out.size(0), -1}).sum({1}).unsqueeze(1);
+    return total.expand({out.size(0), out.size(1)}) + out;
+  }
+  static std::pair<Tensor, Tensor> unpack2(const Value& v) {
+    const TensorList l = v.to_tensor_list();
+    return {l.at(0), l.at(1)};
+  }
+  std::shared_ptr<PairByData> pair;
+  std::shared_ptr<DictByData> dict;
+};
+
+}  // namespace
+
+TEST_CASE("failed modules returning a tuple and a dict are leaves of that structure and shapes, named dims kept, "
+          "and the code after them is traced") {
+  UsesResults model;
+  RobustTracer tracer;
+  const Graph g = tracer.trace(model, {InputSpec(Shape{SymExpr::symbol("N"), 5})});
+  CHECK_NOTHROW(g.lint());
+  REQUIRE(tracer.failures().size() == 2);  // the two modules, not their caller
+  CHECK(tracer.failures()[0].module == "pair");
+  CHECK(tracer.failures()[1].module == "dict");
+  CHECK(tracer.failures()[0].result_by_execution);
+  CHECK(tracer.failures()[1].result_by_execution);
+  // The tuple's items and the dict's values have the shapes the modules really return, N kept.
+  CHECK(to_string(*g.find_node("getitem")->tensor_meta()) == "float32[N, 5]");
+  CHECK(to_string(*g.find_node("getitem_1")->tensor_meta()) == "float32[N]");
+  CHECK(to_string(*g.find_node("expand")->tensor_meta()) == "float32[N, 5]");
+  Generator gen(5);
+  for (std::int64_t n : {2, 7}) {
+    const Tensor x = randn({n, 5}, gen);
+    CHECK(max_rel_error(Interpreter(model, g).run({x}).to_tensor(), model(x)) <= 1e-5);
+  }
+}
+
+TEST_CASE("equal calls of a failed module reuse its runs, and the runs can be turned off") {
+  class Counting : public TypedModule<Counting> {
+   public:
+    Tensor forward(const Tensor& x) {
+      ++runs;
+      return x.sum().to_bool() ? x.relu() : x;
+    }
+    int runs = 0;
+  };
+  class Thrice : public TypedModule<Thrice> {
+   public:
+    Thrice() { inner = register_module("inner", std::make_shared<Counting>()); }
+    Tensor forward(const Tensor& x) { return inner->call({inner->call({inner->call({x})})}).to_tensor(); }
+    std::shared_ptr<Counting> inner;
+  };
+  Thrice model;
+  RobustTracer tracer;
+  const Graph g = tracer.trace(model, {InputSpec(Shape{2, 3})});
+  CHECK(to_string(*g.find_node("inner_2")->tensor_meta()) == "float32[2, 3]");
+  // The symbolic attempt at its first call, then the two runs for its result; the later calls,
+  // leaves at once, reuse them.
+  CHECK(model.inner->runs == 3);
+
+  RobustTracer off;
+  off.set_result_by_execution(false);
+  model.inner->runs = 0;
+  const Graph unknown = off.trace(model, {InputSpec(Shape{2, 3})});
+  CHECK(to_string(*unknown.find_node("inner_2")->tensor_meta()) == "float32[...]");
+  CHECK(model.inner->runs == 1);  // the symbolic attempt only
+  CHECK_FALSE(off.failures()[0].result_by_execution);
 }
