@@ -1,8 +1,10 @@
 // A PyTorch model from its TorchScript file against the same architecture written in C++
 // (the zoo's resnet50): loading (against LibTorch's own torch::jit::load of the file, each
 // load from a heap that has returned its free memory to the system), the
-// symbolic trace per node, and the eager forward. tools/bench makes the file
-// (tests/torchscript/make_models.py) and names its folder in SYMTRACE_TORCHSCRIPT_MODELS.
+// symbolic trace per node, and the eager forward; and an eager forward whose ops all run
+// through LibTorch's (the fallback) against LibTorch's own forward of the same file. tools/bench
+// makes the files (tests/torchscript/make_models.py) and names their folder in
+// SYMTRACE_TORCHSCRIPT_MODELS.
 #include <symtrace/symtrace.hpp>
 #include <symtrace/zoo/zoo.hpp>
 #include <symtrace/torchscript/load.hpp>
@@ -10,10 +12,12 @@
 #include "trace_per_node.hpp"
 
 #include <benchmark/benchmark.h>
+#include <torch/script.h>
 
 #include <malloc.h>
 #include <sys/resource.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -103,8 +107,36 @@ void BM_EagerZoo(benchmark::State& state, const std::string& name) {
   eager(state, *model);
 }
 
+/// symtrace's eager forward of fallback_ops.script.pt, whose every op runs through LibTorch's
+/// (symtrace has none of them), and `x_libtorch`: its time over LibTorch's own forward of the
+/// same file on the same input, timed in the same run after the loop.
+void BM_EagerFallback(benchmark::State& state) {
+  const auto path = model_file("fallback_ops");
+  auto model = torchscript::load(path);
+  Generator gen(0);
+  const Tensor x = randn({1, 16, 64, 64}, gen);
+  double seconds = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    Value out = model->call({x});
+    benchmark::DoNotOptimize(out);
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  torch::jit::Module libtorch = torch::jit::load(path.string());
+  libtorch.eval();
+  const at::Tensor input = at::from_blob(x.data_ptr<float>(), {1, 16, 64, 64}).clone();
+  const torch::NoGradGuard no_grad;
+  constexpr int runs = 200;
+  benchmark::DoNotOptimize(libtorch.forward({input}));  // warm
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < runs; ++i) benchmark::DoNotOptimize(libtorch.forward({input}));
+  const double theirs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / runs;
+  state.counters["x_libtorch"] = seconds / static_cast<double>(state.iterations()) / theirs;
+}
+
 }  // namespace
 
+BENCHMARK(BM_EagerFallback)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_TorchJitLoad, resnet50, std::string("resnet50"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_TorchscriptLoad, resnet50, std::string("resnet50"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_TraceLoaded, resnet50, std::string("resnet50"))->Unit(benchmark::kMillisecond);

@@ -157,6 +157,18 @@ class LibTorchOps(torch.nn.Module):
         return self.proj(torch.nn.functional.normalize(z, dim=-1))
 
 
+class FallbackOps(torch.nn.Module):
+    """Only ops symtrace has no op of its own for, so every one runs through LibTorch's (the
+    benchmark of the fallback's eager cost against LibTorch's own forward of the file)."""
+    def forward(self, x):
+        y = torch.log1p(torch.hypot(x, x))
+        y = torch.expm1(torch.atan2(y, x))
+        y = torch.copysign(torch.logaddexp(y, x), x)
+        y = torch.frac(torch.hypot(y, x))
+        y = torch.log1p(torch.hypot(torch.atan2(y, x), x))
+        return torch.logaddexp(torch.expm1(y), torch.frac(x))
+
+
 class Helper(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -392,7 +404,8 @@ SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, 
          "union_result": (UnionResult, [2, 3]),
          "other_method": (OtherMethod, [1, 3, 8, 8]),
          "lstm_tagger": (Tagger, [2, 7, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32]),
-         "layers": (Layers, [5, 2, 16]), "aliasing": (Aliasing, [2, 3])}
+         "layers": (Layers, [5, 2, 16]), "aliasing": (Aliasing, [2, 3]),
+         "fallback_ops": (FallbackOps, [1, 16, 64, 64])}
 TRACED = {"lstm_tagger", "layers"}
 
 
