@@ -22,13 +22,36 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
+#include <typeinfo>
 #include <vector>
 #include <utility>
 
 namespace symtrace::torchscript::detail {
 
 namespace {
+
+// Note [Failures in TorchScript's builtin code]: TorchScript compiles some of its builtins
+// from source text of its own (F.pad's and F.interpolate's checks, `_assert_int_or_pair`),
+// whose locations read `<string>:13`, a place no user can look up. A failure there is
+// located at the call in the model's own code, the innermost frame in its files (each
+// builtin's call relocates it once, on the way out), with the builtin and its line named.
+bool is_builtin_code(std::source_location where) noexcept {
+  const char* file = where.file_name();
+  return file != nullptr && file[0] == '<';
+}
+
+[[noreturn]] void throw_at_call(const Instr& call, const std::exception& e, std::source_location inner) {
+  std::string_view message = e.what();
+  const std::string prefix = fmt::format("{}:{}: ", inner.file_name(), inner.line());
+  if (message.starts_with(prefix)) message.remove_prefix(prefix.size());
+  const std::string text = fmt::format("{}:{}: {} (in TorchScript's builtin {}, at {}:{})", call.where.file_name(),
+                                       call.where.line(), message, call.name, inner.file_name(), inner.line());
+  if (const auto* op = dynamic_cast<const OpError*>(&e)) throw OpError(text, op->op(), call.where);
+  const auto& trace = dynamic_cast<const TraceError&>(e);
+  throw TraceError(text, call.where, trace.module_path());
+}
 
 void exec_block(const Block& block, Module& self, Value* frame);
 
@@ -229,7 +252,16 @@ void exec(const Instr& in, Module& self, Value* frame) {
     }
     case InstrKind::call_program: {
       Module& m = attr_owner(self, in);
-      Value result = run(*in.program, m, gather_shared(in.inputs, frame));
+      Value result;
+      try {
+        result = run(*in.program, m, gather_shared(in.inputs, frame));
+      } catch (const TraceError& e) {
+        if (typeid(e) == typeid(TraceError) && is_builtin_code(e.where())) throw_at_call(in, e, e.where());
+        throw;
+      } catch (const OpError& e) {
+        if (typeid(e) == typeid(OpError) && is_builtin_code(e.where())) throw_at_call(in, e, e.where());
+        throw;
+      }
       if (!in.outputs.empty()) frame[in.outputs[0]] = std::move(result);
       return;
     }

@@ -293,6 +293,24 @@ TEST_CASE("a model with three data-dependent ifs gives those three modules faile
   CHECK(c.find("") != nullptr);
 }
 
+TEST_CASE("a failure in code compiled from text of no file is located at the call in the model's file, the code named") {
+  // Note [Failures in TorchScript's builtin code]: string_gate's `if` is in a function whose
+  // source is "<string>".
+  std::shared_ptr<Module> model = torchscript::load(models / "string_gate.script.pt");
+  GraphCollection c = recursive_trace(*model, {InputSpec(Shape{2, 3})});
+  REQUIRE(c.failures().size() == 1);
+  const ModuleFailure& f = c.failures()[0];
+  CAPTURE(to_string(f));
+  CHECK(f.module == "");
+  CHECK(f.kind == "TraceError");
+  CHECK(fs::path(f.where.file_name()).filename() == "make_models.py");
+  CHECK(f.where.line() == static_cast<unsigned>(python_line("the call a failure in <string> is located at")));
+  CHECK(f.message.find("(in TorchScript's builtin string_source.gate, at <string>:3)") != std::string::npos);
+  // Eagerly the function runs as any other.
+  const Tensor x = read_floats(models / "string_gate.input.bin", {2, 3});
+  CHECK(max_rel_error(model->call({x}).to_tensor(), read_floats(models / "string_gate.output.bin", {2, 3})) <= 1e-6);
+}
+
 TEST_CASE("an op whose result symtrace cannot hold fails the module that uses it, at its Python line, and loading succeeds") {
   std::shared_ptr<Module> model = torchscript::load(models / "quantized_op.script.pt");
   GraphCollection c = recursive_trace(*model, {InputSpec(Shape{1, 3, 8, 8})});
