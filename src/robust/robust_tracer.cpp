@@ -300,9 +300,7 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
   ();
   // Failed before: a leaf whose forward is not run again (it would throw again).
   if (failed_before) return record_failed_leaf(module, *path, args, where);
-  const bool leaf = path != nullptr && is_leaf_module(module, *path);
-  if (leaf && !path->empty()) return call_leaf(module, *path, args, where);
-  if (path == nullptr || leaf) {  // a leaf root's failure is trace_root's to catch
+  if (path == nullptr || is_leaf_module(module, *path)) {
     Value result = Tracer::call_module(module, args, where);
     record_call_module(module);
     return result;
@@ -340,37 +338,6 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
   record_call_module(module, failure.get());
   if (traced_before) throw RestartTrace{};  // Note [A failure on a later call]
   return record_failed_leaf(module, *path, args, where);
-}
-
-// Note [A leaf's failure is its own]: a leaf's call can throw too (a layer's shape function
-// refuses its input, a registered leaf's forward cannot be run symbolically for its result's
-// metadata). The error is the leaf's, the innermost module that holds it, not its caller's:
-// the leaf is failed, a failed leaf stands for it (its result by execution where runs tell
-// it), and the caller traces on.
-Value RobustTracer::call_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where) {
-  TracingState& st = state();
-  std::unique_ptr<ModuleFailure> failure;
-  {
-    Graph::Checkpoint checkpoint = st.graph().checkpoint();
-    try {
-      Value result = Tracer::call_module(module, args, where);
-      checkpoint.commit();
-      record_call_module(module);
-      return result;
-    } catch (const RestartTrace&) {
-      throw;
-    } catch (const std::bad_alloc&) {
-      throw;  // Note [Out of memory is not a failure]
-    } catch (const std::exception& e) {
-      failure = failure_of(&e, module, path, where);
-    } catch (...) {
-      failure = failure_of(nullptr, module, path, where);
-    }
-    checkpoint.rollback();
-    st.retire(st.graph().id_bound());  // Note [Rolled-back tensors]
-  }
-  record_call_module(module, failure.get());
-  return record_failed_leaf(module, path, args, where);
 }
 
 OutputMeta RobustTracer::failed_leaf_meta(const Module& module, const std::string& path, const ValueList& args,

@@ -483,36 +483,3 @@ TEST_CASE("a leaf whose registered metadata function throws is a failed leaf of 
   const Tensor x = randn({2, 4});
   CHECK(max_rel_error(Interpreter(model, g).run({x}).to_tensor(), model.call({x}).to_tensor()) == 0.0);
 }
-
-namespace {
-
-/// Calls its Linear(4, 3) on what it is given, then goes on: a caller whose child (a built-in
-/// layer, a leaf) refuses its input.
-class FeedsWrongWidth : public TypedModule<FeedsWrongWidth> {
- public:
-  FeedsWrongWidth() {
-    fc = register_module("fc", nn::Linear(4, 3));
-    head = register_module("head", nn::Linear(5, 2));
-  }
-  Tensor forward(const Tensor& x) { return head(x) + fc(x).sum(); }
-  nn::Linear fc{nullptr};
-  nn::Linear head{nullptr};
-};
-
-}  // namespace
-
-TEST_CASE("a leaf that refuses its input is the failed module, not its caller, which is traced on") {
-  FeedsWrongWidth model;
-  RobustTracer tracer;
-  const Graph g = tracer.trace(model, {InputSpec(Shape{2, 5})});
-  CHECK_NOTHROW(g.lint());
-  REQUIRE(tracer.failures().size() == 1);
-  CHECK(tracer.failures()[0].module == "fc");
-  CHECK(tracer.failures()[0].type == "Linear");
-  CHECK_FALSE(tracer.is_failed(model));
-  // The caller's graph holds both layers and the code after them.
-  CHECK(g.find_node("head") != nullptr);
-  CHECK(g.find_node("fc") != nullptr);
-  CHECK(g.find_node("sum") != nullptr);
-  CHECK(to_string(*g.find_node("head")->tensor_meta()) == "float32[2, 2]");
-}

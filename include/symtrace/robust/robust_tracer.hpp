@@ -155,9 +155,6 @@ class RobustTracer : public Tracer {
   /// its unknown result (Note [A failing LeafMetaFn] in robust_tracer.cpp).
   OutputMeta leaf_meta_failed(Module& module, const std::string& path, const ValueList& args, const std::exception* e,
                               std::source_location where);
-  /// Calls the leaf `module` under a checkpoint; a failure is the leaf's (Note [A leaf's
-  /// failure is its own] in robust_tracer.cpp), and a failed leaf stands for it.
-  Value call_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
   /// Records `module` as a failed leaf called with `args` (its metadata as the file comment says).
   Value record_failed_leaf(Module& module, const std::string& path, const ValueList& args, std::source_location where);
 
