@@ -233,14 +233,18 @@ const Compiler::Ref* Compiler::module_ref(State& s, const jit::Value* v) {
 
 std::source_location Compiler::where(State& s, const jit::Node* node) {
   jit::SourceRange range = node->sourceRange();
-  if (!range.source()) return s.fallback;
+  if (!range.source()) return s.last_python.value_or(s.fallback);
   // The range in the archive's printed code; the Python that was scripted, when recorded.
-  if (auto original = range.findSourceRangeThatGenerated()) range = *original;
+  auto original = range.findSourceRangeThatGenerated();
+  if (!original && s.last_python) return *s.last_python;  // State::last_python
+  if (original) range = *original;
   auto flc = range.file_line_col();
-  if (!flc) return s.fallback;
+  if (!flc) return s.last_python.value_or(s.fallback);
   const auto& [file, line, column] = *flc;
-  return symtrace::detail::make_source_location(file, static_cast<std::uint32_t>(line), s.program.name,
-                                                static_cast<std::uint32_t>(column + 1));
+  const std::source_location at = symtrace::detail::make_source_location(
+      file, static_cast<std::uint32_t>(line), s.program.name, static_cast<std::uint32_t>(column + 1));
+  if (original) s.last_python = at;
+  return at;
 }
 
 void Compiler::compile_block(State& s, const jit::Block* block, Block& out, bool bind_inputs) {

@@ -79,6 +79,9 @@ class Compiler {
     c10::ClassTypePtr self_type;  // null for a function
     std::unordered_map<const torch::jit::Value*, Ref> refs;
     std::source_location fallback;  // the archive's code file, for nodes with no range
+    /// The last location found in the Python the code was scripted from: a node that has none
+    /// of its own (a call the archive's code made up, `_0 = f(...)`) is on that line.
+    std::optional<std::source_location> last_python;
   };
 
   const Program& compile(torch::jit::Function& fn, const c10::ClassTypePtr& self_type);
