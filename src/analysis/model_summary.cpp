@@ -63,6 +63,24 @@ NodeCost op_cost(const Node& n, const OpDef& op) {
     }
     c.macs = *out * *per_output;
     c.flops = c.macs * SymExpr(2) + (n.arg_node(2) != nullptr ? *out : SymExpr(0));
+  } else if (name.starts_with("conv_transpose")) {
+    // Each input element is multiplied with the weights of its input channel: weight
+    // [in_channels, out_channels / groups, k...] has weight elements / in_channels of them.
+    const Node* x = n.arg_node(0);
+    const Node* w = n.arg_node(1);
+    const std::optional<SymExpr> in = numel_of(x);
+    const std::optional<SymExpr> weight = numel_of(w);
+    const std::optional<std::int64_t> c_in =
+        w != nullptr && w->tensor_meta() != nullptr && w->tensor_meta()->shape.rank() >= 1
+            ? w->tensor_meta()->shape[0].maybe()
+            : std::nullopt;
+    const std::optional<SymExpr> per_input = c_in && *c_in > 0 && weight ? divide_exactly(*weight, SymExpr(*c_in)) : std::nullopt;
+    if (!in || !out || !per_input) {
+      c.known = false;
+      return c;
+    }
+    c.macs = *in * *per_input;
+    c.flops = c.macs * SymExpr(2) + (n.arg_node(2) != nullptr ? *out : SymExpr(0));
   } else if (name == "matmul") {
     const Node* self = n.arg_node(0);
     const TensorMeta* m = self ? self->tensor_meta() : nullptr;

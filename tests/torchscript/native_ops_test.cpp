@@ -1,0 +1,161 @@
+// symtrace's own ops for the aten ops a TorchScript file calls: a one-op model made here with
+// LibTorch, loaded by symtrace, whose op must be symtrace's (mapped by name, not LibTorch's
+// fallback), whose eager result must be LibTorch's on seeded random inputs, and whose traced
+// result must have LibTorch's sizes with a named batch dim kept.
+#include "support/checks.hpp"
+#include "torchscript/script_file.hpp"
+
+#include <symtrace/symtrace.hpp>
+#include <symtrace/torchscript/load.hpp>
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace symtrace;
+using namespace symtrace::testing;
+
+namespace {
+
+/// One model: a forward calling one aten op on float inputs of the given shapes.
+struct Case {
+  std::string name;     ///< the subcase, and the model file's name
+  std::string forward;  ///< forward's source, taking the inputs in order
+  std::vector<IntList> inputs;
+  std::string op;       ///< the symtrace op the trace must call
+  bool batched = true;  ///< dim 0 of the first input is dim 0 of the result (named N in the trace)
+  /// The MACs analysis must count at these sizes, from the inputs' and the result's shapes;
+  /// unchecked when empty.
+  std::function<std::int64_t(const std::vector<IntList>&, const IntList&)> macs = nullptr;
+};
+
+std::int64_t numel(const IntList& s) {
+  std::int64_t n = 1;
+  for (std::int64_t d : s) n *= d;
+  return n;
+}
+
+/// A convolution's: per output element, one MAC per weight element of its output channel.
+std::int64_t conv_macs(const std::vector<IntList>& in, const IntList& out) {
+  return numel(out) * (numel(in[1]) / in[1][0]);
+}
+
+/// A transposed convolution's: per input element, one MAC per weight element of its input channel.
+std::int64_t conv_transpose_macs(const std::vector<IntList>& in, const IntList&) {
+  return numel(in[0]) * (numel(in[1]) / in[1][0]);
+}
+
+const Node* node_calling(const Graph& g, std::string_view target) {
+  for (const Node& n : g.nodes())
+    if (n.op() == OpKind::call_function && n.target() == target) return &n;
+  return nullptr;
+}
+
+/// Loads the case's model and compares symtrace with LibTorch: eagerly, traced, in analysis.
+void check_case(const Case& c, std::uint64_t seed) {
+  CAPTURE(c.name);
+  const std::filesystem::path path = script_file(c.name, c.forward);
+  std::shared_ptr<Module> model = torchscript::load(path);
+  // The same inputs afresh for each run (an op may update an input in place).
+  const auto make_inputs = [&] {
+    Generator gen(seed);
+    ValueList inputs;
+    for (const IntList& shape : c.inputs) inputs.emplace_back(randn(shape, gen));
+    return inputs;
+  };
+
+  // Eagerly: LibTorch's own op on the same inputs.
+  const Tensor expected = torchscript::run_in_libtorch(path, make_inputs()).to_tensor();
+  const Tensor eager = model->call(make_inputs()).to_tensor();
+  REQUIRE(eager.shape() == expected.shape());
+  CHECK(max_rel_error(eager, expected) <= 1e-5);
+
+  // Traced at the inputs' sizes: symtrace's op (no LibTorch fallback), LibTorch's sizes, the
+  // same result through the interpreter, and the MACs.
+  std::vector<InputSpec> specs;
+  for (const IntList& shape : c.inputs) specs.emplace_back(Shape(shape));
+  Graph g = symbolic_trace(*model, specs);
+  CHECK_NOTHROW(g.lint());
+  const Node* op = node_calling(g, c.op);
+  REQUIRE_MESSAGE(op != nullptr, to_string(g));
+  for (const Node& n : g.nodes()) CHECK_MESSAGE(n.target().find("::") == std::string::npos, n.target());
+  const Node* result = g.output_node()->arg_node(0);
+  REQUIRE(result != nullptr);
+  CHECK(result->tensor_meta()->shape == expected.shape());
+  CHECK(max_rel_error(Interpreter(*model, g).run(make_inputs()).to_tensor(), expected) <= 1e-5);
+  if (c.macs) {
+    const NodeCost cost = node_cost(*op);
+    CHECK(cost.known);
+    CHECK(cost.macs == SymExpr(c.macs(c.inputs, expected.shape().sizes())));
+  }
+
+  // With a named batch dim: the result keeps it.
+  if (!c.batched) return;
+  specs[0].shape[0] = Dim("N");
+  Graph named = symbolic_trace(*model, specs);
+  Shape want = expected.shape();
+  want[0] = Dim("N");
+  CHECK(named.output_node()->arg_node(0)->tensor_meta()->shape == want);
+}
+
+}  // namespace
+
+TEST_CASE("conv1d, conv3d and the transposed convolutions of a TorchScript file are symtrace's, and LibTorch's "
+          "results") {
+  const std::vector<Case> cases = {
+      {"conv1d", "def forward(self, x, w, b):\n  return torch.conv1d(x, w, b)", {{2, 3, 11}, {4, 3, 3}, {4}}, "conv1d", true, conv_macs},
+      {"conv1d_strided", "def forward(self, x, w):\n  return torch.conv1d(x, w, None, [2], [3], [2], 2)", {{3, 4, 17}, {6, 2, 4}}, "conv1d", true, conv_macs},
+      {"conv1d_unbatched", "def forward(self, x, w):\n  return torch.conv1d(x, w, None, [1], [1])", {{3, 9}, {5, 3, 3}}, "conv1d", false, conv_macs},
+      {"conv1d_pointwise", "def forward(self, x, w, b):\n  return torch.conv1d(x, w, b)", {{2, 6, 5}, {3, 6, 1}, {3}}, "conv1d", true, conv_macs},
+      {"conv3d", "def forward(self, x, w, b):\n  return torch.conv3d(x, w, b)", {{2, 3, 5, 6, 7}, {4, 3, 3, 2, 3}, {4}}, "conv3d", true, conv_macs},
+      {"conv3d_strided",
+       "def forward(self, x, w):\n  return torch.conv3d(x, w, None, [2, 1, 3], [1, 0, 2], [1, 2, 1], 2)",
+       {{2, 4, 6, 7, 8}, {6, 2, 3, 2, 3}},
+       "conv3d",
+       true,
+       conv_macs},
+      {"conv3d_unbatched", "def forward(self, x, w):\n  return torch.conv3d(x, w, None, [1], [1])", {{2, 4, 4, 4}, {3, 2, 3, 3, 3}}, "conv3d", false, conv_macs},
+      {"conv_transpose1d", "def forward(self, x, w, b):\n  return torch.conv_transpose1d(x, w, b)", {{2, 3, 7}, {3, 4, 3}, {4}}, "conv_transpose1d", true, conv_transpose_macs},
+      {"conv_transpose1d_strided",
+       "def forward(self, x, w):\n  return torch.conv_transpose1d(x, w, None, [3], [1], [2], 2, [2])",
+       {{2, 4, 6}, {4, 3, 3}},
+       "conv_transpose1d",
+       true,
+       conv_transpose_macs},
+      {"conv_transpose2d",
+       "def forward(self, x, w, b):\n  return torch.conv_transpose2d(x, w, b, [2, 1], [1, 0], [1, 0], 1, [1, 2])",
+       {{2, 3, 5, 4}, {3, 2, 3, 2}, {2}},
+       "conv_transpose2d",
+       true,
+       conv_transpose_macs},
+      {"conv_transpose3d", "def forward(self, x, w, b):\n  return torch.conv_transpose3d(x, w, b)", {{2, 2, 3, 4, 5}, {2, 3, 2, 3, 2}, {3}}, "conv_transpose3d", true, conv_transpose_macs},
+      {"conv_transpose3d_strided",
+       "def forward(self, x, w):\n  return torch.conv_transpose3d(x, w, None, [2, 1, 2], [1, 0, 1], [1, 0, 0], 2)",
+       {{1, 4, 3, 4, 3}, {4, 1, 3, 2, 2}},
+       "conv_transpose3d",
+       true,
+       conv_transpose_macs},
+      {"conv_transpose3d_unbatched", "def forward(self, x, w):\n  return torch.conv_transpose3d(x, w, None, [2])", {{2, 3, 3, 3}, {2, 2, 2, 2, 2}}, "conv_transpose3d", false, conv_transpose_macs},
+  };
+  std::uint64_t seed = 1;
+  for (const Case& c : cases) {
+    SUBCASE(c.name.c_str()) { check_case(c, seed); }
+    ++seed;
+  }
+}
+
+TEST_CASE("a convolution with padding='same' runs through LibTorch's op, as symtrace's takes padding sizes only") {
+  const std::filesystem::path path =
+      script_file("conv1d_same", "def forward(self, x, w):\n  return torch.conv1d(x, w, None, 1, 'same')");
+  std::shared_ptr<Module> model = torchscript::load(path);
+  Generator gen(7);
+  const ValueList inputs = {randn({2, 3, 8}, gen), randn({4, 3, 3}, gen)};
+  CHECK(max_rel_error(model->call(inputs).to_tensor(), torchscript::run_in_libtorch(path, inputs).to_tensor()) <=
+        1e-5);
+  Graph g = symbolic_trace(*model, {InputSpec(Shape{Dim("N"), 3, 8}), InputSpec(Shape{4, 3, 3})});
+  CHECK(node_calling(g, "conv1d") == nullptr);
+  CHECK(node_calling(g, "aten::conv1d.padding") != nullptr);
+}
