@@ -92,7 +92,7 @@ NodeCost op_cost(const Node& n, const OpDef& op) {
     }
     c.macs = *out * *k;
     c.flops = c.macs * SymExpr(2);
-  } else if (name == "batch_norm" || name == "layer_norm") {
+  } else if (name == "batch_norm" || name == "layer_norm" || name == "group_norm" || name == "instance_norm") {
     if (!out) c.known = false;
     else c.flops = *out * SymExpr(2);
   } else if (op.has(OpFlags::elementwise)) {

@@ -159,3 +159,38 @@ TEST_CASE("a convolution with padding='same' runs through LibTorch's op, as symt
   CHECK(node_calling(g, "conv1d") == nullptr);
   CHECK(node_calling(g, "aten::conv1d.padding") != nullptr);
 }
+
+TEST_CASE("group_norm and instance_norm of a TorchScript file are symtrace's, and LibTorch's results") {
+  const std::vector<Case> cases = {
+      {"group_norm", "def forward(self, x, w, b):\n  return torch.group_norm(x, 2, w, b, 1e-5)", {{3, 6, 5, 4}, {6}, {6}}, "group_norm"},
+      {"group_norm_plain", "def forward(self, x):\n  return torch.group_norm(x, 3)", {{2, 6, 7}}, "group_norm"},
+      {"group_norm_2d", "def forward(self, x, w):\n  return torch.group_norm(x, 1, w, None, 1e-3)", {{4, 6}, {6}}, "group_norm"},
+      {"group_norm_3d", "def forward(self, x):\n  return torch.group_norm(x, 4, None, None, 1e-5)", {{2, 8, 3, 2, 4}}, "group_norm"},
+      {"instance_norm",
+       "def forward(self, x, w, b):\n  return torch.instance_norm(x, w, b, None, None, True, 0.1, 1e-5, False)",
+       {{2, 3, 5, 5}, {3}, {3}},
+       "instance_norm"},
+      {"instance_norm_1d",
+       "def forward(self, x):\n  return torch.instance_norm(x, None, None, None, None, True, 0.1, 1e-5, False)",
+       {{3, 4, 9}},
+       "instance_norm"},
+      // The running statistics after the update, returned after the output.
+      {"instance_norm_running_update",
+       "def forward(self, x, m, v):\n"
+       "  y = torch.instance_norm(x, None, None, m, v, True, 0.3, 1e-5, False)\n"
+       "  return torch.cat([y.flatten(), m, v])",
+       {{2, 3, 4, 2, 3}, {3}, {3}},
+       "instance_norm",
+       false},
+      {"instance_norm_running_stats",
+       "def forward(self, x, w, m, v):\n"
+       "  return torch.instance_norm(x, w, None, m, v.abs() + 0.5, False, 0.1, 1e-5, False)",
+       {{2, 3, 6}, {3}, {3}, {3}},
+       "instance_norm"},
+  };
+  std::uint64_t seed = 100;
+  for (const Case& c : cases) {
+    SUBCASE(c.name.c_str()) { check_case(c, seed); }
+    ++seed;
+  }
+}

@@ -25,6 +25,12 @@
 ///   updates the running statistics in place, as PyTorch does)
 /// - `layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None,
 ///   float eps=1e-05)`
+/// - `group_norm(Tensor input, int num_groups, Tensor? weight=None, Tensor? bias=None,
+///   float eps=1e-05)` (statistics per sample over each of num_groups groups of channels)
+/// - `instance_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean,
+///   Tensor? running_var, bool use_input_stats, float momentum, float eps)` (statistics per
+///   sample and channel with use_input_stats, then updating the running statistics in place when
+///   given, as PyTorch does; else the running statistics)
 /// - `dropout(Tensor input, float p=0.5, bool train=True)` (identity when not training)
 /// - `embedding(Tensor weight, Tensor indices)`
 /// Pairs (`stride`, `padding`, ...) take one value for both dims or two values; the 3-D ops'
@@ -89,6 +95,15 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
                   Where where = Where::current());
 Tensor layer_norm(const Tensor& input, const IntList& normalized_shape, const Tensor& weight = {},
                   const Tensor& bias = {}, double eps = 1e-5, Where where = Where::current());
+/// Normalises each sample of [N, C, ...] over each of `num_groups` groups of C / num_groups
+/// channels, as `torch.nn.functional.group_norm`; then the per-channel affine weight and bias.
+Tensor group_norm(const Tensor& input, std::int64_t num_groups, const Tensor& weight = {}, const Tensor& bias = {},
+                  double eps = 1e-5, Where where = Where::current());
+/// Normalises each channel of each sample of [N, C, ...], as `torch.nn.functional.instance_norm`
+/// (aten's argument order).
+Tensor instance_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                     const Tensor& running_var, bool use_input_stats = true, double momentum = 0.1,
+                     double eps = 1e-5, Where where = Where::current());
 /// Zeroes each element with probability `p` (from this thread's default generator) and
 /// scales the rest by 1/(1-p) when `train`; the identity otherwise.
 Tensor dropout(const Tensor& input, double p = 0.5, bool train = true, Where where = Where::current());
