@@ -101,6 +101,15 @@ void check_case(const Case& c, std::uint64_t seed) {
   CHECK(named.output_node()->arg_node(0)->tensor_meta()->shape == want);
 }
 
+/// check_case for each case, each in its own subcase, with seeds first_seed, first_seed + 1, ...
+void check_cases(const std::vector<Case>& cases, std::uint64_t first_seed) {
+  std::uint64_t seed = first_seed;
+  for (const Case& c : cases) {
+    SUBCASE(c.name.c_str()) { check_case(c, seed); }
+    ++seed;
+  }
+}
+
 }  // namespace
 
 TEST_CASE("conv1d, conv3d and the transposed convolutions of a TorchScript file are symtrace's, and LibTorch's "
@@ -140,11 +149,7 @@ TEST_CASE("conv1d, conv3d and the transposed convolutions of a TorchScript file 
        conv_transpose_macs},
       {"conv_transpose3d_unbatched", "def forward(self, x, w):\n  return torch.conv_transpose3d(x, w, None, [2])", {{2, 3, 3, 3}, {2, 2, 2, 2, 2}}, "conv_transpose3d", false, conv_transpose_macs},
   };
-  std::uint64_t seed = 1;
-  for (const Case& c : cases) {
-    SUBCASE(c.name.c_str()) { check_case(c, seed); }
-    ++seed;
-  }
+  check_cases(cases, 1);
 }
 
 TEST_CASE("a convolution with padding='same' runs through LibTorch's op, as symtrace's takes padding sizes only") {
@@ -188,9 +193,16 @@ TEST_CASE("group_norm and instance_norm of a TorchScript file are symtrace's, an
        {{2, 3, 6}, {3}, {3}, {3}},
        "instance_norm"},
   };
-  std::uint64_t seed = 100;
-  for (const Case& c : cases) {
-    SUBCASE(c.name.c_str()) { check_case(c, seed); }
-    ++seed;
-  }
+  check_cases(cases, 100);
+}
+
+TEST_CASE("cumsum of a TorchScript file is symtrace's, and LibTorch's result") {
+  check_cases({
+                  {"cumsum", "def forward(self, x):\n  return torch.cumsum(x, 1)", {{3, 7, 4}}, "cumsum"},
+                  {"cumsum_last", "def forward(self, x):\n  return x.cumsum(-1)", {{2, 5, 6}}, "cumsum"},
+                  {"cumsum_first", "def forward(self, x):\n  return torch.cumsum(x.transpose(0, 1), 0)", {{4, 3}}, "cumsum", false},
+                  {"cumsum_integral", "def forward(self, x):\n  return torch.cumsum((x > 0).long(), 1).float()", {{3, 9}}, "cumsum"},
+                  {"cumsum_dtype", "def forward(self, x):\n  return torch.cumsum(x > 0, 0, dtype=6)", {{5, 2}}, "cumsum"},
+              },
+              200);
 }
