@@ -206,3 +206,11 @@ TEST_CASE("cumsum of a TorchScript file is symtrace's, and LibTorch's result") {
               },
               200);
 }
+
+TEST_CASE("clone of a TorchScript file, with a memory_format, is symtrace's, and LibTorch's result") {
+  check_cases({
+                  {"clone", "def forward(self, x):\n  return x.clone(memory_format=0) * 2", {{2, 3, 4}}, "clone"},
+                  {"clone_strided", "def forward(self, x):\n  return torch.clone(x.transpose(1, 2))", {{2, 3, 4}}, "clone"},
+              },
+              300);
+}

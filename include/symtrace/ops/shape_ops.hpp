@@ -8,7 +8,8 @@
 /// `flatten(Tensor self, int start_dim=0, int end_dim=-1)`, `permute(Tensor self, int[] dims)`,
 /// `transpose(Tensor self, int dim0, int dim1)`, `unsqueeze(Tensor self, int dim)`,
 /// `squeeze(Tensor self, int? dim=None)`, `expand(Tensor self, int[] size)` (-1 keeps a size),
-/// `contiguous(Tensor self)`, `slice(Tensor self, int dim=0, int? start=None, int? end=None,
+/// `contiguous(Tensor self)`, `clone(Tensor self)` (a copy; aten's memory_format is dropped),
+/// `slice(Tensor self, int dim=0, int? start=None, int? end=None,
 /// int step=1)`, `narrow(Tensor self, int dim, int start, int length)`,
 /// `select(Tensor self, int dim, int index)`.
 /// Others: `index_select(Tensor self, int dim, Tensor index)`, `cat(Tensor[] tensors, int dim=0)`,
@@ -43,6 +44,8 @@ Tensor unsqueeze(const Tensor& x, std::int64_t dim, Where where = Where::current
 Tensor squeeze(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt, Where where = Where::current());
 Tensor expand(const Tensor& x, const SymIntList& sizes, Where where = Where::current());
 Tensor contiguous(const Tensor& x, Where where = Where::current());
+/// A contiguous copy of `x` that shares no memory with it, as `torch.clone`.
+Tensor clone(const Tensor& x, Where where = Where::current());
 Tensor slice(const Tensor& x, std::int64_t dim, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
              std::int64_t step = 1, Where where = Where::current());
 Tensor narrow(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t length,
