@@ -1045,9 +1045,10 @@ std::string_view registry_name(std::string_view name) noexcept {
 }
 
 bool is_ignorable_argument(std::string_view name) noexcept {
-  static constexpr std::array<std::string_view, 11> names = {
-      "cudnn_enabled", "cudnn_enable", "memory_format", "non_blocking", "copy", "implicit",
-      "layout", "device", "pin_memory", "benchmark", "deterministic"};
+  // embedding's padding_idx, scale_grad_by_freq and sparse change only its gradient.
+  static constexpr std::array<std::string_view, 14> names = {
+      "cudnn_enabled", "cudnn_enable", "memory_format", "non_blocking", "copy", "implicit", "layout",
+      "device", "pin_memory", "benchmark", "deterministic", "padding_idx", "scale_grad_by_freq", "sparse"};
   return name == "allow_tf32" || std::find(names.begin(), names.end(), name) != names.end();
 }
 

@@ -214,3 +214,23 @@ TEST_CASE("clone of a TorchScript file, with a memory_format, is symtrace's, and
               },
               300);
 }
+
+TEST_CASE("embedding of a TorchScript file with a padding_idx is symtrace's, and LibTorch's result") {
+  // padding_idx, scale_grad_by_freq and sparse change the gradient only.
+  check_cases({
+                  {"embedding_padding_idx",
+                   "def forward(self, w, x):\n"
+                   "  i = (x.abs() * 3).long().clamp(0, 5)\n"
+                   "  return torch.embedding(w, i, 0, False, False)",
+                   {{6, 4}, {2, 5}},
+                   "embedding",
+                   false},
+                  {"embedding_last_padding_idx",
+                   "def forward(self, w, x):\n"
+                   "  return torch.embedding(w, (x.abs() * 2).long().clamp(0, 7), 7, True, True)",
+                   {{8, 3}, {4}},
+                   "embedding",
+                   false},
+              },
+              400);
+}
