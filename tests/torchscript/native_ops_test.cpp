@@ -234,3 +234,35 @@ TEST_CASE("embedding of a TorchScript file with a padding_idx is symtrace's, and
               },
               400);
 }
+
+TEST_CASE("pad of a TorchScript file is symtrace's in every mode, and LibTorch's result") {
+  check_cases({
+                  {"pad_constant", "def forward(self, x):\n  return torch.pad(x, [1, 2, 0, 1], 'constant', 0.5)", {{2, 3, 4}}, "pad"},
+                  {"pad_reflect_1d", "def forward(self, x):\n  return torch.pad(x, [2, 3], 'reflect')", {{2, 3, 5}}, "pad"},
+                  {"pad_reflect_2d", "def forward(self, x):\n  return torch.pad(x, [1, 2, 3, 0], 'reflect')", {{2, 3, 4, 5}}, "pad"},
+                  {"pad_reflect_3d_unbatched",
+                   "def forward(self, x):\n  return torch.pad(x, [1, 1, 0, 2, 1, 0], 'reflect')",
+                   {{2, 3, 4, 5}},
+                   "pad",
+                   false},
+                  {"pad_replicate_1d", "def forward(self, x):\n  return torch.pad(x, [0, 4], 'replicate')", {{3, 2}}, "pad", false},
+                  {"pad_replicate_2d",
+                   "def forward(self, x):\n  return torch.pad(x, [3, 1, 2, 2], 'replicate')",
+                   {{2, 2, 3, 3}},
+                   "pad"},
+                  {"pad_replicate_3d",
+                   "def forward(self, x):\n  return torch.pad(x, [1, 0, 2, 1, 1, 1], 'replicate')",
+                   {{2, 1, 2, 3, 2}},
+                   "pad"},
+                  {"pad_circular_1d", "def forward(self, x):\n  return torch.pad(x, [3, 2], 'circular')", {{2, 3, 4}}, "pad"},
+                  {"pad_circular_2d_cropping",
+                   "def forward(self, x):\n  return torch.pad(x, [-1, 2, 1, -2], 'circular')",
+                   {{2, 2, 4, 5}},
+                   "pad"},
+                  {"pad_circular_3d",
+                   "def forward(self, x):\n  return torch.pad(x, [1, 1, 2, 0, 0, 3], 'circular')",
+                   {{1, 2, 3, 3, 4}},
+                   "pad"},
+              },
+              500);
+}

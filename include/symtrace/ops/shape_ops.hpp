@@ -30,6 +30,7 @@
 
 #include <optional>
 #include <source_location>
+#include <string_view>
 
 namespace symtrace {
 
@@ -58,6 +59,13 @@ Tensor stack(const TensorList& tensors, std::int64_t dim = 0, Where where = Wher
 /// after) pairs from the last dim backwards (`{1, 1}` pads the last dim by one on each side);
 /// negative amounts crop.
 Tensor pad(const Tensor& x, const IntList& pad, double value = 0.0, Where where = Where::current());
+/// `torch.nn.functional.pad(x, pad, mode, value)`: `mode` "constant" pads with `value` (0 when
+/// absent); "reflect" mirrors the elements next to each edge (the edge not repeated),
+/// "replicate" repeats the edge element, "circular" wraps around. Those three pad the last 1, 2
+/// or 3 dims of an input with 1 or 2 more dims, by less than the dim's size for "reflect", at
+/// most its size for "circular" (which alone may crop); they take no value.
+Tensor pad(const Tensor& x, const IntList& pad, std::string_view mode, std::optional<double> value = std::nullopt,
+           Where where = Where::current());
 /// `torch.roll(x, shifts, dims)`: moves elements `shifts[k]` places along `dims[k]`, those that
 /// leave at one end coming back at the other.
 Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims, Where where = Where::current());
