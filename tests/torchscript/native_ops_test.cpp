@@ -30,6 +30,8 @@ struct Case {
   /// The MACs analysis must count at these sizes, from the inputs' and the result's shapes;
   /// unchecked when empty.
   std::function<std::int64_t(const std::vector<IntList>&, const IntList&)> macs = nullptr;
+  /// The inputs whose dim 0 is the batch dim (named N together).
+  std::vector<std::size_t> batch_inputs = {0};
 };
 
 std::int64_t numel(const IntList& s) {
@@ -94,7 +96,7 @@ void check_case(const Case& c, std::uint64_t seed) {
 
   // With a named batch dim: the result keeps it.
   if (!c.batched) return;
-  specs[0].shape[0] = Dim("N");
+  for (const std::size_t i : c.batch_inputs) specs[i].shape[0] = Dim("N");
   Graph named = symbolic_trace(*model, specs);
   Shape want = expected.shape();
   want[0] = Dim("N");
@@ -265,4 +267,29 @@ TEST_CASE("pad of a TorchScript file is symtrace's in every mode, and LibTorch's
                    "pad"},
               },
               500);
+}
+
+TEST_CASE("einsum of a TorchScript file is symtrace's for explicit and implicit outputs, and LibTorch's result") {
+  const auto macs = [](std::int64_t n) {
+    return [n](const std::vector<IntList>&, const IntList&) { return n; };
+  };
+  check_cases({
+                  {"einsum_bmm", "def forward(self, x, y):\n  return torch.einsum('bij,bjk->bik', x, y)", {{3, 4, 5}, {3, 5, 6}}, "einsum", true, macs(3 * 4 * 5 * 6), {0, 1}},
+                  {"einsum_implicit", "def forward(self, x, y):\n  return torch.einsum('bij,bjk', x, y)", {{2, 4, 5}, {2, 5, 3}}, "einsum", false, macs(2 * 4 * 5 * 3)},
+                  {"einsum_attention", "def forward(self, q, k):\n  return torch.einsum('nhqd,nhkd->nhqk', [q, k])", {{2, 3, 5, 4}, {2, 3, 6, 4}}, "einsum", true, macs(2 * 3 * 5 * 4 * 6), {0, 1}},
+                  {"einsum_ellipsis", "def forward(self, x, y):\n  return torch.einsum('...ij,...jk->...ik', x, y)", {{2, 3, 4, 5}, {3, 5, 2}}, "einsum", true, macs(2 * 3 * 4 * 5 * 2)},
+                  {"einsum_ellipsis_summed", "def forward(self, x):\n  return torch.einsum('...ij->j', x)", {{2, 3, 4, 5}}, "einsum", false, macs(2 * 3 * 4 * 5)},
+                  {"einsum_implicit_ellipsis", "def forward(self, x):\n  return torch.einsum('b...i', x)", {{4, 2, 3}}, "einsum", false, macs(4 * 2 * 3)},
+                  {"einsum_trace", "def forward(self, x):\n  return torch.einsum('ii', x).unsqueeze(0)", {{5, 5}}, "einsum", false, macs(5)},
+                  {"einsum_diagonal", "def forward(self, x):\n  return torch.einsum('bii->bi', x)", {{3, 4, 4}}, "einsum", true, macs(3 * 4)},
+                  {"einsum_outer", "def forward(self, x, y):\n  return torch.einsum('i,j->ij', x, y)", {{4}, {6}}, "einsum", true, macs(4 * 6)},
+                  {"einsum_broadcast_one", "def forward(self, x, y):\n  return torch.einsum('bij,bj->bi', x, y)", {{3, 4, 5}, {1, 5}}, "einsum", true, macs(3 * 4 * 5)},
+                  {"einsum_three", "def forward(self, x, y, z):\n  return torch.einsum('ij,jk,kl->il', x, y, z)", {{3, 4}, {4, 5}, {5, 2}}, "einsum", true, macs(3 * 4 * 5 * 2)},
+                  {"einsum_uppercase", "def forward(self, x, y):\n  return torch.einsum('aB,Bc', x, y)", {{3, 4}, {4, 2}}, "einsum", true, macs(3 * 4 * 2)},
+                  {"einsum_permute", "def forward(self, x):\n  return torch.einsum('abc->cab', x)", {{2, 3, 4}}, "einsum", false, macs(2 * 3 * 4)},
+              },
+              600);
+  // With a named dim, a formula over it; nothing for an equation that does not fit the shapes.
+  CHECK(einsum_macs("nij,njk->nik", {Shape{Dim("N"), 3, 4}, Shape{Dim("N"), 4, 5}}) == (Dim("N") * Dim(60)).expr());
+  CHECK_FALSE(einsum_macs("ij,jk->ik", {Shape{2, 3}}).has_value());
 }

@@ -11,6 +11,8 @@
 /// - `conv_transpose1d`, `conv_transpose2d`, `conv_transpose3d`: MACs = input elements x
 ///   (weight elements / input channels); FLOPs as for conv2d.
 /// - `matmul`: MACs = output elements x the contracted size; FLOPs = 2 x MACs.
+/// - `einsum`: MACs = the product of the sizes of all the equation's subscripts (output
+///   elements x the summed sizes); FLOPs = 2 x MACs.
 /// - `batch_norm`, `layer_norm`, `group_norm` and `instance_norm`: no MACs; FLOPs = 2 per output element (the affine
 ///   normalisation; the statistics of a training-mode norm are not counted).
 /// - elementwise ops: one FLOP per output element; pooling, reductions and softmax: one FLOP
