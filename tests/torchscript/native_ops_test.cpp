@@ -293,3 +293,47 @@ TEST_CASE("einsum of a TorchScript file is symtrace's for explicit and implicit 
   CHECK(einsum_macs("nij,njk->nik", {Shape{Dim("N"), 3, 4}, Shape{Dim("N"), 4, 5}}) == (Dim("N") * Dim(60)).expr());
   CHECK_FALSE(einsum_macs("ij,jk->ik", {Shape{2, 3}}).has_value());
 }
+
+TEST_CASE("gru, rnn_tanh and rnn_relu of a TorchScript file are symtrace's ops, and LibTorch's results") {
+  // nn.GRU's and nn.RNN's forwards call these (torch._VF); they run as nn::gru and nn::rnn, whose
+  // steps are symtrace's linear, sigmoid, tanh and relu. Results: the output, then the last h.
+  const std::string both = "  return torch.cat([out.flatten(), h.flatten()])";
+  check_cases({
+                  {"gru", "def forward(self, x, h0, a, b, c, d):\n  out, h = torch.gru(x, h0, [a, b, c, d], True, 1, 0.0, "
+                          "False, False, True)\n" +
+                              both,
+                   {{2, 5, 3}, {1, 2, 4}, {12, 3}, {12, 4}, {12}, {12}},
+                   "linear",
+                   false},
+                  {"gru_bidirectional_two_layers",
+                   "def forward(self, x, h0, a, b, c, d, e, f, g, k):\n"
+                   "  out, h = torch.gru(x, h0, [a, b, c, d, e, f, g, k], False, 2, 0.0, False, True, False)\n" +
+                       both,
+                   {{4, 2, 2}, {4, 2, 3}, {9, 2}, {9, 3}, {9, 2}, {9, 3}, {9, 6}, {9, 3}, {9, 6}, {9, 3}},
+                   "linear",
+                   false},
+                  {"gru_named_batch",
+                   "def forward(self, x, h0, a, b, c, d):\n"
+                   "  out, h = torch.gru(x, h0.transpose(0, 1), [a, b, c, d], True, 1, 0.0, False, False, True)\n"
+                   "  return out",
+                   {{3, 4, 2}, {3, 1, 4}, {12, 2}, {12, 4}, {12}, {12}},
+                   "linear",
+                   true,
+                   nullptr,
+                   {0, 1}},
+                  {"rnn_tanh", "def forward(self, x, h0, a, b, c, d):\n  out, h = torch.rnn_tanh(x, h0, [a, b, c, d], "
+                               "True, 1, 0.0, False, False, False)\n" +
+                                   both,
+                   {{6, 2, 3}, {1, 2, 5}, {5, 3}, {5, 5}, {5}, {5}},
+                   "linear",
+                   false},
+                  {"rnn_relu_unbatched_bidirectional",
+                   "def forward(self, x, h0, a, b, c, d, e, f, g, k):\n"
+                   "  out, h = torch.rnn_relu(x, h0, [a, b, c, d, e, f, g, k], True, 1, 0.0, False, True, False)\n" +
+                       both,
+                   {{5, 3}, {2, 4}, {4, 3}, {4, 4}, {4}, {4}, {4, 3}, {4, 4}, {4}, {4}},
+                   "linear",
+                   false},
+              },
+              700);
+}
