@@ -8,6 +8,7 @@
 #include "symtrace/core/error.hpp"
 #include "symtrace/graph/graph.hpp"
 #include "symtrace/nn/module.hpp"
+#include "symtrace/ops/linalg.hpp"
 #include "symtrace/ops/registry.hpp"
 
 #include <fmt/format.h>
@@ -63,6 +64,44 @@ NodeCost op_cost(const Node& n, const OpDef& op) {
     }
     c.macs = *out * *per_output;
     c.flops = c.macs * SymExpr(2) + (n.arg_node(2) != nullptr ? *out : SymExpr(0));
+  } else if (name.starts_with("conv_transpose")) {
+    // Each input element is multiplied with the weights of its input channel: weight
+    // [in_channels, out_channels / groups, k...] has weight elements / in_channels of them.
+    const Node* x = n.arg_node(0);
+    const Node* w = n.arg_node(1);
+    const std::optional<SymExpr> in = numel_of(x);
+    const std::optional<SymExpr> weight = numel_of(w);
+    const std::optional<std::int64_t> c_in =
+        w != nullptr && w->tensor_meta() != nullptr && w->tensor_meta()->shape.rank() >= 1
+            ? w->tensor_meta()->shape[0].maybe()
+            : std::nullopt;
+    const std::optional<SymExpr> per_input = c_in && *c_in > 0 && weight ? divide_exactly(*weight, SymExpr(*c_in)) : std::nullopt;
+    if (!in || !out || !per_input) {
+      c.known = false;
+      return c;
+    }
+    c.macs = *in * *per_input;
+    c.flops = c.macs * SymExpr(2) + (n.arg_node(2) != nullptr ? *out : SymExpr(0));
+  } else if (name == "einsum") {
+    // The product of all the subscripts' sizes: one multiply-add each.
+    const std::string* equation = n.args().empty() ? nullptr : n.args()[0].get_if<std::string>();
+    const ArgumentList* operands = n.args().size() < 2 ? nullptr : n.args()[1].get_if<ArgumentList>();
+    std::vector<Shape> shapes;
+    for (std::size_t i = 0; operands != nullptr && i < operands->size(); ++i) {
+      const NodeId* id = (*operands)[i].get_if<NodeId>();
+      const Node* operand = id != nullptr ? n.graph().find_node(*id) : nullptr;
+      if (operand == nullptr || operand->tensor_meta() == nullptr) break;
+      shapes.push_back(operand->tensor_meta()->shape);
+    }
+    const std::optional<SymExpr> macs = equation != nullptr && operands != nullptr && shapes.size() == operands->size()
+                                            ? einsum_macs(*equation, shapes)
+                                            : std::nullopt;
+    if (!macs) {
+      c.known = false;
+      return c;
+    }
+    c.macs = *macs;
+    c.flops = c.macs * SymExpr(2);
   } else if (name == "matmul") {
     const Node* self = n.arg_node(0);
     const TensorMeta* m = self ? self->tensor_meta() : nullptr;
@@ -74,7 +113,7 @@ NodeCost op_cost(const Node& n, const OpDef& op) {
     }
     c.macs = *out * *k;
     c.flops = c.macs * SymExpr(2);
-  } else if (name == "batch_norm" || name == "layer_norm") {
+  } else if (name == "batch_norm" || name == "layer_norm" || name == "group_norm" || name == "instance_norm") {
     if (!out) c.known = false;
     else c.flops = *out * SymExpr(2);
   } else if (op.has(OpFlags::elementwise)) {

@@ -17,36 +17,97 @@
 
 namespace symtrace::nn {
 
-std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, const Tensor& h0, const Tensor& c0, const TensorList& params,
-                                        bool has_biases, std::int64_t num_layers, double dropout_p, bool train,
-                                        bool bidirectional, bool batch_first, std::source_location where) {
+namespace {
+
+// The recurrences of torch._VF: their names, and the gates their weights stack.
+enum class Recurrence {
+  lstm,
+  gru,
+  rnn_tanh,
+  rnn_relu
+};
+
+const char* name_of(Recurrence r) {
+  switch (r) {
+    case Recurrence::lstm: return "lstm";
+    case Recurrence::gru: return "gru";
+    case Recurrence::rnn_tanh: return "rnn_tanh";
+    case Recurrence::rnn_relu: return "rnn_relu";
+  }
+  return "";
+}
+
+// One step of cell `kind` from the input step x [N, F]: updates h (and c for an LSTM).
+void step(Recurrence kind, const Tensor& x, Tensor& h, Tensor& c, const Tensor& w_ih, const Tensor& w_hh,
+          const Tensor& b_ih, const Tensor& b_hh, std::source_location where) {
+  switch (kind) {
+    case Recurrence::lstm: {
+      Tensor gates = add(linear(x, w_ih, b_ih, where), linear(h, w_hh, b_hh, where), where);
+      const TensorList g = chunk(gates, 4, 1, where);
+      c = add(mul(sigmoid(g[1], where), c, where), mul(sigmoid(g[0], where), tanh(g[2], where), where), where);
+      h = mul(sigmoid(g[3], where), tanh(c, where), where);
+      return;
+    }
+    case Recurrence::gru: {
+      // r, z, n = chunk(x W_ih^T + b_ih, 3) and chunk(h W_hh^T + b_hh, 3):
+      // n = tanh(x_n + σ(x_r + h_r) h_n); h = n + σ(x_z + h_z) (h - n), i.e. (1 - z) n + z h.
+      const TensorList gx = chunk(linear(x, w_ih, b_ih, where), 3, 1, where);
+      const TensorList gh = chunk(linear(h, w_hh, b_hh, where), 3, 1, where);
+      const Tensor r = sigmoid(add(gx[0], gh[0], where), where);
+      const Tensor z = sigmoid(add(gx[1], gh[1], where), where);
+      const Tensor n = tanh(add(gx[2], mul(r, gh[2], where), where), where);
+      h = add(n, mul(z, sub(h, n, where), where), where);
+      return;
+    }
+    case Recurrence::rnn_tanh:
+    case Recurrence::rnn_relu: {
+      const Tensor pre = add(linear(x, w_ih, b_ih, where), linear(h, w_hh, b_hh, where), where);
+      h = kind == Recurrence::rnn_tanh ? tanh(pre, where) : relu(pre, where);
+      return;
+    }
+  }
+}
+
+// The layers, directions and steps every recurrence shares, from the initial h (and c for an
+// LSTM: `c0` undefined otherwise). Returns the output and the last h and c (c undefined unless
+// an LSTM).
+std::tuple<Tensor, Tensor, Tensor> recurrent(Recurrence kind, const Tensor& input, const Tensor& h0, const Tensor& c0,
+                                             const TensorList& params, bool has_biases, std::int64_t num_layers,
+                                             double dropout_p, bool train, bool bidirectional, bool batch_first,
+                                             std::source_location where) {
+  const char* name = name_of(kind);
+  const bool lstm = kind == Recurrence::lstm;
   const std::int64_t rank = input.dim(where);
   if (rank != 2 && rank != 3)
-    throw_invalid_argument(where, "lstm: the input must be 2-D (unbatched) or 3-D, got shape {}", input.shape());
+    throw_invalid_argument(where, "{}: the input must be 2-D (unbatched) or 3-D, got shape {}", name, input.shape());
   const std::int64_t directions = bidirectional ? 2 : 1;
   const std::size_t per_cell = has_biases ? 4 : 2;
   const auto cells = static_cast<std::size_t>(num_layers * directions);
   if (num_layers <= 0 || params.size() != cells * per_cell)
-    throw_invalid_argument(where, "lstm: expects {} weights for {} layers, got {} (projections are not supported)",
-                           cells * per_cell, num_layers, params.size());
+    throw_invalid_argument(where, "{}: expects {} weights for {} layers, got {}{}", name, cells * per_cell, num_layers,
+                           params.size(), lstm ? " (projections are not supported)" : "");
   const bool batched = rank == 3;
-  if (h0.dim(where) != rank || c0.dim(where) != rank)
-    throw_invalid_argument(where, "lstm: h_0 and c_0 must be {}-D for a {}-D input, got shapes {} and {}", rank, rank,
-                           h0.shape(), c0.shape());
+  const std::string states = lstm ? "h_0 and c_0" : "h_0";
+  const std::string given = lstm ? fmt::format("{} and {}", h0.shape(), c0.shape()) : fmt::format("{}", h0.shape());
+  if (h0.dim(where) != rank || (lstm && c0.dim(where) != rank))
+    throw_invalid_argument(where, "{}: {} must be {}-D for a {}-D input, got {} {}", name, states, rank, rank,
+                           lstm ? "shapes" : "shape", given);
   // [N, T, F]; unbatched inputs get a batch of one.
   Tensor x = !batched ? unsqueeze(input, 0, where) : batch_first ? input
                                                                  : transpose(input, 0, 1, where);
   const Tensor h_init = batched ? h0 : unsqueeze(h0, 1, where);
-  const Tensor c_init = batched ? c0 : unsqueeze(c0, 1, where);
+  const Tensor c_init = !lstm ? Tensor() : batched ? c0
+                                                   : unsqueeze(c0, 1, where);
   // [layers * directions, N, H], where known.
   const Shape state{Dim(static_cast<std::int64_t>(cells)), x.shape()[0], params[1].shape()[1]};
   for (const Tensor* s : {&h_init, &c_init}) {
+    if (!s->defined()) continue;
     bool fits = s->shape().rank() == 3;
     for (std::size_t k = 0; fits && k < 3; ++k)
       fits = !s->shape()[k].is_known() || !state[k].is_known() || s->shape()[k].raw() == state[k].raw();
     if (!fits)
-      throw_invalid_argument(where, "lstm: h_0 and c_0 must be {} for an input of shape {}, got {} and {}", state,
-                             input.shape(), h0.shape(), c0.shape());
+      throw_invalid_argument(where, "{}: {} must be {} for an input of shape {}, got {}", name, states, state,
+                             input.shape(), given);
   }
   const std::int64_t steps = x.size(1, where).value(where);
   TensorList h_n, c_n;
@@ -56,35 +117,56 @@ std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, const Tensor& h0, c
     for (std::int64_t dir = 0; dir < directions; ++dir) {
       const auto cell = static_cast<std::size_t>(layer * directions + dir);
       const std::size_t base = cell * per_cell;
-      const Tensor& w_ih = params[base];
-      const Tensor& w_hh = params[base + 1];
       const Tensor b_ih = has_biases ? params[base + 2] : Tensor();
       const Tensor b_hh = has_biases ? params[base + 3] : Tensor();
       Tensor h = select(h_init, 0, static_cast<std::int64_t>(cell), where);
-      Tensor c = select(c_init, 0, static_cast<std::int64_t>(cell), where);
+      Tensor c = lstm ? select(c_init, 0, static_cast<std::int64_t>(cell), where) : Tensor();
       TensorList hs(static_cast<std::size_t>(steps));
       for (std::int64_t k = 0; k < steps; ++k) {
         const std::int64_t t = dir == 0 ? k : steps - 1 - k;
-        Tensor gates = add(linear(select(x, 1, t, where), w_ih, b_ih, where), linear(h, w_hh, b_hh, where), where);
-        const TensorList g = chunk(gates, 4, 1, where);
-        c = add(mul(sigmoid(g[1], where), c, where), mul(sigmoid(g[0], where), tanh(g[2], where), where), where);
-        h = mul(sigmoid(g[3], where), tanh(c, where), where);
+        step(kind, select(x, 1, t, where), h, c, params[base], params[base + 1], b_ih, b_hh, where);
         hs[static_cast<std::size_t>(t)] = h;
       }
       outputs.push_back(stack(hs, 1, where));
       h_n.push_back(std::move(h));
-      c_n.push_back(std::move(c));
+      if (lstm) c_n.push_back(std::move(c));
     }
     x = outputs.size() == 1 ? outputs[0] : cat(outputs, -1, where);
   }
   Tensor out = !batched ? squeeze(x, 0, where) : batch_first ? x
                                                              : transpose(x, 0, 1, where);
-  Tensor h_last = stack(h_n, 0, where), c_last = stack(c_n, 0, where);
+  Tensor h_last = stack(h_n, 0, where);
+  Tensor c_last = lstm ? stack(c_n, 0, where) : Tensor();
   if (!batched) {
     h_last = squeeze(h_last, 1, where);
-    c_last = squeeze(c_last, 1, where);
+    if (lstm) c_last = squeeze(c_last, 1, where);
   }
   return {out, h_last, c_last};
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, const Tensor& h0, const Tensor& c0, const TensorList& params,
+                                        bool has_biases, std::int64_t num_layers, double dropout_p, bool train,
+                                        bool bidirectional, bool batch_first, std::source_location where) {
+  return recurrent(Recurrence::lstm, input, h0, c0, params, has_biases, num_layers, dropout_p, train, bidirectional,
+                   batch_first, where);
+}
+
+std::tuple<Tensor, Tensor> gru(const Tensor& input, const Tensor& h0, const TensorList& params, bool has_biases,
+                               std::int64_t num_layers, double dropout_p, bool train, bool bidirectional,
+                               bool batch_first, std::source_location where) {
+  auto [out, h, c] = recurrent(Recurrence::gru, input, h0, Tensor(), params, has_biases, num_layers, dropout_p, train,
+                               bidirectional, batch_first, where);
+  return {out, h};
+}
+
+std::tuple<Tensor, Tensor> rnn(const Tensor& input, const Tensor& h0, const TensorList& params, bool has_biases,
+                               std::int64_t num_layers, double dropout_p, bool train, bool bidirectional,
+                               bool batch_first, bool relu, std::source_location where) {
+  auto [out, h, c] = recurrent(relu ? Recurrence::rnn_relu : Recurrence::rnn_tanh, input, h0, Tensor(), params,
+                               has_biases, num_layers, dropout_p, train, bidirectional, batch_first, where);
+  return {out, h};
 }
 
 LSTMImpl::LSTMImpl(std::int64_t input, std::int64_t hidden, LSTMOptions opts, std::source_location where)

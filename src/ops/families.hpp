@@ -8,6 +8,7 @@ namespace symtrace::detail {
 void register_pointwise_ops(OpRegistry& registry);      // pointwise.cpp
 void register_reduction_ops(OpRegistry& registry);      // reduction.cpp
 void register_linalg_ops(OpRegistry& registry);         // linalg.cpp
+void register_einsum_ops(OpRegistry& registry);         // einsum.cpp
 void register_convolution_ops(OpRegistry& registry);    // convolution.cpp
 void register_pooling_ops(OpRegistry& registry);        // pooling.cpp (and nearest upsampling)
 void register_normalization_ops(OpRegistry& registry);  // normalization.cpp

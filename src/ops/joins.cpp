@@ -245,15 +245,78 @@ std::pair<std::int64_t, std::int64_t> pad_of(const IntList& pad, std::size_t ran
   return {pad[2 * from_end], pad[2 * from_end + 1]};
 }
 
+// pad's modes: a constant, or the input's own elements beyond each edge.
+enum class PadMode {
+  constant,
+  reflect,
+  replicate,
+  circular
+};
+
+PadMode pad_mode(const OpCall& call) {
+  const std::string& mode = call.string(2);
+  if (mode == "constant") return PadMode::constant;
+  if (mode == "reflect") return PadMode::reflect;
+  if (mode == "replicate") return PadMode::replicate;
+  if (mode == "circular") return PadMode::circular;
+  call.fail("mode '{}' is not one of 'constant', 'reflect', 'replicate' and 'circular'", mode);
+}
+
+// The checks of the modes that pad with the input's own elements (PyTorch's): they pad the
+// last 1, 2 or 3 dims of a batched or unbatched input, each by at most its size (less than
+// its size for reflect), and take no value.
+void check_edge_padding(const OpCall& call, PadMode mode, const Shape& x, const IntList& pad) {
+  const std::string& name = call.string(2);
+  if (!call.args[3].is_none() && call.real(3) != 0.0)
+    call.fail("mode '{}' takes no value, got value={}; pad with mode='constant' to fill with a value", name,
+              call.real(3));
+  const std::size_t k = pad.size() / 2;
+  if (k < 1 || k > 3 || (x.rank() != k + 1 && x.rank() != k + 2))
+    call.fail("mode '{}' pads the last 1, 2 or 3 dims of an input with 1 or 2 more dims, got padding {} ({} pairs) "
+              "for shape {}",
+              name, pad, k, x);
+  for (std::size_t d = x.rank() - k; d < x.rank(); ++d) {
+    const auto [before, after] = pad_of(pad, x.rank(), d);
+    if (mode != PadMode::circular && (before < 0 || after < 0))
+      call.unsupported("mode '{}' with a negative padding {} is not supported; symtrace crops with mode='circular' "
+                       "or 'constant' only",
+                       name, pad);
+    const std::int64_t most = std::max(before, after);
+    const Dim size = x[d];
+    // reflect reads up to `size - 1` elements past an edge; replicate needs one to repeat;
+    // circular wraps around once at most.
+    const std::int64_t least = mode == PadMode::reflect ? most + 1 : mode == PadMode::replicate ? 1
+                                                                                                : most;
+    // Padding after cropping the other side wraps around what the cropping leaves (a size
+    // not known here is refused).
+    if (mode == PadMode::circular && std::min(before, after) < 0 && most > 0 &&
+        (!size.is_known() || size.raw() + std::min(before, after) < most))
+      call.unsupported("mode 'circular' padding {} crops dimension {} of shape {} below the amount it pads on the other "
+                       "side; symtrace wraps around once at most",
+                       pad, d, x);
+    if (size.is_symbolic()) {
+      detail::require(call, SymFact{*size.expr(), SymRel::ge, SymExpr(least)},
+                      fmt::format("mode '{}' needs dimension {} to be at least {}", name, d, least));
+      continue;
+    }
+    if (size.is_known() && size.raw() < least)
+      call.fail("mode '{}' pads dimension {} of shape {} by ({}, {}), which needs it to have at least {} elements{}",
+                name, d, x, before, after, least,
+                mode == PadMode::reflect    ? "; the padding must be smaller than the dimension"
+                : mode == PadMode::circular ? "; the padding must not wrap around more than once"
+                                            : "");
+  }
+}
+
 OutputMeta pad_meta(const OpCall& call) {
   const Tensor& x = call.tensor(0);
   const IntList pad = call.int_list(1);
-  if (call.string(2) != "constant")
-    call.unsupported("mode '{}' is not supported; symtrace pads with a constant (mode='constant')", call.string(2));
+  const PadMode mode = pad_mode(call);
   if (pad.size() % 2 != 0) call.fail("the padding {} must have an even length (before, after for each dim)", pad);
   if (pad.size() / 2 > x.shape().rank())
     call.fail("the padding {} has {} pairs, more than the {} dims of shape {}", pad, pad.size() / 2, x.shape().rank(),
               x.shape());
+  if (mode != PadMode::constant) check_edge_padding(call, mode, x.shape(), pad);
   Shape out = x.shape();
   for (std::size_t d = 0; d < out.rank(); ++d) {
     const auto [before, after] = pad_of(pad, out.rank(), d);
@@ -277,7 +340,65 @@ void fill_with(const Tensor& t, double value) {
   std::fill(data, data + *t.shape().numel(), static_cast<T>(value));
 }
 
+// Where output index `o` of a dim of `n` elements padded by (`before`, `after`) reads in the
+// input. circular crops first (negative amounts), then wraps around what is left, as PyTorch.
+std::int64_t pad_source(PadMode mode, std::int64_t o, std::int64_t before, std::int64_t after, std::int64_t n) {
+  const std::int64_t i = o - before;
+  switch (mode) {
+    case PadMode::reflect:
+      if (i < 0) return -i;
+      return i >= n ? 2 * (n - 1) - i : i;
+    case PadMode::replicate: return std::clamp<std::int64_t>(i, 0, n - 1);
+    case PadMode::circular: {
+      const std::int64_t first = std::max<std::int64_t>(0, -before);
+      const std::int64_t kept = n - first - std::max<std::int64_t>(0, -after);
+      const std::int64_t j = o - std::max<std::int64_t>(0, before);
+      return first + ((j % kept) + kept) % kept;
+    }
+    case PadMode::constant: break;
+  }
+  return i;
+}
+
+// reflect, replicate, circular: each output element copies the input element its index maps
+// to in every dim (pad_source).
+Value edge_pad_kernel(const OpCall& call, const OutputMeta& meta, PadMode mode) {
+  const Tensor x = detail::contiguous_copy(call.tensor(0));
+  const IntList pad = call.int_list(1);
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  const std::int64_t total = *out.shape().numel();
+  if (total == 0) return out;
+  const IntList in_sizes = x.shape().sizes();
+  const IntList out_sizes = out.shape().sizes();
+  const std::size_t rank = in_sizes.size();
+  // Per dim, the input index each output index reads.
+  std::vector<std::vector<std::int64_t>> source(rank);
+  for (std::size_t d = 0; d < rank; ++d) {
+    const auto [before, after] = pad_of(pad, rank, d);
+    for (std::int64_t o = 0; o < out_sizes[d]; ++o)
+      source[d].push_back(pad_source(mode, o, before, after, in_sizes[d]));
+  }
+  IntList in_strides(rank, 1);
+  for (std::size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * in_sizes[d];
+  visit_dtype(x.dtype(), [&]<class T>() {
+    const T* in = x.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    IntList index(rank, 0);
+    for (std::int64_t e = 0; e < total; ++e) {
+      std::int64_t at = 0;
+      for (std::size_t d = 0; d < rank; ++d) at += source[d][static_cast<std::size_t>(index[d])] * in_strides[d];
+      o[e] = in[at];
+      for (std::size_t d = rank; d-- > 0;) {
+        if (++index[d] < out_sizes[d]) break;
+        index[d] = 0;
+      }
+    }
+  });
+  return out;
+}
+
 Value pad_kernel(const OpCall& call, const OutputMeta& meta) {
+  if (const PadMode mode = pad_mode(call); mode != PadMode::constant) return edge_pad_kernel(call, meta, mode);
   const Tensor& x = call.tensor(0);
   const IntList pad = call.int_list(1);
   const double value = call.args[3].is_none() ? 0.0 : call.real(3);
@@ -411,6 +532,9 @@ using detail::fn;
 Tensor cat(const TensorList& tensors, std::int64_t dim, Where w) { return invoke(SYMTRACE_OP("cat"), w, fn, tensors, dim); }
 Tensor pad(const Tensor& x, const IntList& pad, double value, Where w) {
   return invoke(SYMTRACE_OP("pad"), w, fn, x, pad, std::string("constant"), value);
+}
+Tensor pad(const Tensor& x, const IntList& pad, std::string_view mode, std::optional<double> value, Where w) {
+  return invoke(SYMTRACE_OP("pad"), w, fn, x, pad, std::string(mode), value ? Value(*value) : Value());
 }
 Tensor repeat(const Tensor& x, const SymIntList& repeats, Where w) {
   return invoke(SYMTRACE_OP("repeat"), w, CallStyle::method, x, repeats);

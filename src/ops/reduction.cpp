@@ -1,5 +1,5 @@
-// Reductions (sum, mean, amax, argmax) and normalising functions along a dim (softmax,
-// log_softmax). See Note [Meta before kernel]: meta functions do all checking (dims, dtypes,
+// Reductions (sum, mean, amax, argmax), normalising functions along a dim (softmax,
+// log_softmax) and the running sum along a dim (cumsum). See Note [Meta before kernel]: meta functions do all checking (dims, dtypes,
 // empty reductions), kernels only compute.
 //
 // Every reduction kernel views its input as a row-major [outer, inner] matrix whose rows
@@ -250,6 +250,58 @@ Value softmax_kernel(const OpCall& call, const OutputMeta& meta) {
   return out;
 }
 
+// ---- cumsum ------------------------------------------------------------------------------
+
+// cumsum(Tensor self, int dim, *, ScalarType? dtype=None): PyTorch's result dtype, int64 for
+// integral and bool input unless `dtype` says otherwise.
+DType cumsum_dtype(const OpCall& call) {
+  if (!call.arg(2).is_none()) return call.dtype(2);
+  return call.tensor(0).dtype() == DType::float32 ? DType::float32 : DType::int64;
+}
+
+OutputMeta cumsum_meta(const OpCall& call) {
+  const Tensor& x = call.tensor(0);
+  detail::wrap_dim(call, call.integer(1), x.dim(), x.shape());
+  const DType dtype = cumsum_dtype(call);
+  if (dtype == DType::bool_)
+    call.unsupported("dtype=bool is not supported (input of shape {}); symtrace sums into int64 or float32",
+                     x.shape());
+  return OutputMeta::single(dtype, x.shape());
+}
+
+/// The running sum along one dim of a contiguous tensor seen as [outer, n, stride], accumulated
+/// in double (float) or int64, as PyTorch's CPU kernel.
+Value cumsum_kernel(const OpCall& call, const OutputMeta& meta) {
+  const DType dtype = meta.outputs[0].dtype;
+  const Tensor x = detail::contiguous_copy(detail::cast(call.tensor(0), dtype));
+  Tensor out = detail::empty_like_meta(meta.outputs[0]);
+  const IntList sizes = x.shape().sizes();
+  const auto d = static_cast<std::size_t>(detail::wrap_dim(call, call.integer(1), x.dim(), x.shape()));
+  std::int64_t outer = 1, n = 1, stride = 1;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (i < d) outer *= sizes[i];
+    else if (i == d) n = sizes[i];
+    else stride *= sizes[i];
+  }
+  if (outer * n * stride == 0) return out;
+  const auto run = [&]<class T, class Acc>() {
+    const T* in = x.data_ptr<T>();
+    T* o = out.data_ptr<T>();
+    for (std::int64_t b = 0; b < outer; ++b)
+      for (std::int64_t s = 0; s < stride; ++s) {
+        Acc total = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          const std::int64_t at = (b * n + j) * stride + s;
+          total += static_cast<Acc>(in[at]);
+          o[at] = static_cast<T>(total);
+        }
+      }
+  };
+  if (dtype == DType::float32) run.operator()<float, double>();
+  else run.operator()<std::int64_t, std::int64_t>();
+  return out;
+}
+
 }  // namespace
 
 void detail::register_reduction_ops(OpRegistry& r) {
@@ -263,6 +315,7 @@ void detail::register_reduction_ops(OpRegistry& r) {
   r.add("argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor", argmax_meta, argmax_kernel, red);
   r.add("softmax(Tensor self, int dim) -> Tensor", softmax_meta, softmax_kernel<false>);
   r.add("log_softmax(Tensor self, int dim) -> Tensor", softmax_meta, softmax_kernel<true>);
+  r.add("cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor", cumsum_meta, cumsum_kernel);
 }
 
 // ---- Typed API ---------------------------------------------------------------------------
@@ -285,6 +338,9 @@ Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim, Wh
 Tensor softmax(const Tensor& x, std::int64_t dim, Where w) { return invoke(SYMTRACE_OP("softmax"), w, fn, x, dim); }
 Tensor log_softmax(const Tensor& x, std::int64_t dim, Where w) {
   return invoke(SYMTRACE_OP("log_softmax"), w, fn, x, dim);
+}
+Tensor cumsum(const Tensor& x, std::int64_t dim, std::optional<DType> dtype, Where w) {
+  return invoke(SYMTRACE_OP("cumsum"), w, fn, x, dim, dtype ? Value(*dtype) : Value());
 }
 
 }  // namespace symtrace

@@ -24,6 +24,7 @@ OpRegistry::OpRegistry() : impl_(std::make_unique<Impl>()) {
   detail::register_pointwise_ops(*this);
   detail::register_reduction_ops(*this);
   detail::register_linalg_ops(*this);
+  detail::register_einsum_ops(*this);
   detail::register_convolution_ops(*this);
   detail::register_pooling_ops(*this);
   detail::register_normalization_ops(*this);

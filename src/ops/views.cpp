@@ -382,6 +382,7 @@ Value expand_kernel(const OpCall& call, const OutputMeta& meta) {
 OutputMeta same_meta(const OpCall& call) { return OutputMeta::single(call.tensor(0).dtype(), call.tensor(0).shape()); }
 
 Value contiguous_kernel(const OpCall& call, const OutputMeta&) { return detail::contiguous_copy(call.tensor(0)); }
+Value clone_kernel(const OpCall& call, const OutputMeta&) { return detail::clone(call.tensor(0)); }
 
 // ---- slice, narrow, select ---------------------------------------------------------------
 
@@ -534,6 +535,8 @@ void detail::register_view_ops(OpRegistry& r) {
   r.add("squeeze(Tensor self, int? dim=None) -> Tensor", squeeze_meta, squeeze_kernel, v | di);
   r.add("expand(Tensor self, int[] size) -> Tensor", expand_meta, expand_kernel, v | OpFlags::channel_passthrough);
   r.add("contiguous(Tensor self) -> Tensor", same_meta, contiguous_kernel, OpFlags::channel_passthrough);
+  // aten's memory_format argument changes nothing here: symtrace's results are contiguous.
+  r.add("clone(Tensor self) -> Tensor", same_meta, clone_kernel, OpFlags::channel_passthrough);
   r.add("slice(Tensor self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor", slice_meta,
         slice_kernel, v | di);
   r.add("narrow(Tensor self, int dim, int start, int length) -> Tensor", narrow_meta, narrow_kernel, v | di);
@@ -560,6 +563,7 @@ Tensor squeeze(const Tensor& x, std::optional<std::int64_t> dim, Where w) {
 }
 Tensor expand(const Tensor& x, const SymIntList& sizes, Where w) { return invoke(SYMTRACE_OP("expand"), w, fn, x, sizes); }
 Tensor contiguous(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("contiguous"), w, fn, x); }
+Tensor clone(const Tensor& x, Where w) { return invoke(SYMTRACE_OP("clone"), w, fn, x); }
 Tensor slice(const Tensor& x, std::int64_t dim, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
              std::int64_t step, Where w) {
   return invoke(SYMTRACE_OP("slice"), w, fn, x, dim, start, end, step);

@@ -832,6 +832,33 @@ void lstm(const Instr& i, Value* frame) {
   out(i, frame, 2) = std::move(c);
 }
 
+// aten::gru.input(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+// batch_first) -> (output, h_n), and rnn_tanh.input and rnn_relu.input the same: what nn.GRU's
+// and nn.RNN's forwards call (`_VF.gru`, `_VF.rnn_tanh`, `_VF.rnn_relu`), as nn::gru and nn::rnn.
+enum class Recurrence {
+  gru,
+  rnn_tanh,
+  rnn_relu
+};
+
+template <Recurrence R>
+void recurrence(const Instr& i, Value* frame) {
+  TensorList params;
+  for (const Value& p : in(i, frame, 2).to_list()) params.push_back(p.to_tensor());
+  const Tensor& input = in(i, frame, 0).to_tensor();
+  const Tensor& hx = in(i, frame, 1).to_tensor();
+  const bool biases = in(i, frame, 3).to_bool(), train = in(i, frame, 6).to_bool();
+  const bool bidirectional = in(i, frame, 7).to_bool(), batch_first = in(i, frame, 8).to_bool();
+  const std::int64_t layers = in(i, frame, 4).to_int();
+  const double dropout = in(i, frame, 5).to_double();
+  auto [output, h] = R == Recurrence::gru
+                         ? nn::gru(input, hx, params, biases, layers, dropout, train, bidirectional, batch_first, i.where)
+                         : nn::rnn(input, hx, params, biases, layers, dropout, train, bidirectional, batch_first,
+                                   R == Recurrence::rnn_relu, i.where);
+  out(i, frame, 0) = std::move(output);
+  out(i, frame, 1) = std::move(h);
+}
+
 // Math on numbers (`math.sqrt(d)` in scripted code): the tensor overloads are the registry's.
 template <double (*F)(double)>
 void math(const Instr& i, Value* frame) {
@@ -1020,6 +1047,9 @@ const Table& table() {
         {"aten::rsub.Tensor", rsub},
         {"aten::copy.t", list_copy},
         {"aten::lstm.input", lstm},
+        {"aten::gru.input", recurrence<Recurrence::gru>},
+        {"aten::rnn_tanh.input", recurrence<Recurrence::rnn_tanh>},
+        {"aten::rnn_relu.input", recurrence<Recurrence::rnn_relu>},
         {"aten::masked_fill.Scalar", masked_fill},
         {"aten::masked_fill.Tensor", masked_fill},
         {"aten::tensor.int", tensor_of_number},
@@ -1101,9 +1131,10 @@ std::string_view registry_name(std::string_view name) noexcept {
 }
 
 bool is_ignorable_argument(std::string_view name) noexcept {
-  static constexpr std::array<std::string_view, 11> names = {
-      "cudnn_enabled", "cudnn_enable", "memory_format", "non_blocking", "copy", "implicit",
-      "layout", "device", "pin_memory", "benchmark", "deterministic"};
+  // embedding's padding_idx, scale_grad_by_freq and sparse change only its gradient.
+  static constexpr std::array<std::string_view, 14> names = {
+      "cudnn_enabled", "cudnn_enable", "memory_format", "non_blocking", "copy", "implicit", "layout",
+      "device", "pin_memory", "benchmark", "deterministic", "padding_idx", "scale_grad_by_freq", "sparse"};
   return name == "allow_tf32" || std::find(names.begin(), names.end(), name) != names.end();
 }
 

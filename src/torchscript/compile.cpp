@@ -618,6 +618,12 @@ bool Compiler::native_op(State& s, const jit::Node* node, Instr& instr, std::str
   for (const ArgSpec& spec : op->schema.args) {
     ArgSource a;
     if (auto k = find_aten(spec.name); k && *k < node->inputs().size()) {
+      // conv1d.padding's padding='same': a string where symtrace's op takes sizes.
+      if (aten_args[*k].type()->kind() == c10::TypeKind::StringType && spec.type != ArgType::str) {
+        why_not = fmt::format("{}{} is called with {} as a string, which symtrace's {} does not take", kind,
+                              overload.empty() ? "" : "." + overload, spec.name, op->name());
+        return false;
+      }
       used[*k] = true;
       a.slot = slot(s, node->input(*k));
     } else if (spec.default_value) {

@@ -334,6 +334,36 @@ TEST_CASE("LSTM refuses bad sizes and a state that is not (h_0, c_0)") {
   CHECK_THROWS_WITH_AS(m(randn({3})), doctest::Contains("the input must be 2-D (unbatched) or 3-D"), std::invalid_argument);
 }
 
+// ---- gru, rnn -----------------------------------------------------------------------------------
+// Their values are compared with LibTorch's in tests/torchscript/native_ops_test.cpp.
+
+TEST_CASE("gru and rnn give the output and the last h, shaped as PyTorch's") {
+  const TensorList gru_params = {randn({12, 3}), randn({12, 4}), randn({12}), randn({12})};
+  auto [out, h] = nn::gru(randn({5, 2, 3}), zeros(IntList{1, 2, 4}), gru_params, true, 1, 0.0, false, false, false);
+  CHECK(out.shape() == Shape{5, 2, 4});
+  CHECK(h.shape() == Shape{1, 2, 4});
+  // The last step's h is the output's last row.
+  CHECK(testing::max_abs_diff(select(out, 0, 4), select(h, 0, 0)) == 0);
+  const TensorList rnn_params = {randn({4, 3}), randn({4, 4})};
+  auto [y, last] = nn::rnn(randn({6, 3}), zeros(IntList{1, 4}), rnn_params, false, 1, 0.0, false, false, false, true);
+  CHECK(y.shape() == Shape{6, 4});
+  CHECK(last.shape() == Shape{1, 4});
+  CHECK(y.to_vector<float>() == relu(y).to_vector<float>());  // relu's outputs are not negative
+}
+
+TEST_CASE("gru and rnn refuse a wrong number of weights and a state of the wrong shape") {
+  const TensorList params = {randn({12, 3}), randn({12, 4})};
+  const int line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS(nn::gru(randn({5, 2, 3}), zeros(IntList{1, 2, 4}), params, true, 1, 0.0, false, false, false),
+                       at_line(line, "gru: expects 4 weights for 1 layers, got 2").c_str(), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::gru(randn({5, 2, 3}), zeros(IntList{2, 4}), params, false, 1, 0.0, false, false, false),
+                       doctest::Contains("gru: h_0 must be 3-D for a 3-D input, got shape [2, 4]"), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::rnn(randn({5, 2, 3}), zeros(IntList{1, 3, 4}), params, false, 1, 0.0, false, false, false,
+                               false),
+                       doctest::Contains("rnn_tanh: h_0 must be [1, 2, 4] for an input of shape [5, 2, 3], got [1, 3, 4]"),
+                       std::invalid_argument);
+}
+
 // ---- Softmax ---------------------------------------------------------------------------------
 
 TEST_CASE("Softmax normalises over its dim, or PyTorch's legacy dim when it has none") {

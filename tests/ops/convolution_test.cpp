@@ -400,3 +400,110 @@ TEST_CASE("conv_transpose2d refuses an output_padding not below the stride, and 
                                          "expected shape [3]"),
                        OpError);
 }
+
+// ---- conv1d, conv3d and their transposes ------------------------------------------------------
+// Their values are compared with LibTorch's in tests/torchscript/native_ops_test.cpp.
+
+TEST_CASE("conv1d, conv3d and their transposes give PyTorch's output shapes, batched and unbatched") {
+  CHECK(conv1d(zeros({2, 3, 10}), zeros({4, 3, 3}), {}, {2}, {1}, {2}).shape() == Shape{2, 4, 4});
+  CHECK(conv1d(zeros({3, 10}), zeros({4, 3, 3})).shape() == Shape{4, 8});
+  CHECK(conv3d(zeros({1, 2, 4, 5, 6}), zeros({4, 1, 3, 3, 3}), zeros({4}), {1, 2, 3}, {1}, {1}, 2).shape() ==
+        Shape{1, 4, 4, 3, 2});
+  CHECK(conv3d(zeros({2, 4, 5, 6}), zeros({1, 2, 1, 1, 1})).shape() == Shape{1, 4, 5, 6});
+  CHECK(conv_transpose1d(zeros({2, 3, 5}), zeros({3, 2, 3}), {}, {2}, {1}, {1}).shape() == Shape{2, 2, 10});
+  CHECK(conv_transpose3d(zeros({2, 4, 2, 3, 4}), zeros({4, 1, 2, 2, 2}), {}, {2}, {0}, {0}, 2).shape() ==
+        Shape{2, 2, 4, 6, 8});
+  CHECK(conv_transpose3d(zeros({4, 2, 3, 4}), zeros({4, 1, 2, 2, 2}), {}, {1, 2, 1}).shape() == Shape{1, 3, 6, 5});
+}
+
+TEST_CASE("conv1d, conv3d and their transposes: meta agrees with the kernel over random shapes and configurations") {
+  Generator gen(99);
+  const auto pick = [&](std::int64_t lo, std::int64_t hi) { return testing::uniform_int(gen, lo, hi); };
+  for (const std::size_t nd : {std::size_t{1}, std::size_t{3}}) {
+    for (const bool transposed : {false, true}) {
+      const std::string op = fmt::format("conv{}{}d", transposed ? "_transpose" : "", nd);
+      CAPTURE(op);
+      for (int iter = 0; iter < 20; ++iter) {
+        const std::int64_t cg = pick(1, 3), og = pick(1, 2);
+        const std::int64_t groups = pick(0, 2) == 0 ? 1 : pick(1, 3);
+        IntList k, s, p, d, out_pad, spatial;
+        for (std::size_t i = 0; i < nd; ++i) {
+          k.push_back(pick(1, 3));
+          s.push_back(pick(1, 2));
+          p.push_back(pick(0, 1));
+          d.push_back(pick(1, 2));
+          out_pad.push_back(pick(0, std::max(s[i], d[i]) - 1));
+          spatial.push_back(std::max<std::int64_t>(1, d[i] * (k[i] - 1) + 1 - 2 * p[i] + pick(0, 3)));
+          // A transposed convolution's output must not be empty either.
+          if (transposed && (spatial[i] - 1) * s[i] + d[i] * (k[i] - 1) + out_pad[i] + 1 - 2 * p[i] <= 0) p[i] = 0;
+        }
+        IntList in{groups * cg};
+        in.insert(in.end(), spatial.begin(), spatial.end());
+        if (pick(0, 3) != 0) in.insert(in.begin(), pick(0, 2));
+        IntList w = transposed ? IntList{groups * cg, og} : IntList{groups * og, cg};
+        w.insert(w.end(), k.begin(), k.end());
+        const Value bias = pick(0, 1) ? Value(randn({groups * og}, gen)) : Value();
+        KeywordValues kwargs = {{"stride", s}, {"padding", p}, {"dilation", d}, {"groups", groups}};
+        if (transposed) kwargs.emplace_back("output_padding", out_pad);
+        testing::check_meta_agrees(op, {randn(in, gen), randn(w, gen), bias}, kwargs, gen);
+      }
+    }
+  }
+}
+
+TEST_CASE("conv1d keeps a named batch dim and leaves an unknown length unknown") {
+  const Tensor x = Tensor::symbolic(TensorMeta{DType::float32, Shape{Dim("N"), 3, Dim::unknown()}}, SymbolicRef{1, 1});
+  const OutputMeta meta = infer_meta(OpRegistry::instance().get("conv1d"),
+                                     ValueList{x, ones({4, 3, 3}), Value(), IntList{2}, IntList{1}, IntList{1}, 1});
+  CHECK(meta.outputs[0].shape == Shape{Dim("N"), 4, Dim::unknown()});
+}
+
+TEST_CASE("conv1d and conv3d refuse inputs of the wrong rank, malformed triples and kernels that do not fit") {
+  static constexpr int line = __LINE__ + 1;
+  const auto rank = [] { return conv1d(zeros({1, 1, 4, 4}), zeros({1, 1, 3})); };
+  CHECK_THROWS_WITH_AS(rank(), doctest::Contains(fmt::format("_test.cpp:{}: conv1d(): ", line).c_str()), OpError);
+  CHECK_THROWS_WITH_AS(rank(), doctest::Contains("argument 'input' must have 3 or 2 dims, got shape [1, 1, 4, 4]"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(conv3d(zeros({1, 1, 4, 4, 4}), zeros({1, 1, 3, 3})),
+                       doctest::Contains("argument 'weight' must have 5 dims, got shape [1, 1, 3, 3]"), OpError);
+  static constexpr int triple_line = __LINE__ + 1;
+  const auto pair = [] { return conv3d(zeros({1, 1, 4, 4, 4}), zeros({1, 1, 3, 3, 3}), {}, {1, 1}); };
+  CHECK_THROWS_WITH_AS(pair(), doctest::Contains(fmt::format("_test.cpp:{}: conv3d(): ", triple_line).c_str()),
+                       OpError);
+  CHECK_THROWS_WITH_AS(pair(), doctest::Contains("argument 'stride' must hold one value (for all three spatial dims) "
+                                                 "or three (depth, height, width), got [1, 1]"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(conv1d(zeros({1, 1, 4}), zeros({1, 1, 3}), {}, {1}, {1, 1}),
+                       doctest::Contains("argument 'padding' must hold one value, got [1, 1]"), OpError);
+  CHECK_THROWS_WITH_AS(conv1d(zeros({1, 1, 4}), zeros({1, 1, 3}), {}, {1}, {0}, {2}),
+                       doctest::Contains("the kernel of size 3 (5 with dilation [2]) does not fit the padded input of "
+                                         "size 4 (input of shape [1, 1, 4], padding [0]); use a smaller kernel or "
+                                         "dilation, or more padding"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(conv3d(zeros({1, 1, 4, 2, 4}), zeros({1, 1, 3, 3, 3}), {}, {1}, {0, 0, 1}),
+                       doctest::Contains("the kernel of size 3x3x3 does not fit the padded input of size 4x2x6 (input "
+                                         "of shape [1, 1, 4, 2, 4], padding [0, 0, 1])"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(conv1d(zeros({1, 4, 5}), zeros({2, 3, 3})),
+                       doctest::Contains("input of shape [1, 4, 5] has 4 channels, but weight of shape [2, 3, 3] with "
+                                         "groups=1 expects 3"),
+                       OpError);
+}
+
+TEST_CASE("conv_transpose1d and conv_transpose3d refuse an output_padding not below the stride and mismatched "
+          "channels") {
+  static constexpr int line = __LINE__ + 1;
+  const auto padded = [] { return conv_transpose1d(zeros({1, 2, 3}), zeros({2, 3, 2}), {}, {2}, {0}, {2}); };
+  CHECK_THROWS_WITH_AS(padded(), doctest::Contains(fmt::format("_test.cpp:{}: conv_transpose1d(): ", line).c_str()),
+                       OpError);
+  CHECK_THROWS_WITH_AS(padded(), doctest::Contains("output_padding [2] must be non-negative and smaller than the "
+                                                   "stride [2] or the dilation [1] in each dim"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(conv_transpose3d(zeros({1, 4, 3, 3, 3}), zeros({2, 3, 2, 2, 2})),
+                       doctest::Contains("input of shape [1, 4, 3, 3, 3] has 4 channels, but weight of shape "
+                                         "[2, 3, 2, 2, 2] expects 2 (weight.shape[0]; a transposed convolution's "
+                                         "weight is [in_channels, out_channels / groups, kD, kH, kW])"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(conv_transpose3d(zeros({1, 2, 1, 1, 1}), zeros({2, 1, 1, 1, 1}), {}, {1}, {0, 0, 1}),
+                       doctest::Contains("the output would have size -1 in spatial dim 2"), OpError);
+}

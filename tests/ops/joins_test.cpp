@@ -382,10 +382,55 @@ TEST_CASE("pad errors name the padding and the shape") {
   SUBCASE("cropping below zero") {
     CHECK_THROWS_WITH_AS(pad(x, {-2, -2}), doctest::Contains("makes dimension 1 of shape [2, 3] negative"), OpError);
   }
-  SUBCASE("modes other than constant") {
-    CHECK_THROWS_WITH_AS(call("pad", {x, IntList{1, 1}, std::string("reflect")}),
-                         doctest::Contains("mode 'reflect' is not supported"), OpError);
+  SUBCASE("an unknown mode") {
+    CHECK_THROWS_WITH_AS(call("pad", {x, IntList{1, 1}, std::string("mirror")}),
+                         doctest::Contains("mode 'mirror' is not one of 'constant', 'reflect', 'replicate' and "
+                                           "'circular'"),
+                         OpError);
   }
+}
+
+// Values on random inputs are compared with LibTorch's in tests/torchscript/native_ops_test.cpp.
+TEST_CASE("pad reflects, replicates or wraps around the elements next to each edge") {
+  const Tensor x = iota({1, 4});
+  check_tensor(pad(x, {2, 1}, "reflect"), DType::float32, {1, 7}, {2, 1, 0, 1, 2, 3, 2});
+  check_tensor(pad(x, {2, 1}, "replicate"), DType::float32, {1, 7}, {0, 0, 0, 1, 2, 3, 3});
+  check_tensor(pad(x, {2, 1}, "circular"), DType::float32, {1, 7}, {2, 3, 0, 1, 2, 3, 0});
+  // Crops first, then wraps around what is left (PyTorch's order).
+  check_tensor(pad(x, {-1, 2}, "circular"), DType::float32, {1, 5}, {1, 2, 3, 1, 2});
+  check_tensor(pad(iota({1, 2, 2}), {1, 0, 0, 1}, "replicate"), DType::float32, {1, 3, 3}, {0, 0, 1, 2, 2, 3, 2, 2, 3});
+  check_tensor(pad(arange(3).reshape({1, 3}), {1, 1}, "reflect"), DType::int64, {1, 5}, {1, 0, 1, 2, 1});
+}
+
+TEST_CASE("pad's edge modes keep named dims and refuse paddings PyTorch refuses") {
+  const Tensor s = Tensor::symbolic(TensorMeta{DType::float32, Shape{Dim("N"), 3, 8}}, SymbolicRef{1, 1});
+  CHECK(infer_meta(OpRegistry::instance().get("pad"), ValueList{s, IntList{2, 3}, std::string("reflect"), Value()})
+            .outputs[0]
+            .shape == Shape{Dim("N"), 3, 13});
+  const Tensor x = iota({2, 3});
+  static constexpr int line = __LINE__ + 1;
+  const auto too_far = [&] { return pad(x, {3, 0}, "reflect"); };
+  const std::string expected = error_at(line, "pad") +
+                               "mode 'reflect' pads dimension 1 of shape [2, 3] by (3, 0), which needs it to have at "
+                               "least 4 elements; the padding must be smaller than the dimension";
+  CHECK_THROWS_WITH_AS(too_far(), doctest::Contains(expected.c_str()), OpError);
+  CHECK_THROWS_WITH_AS(pad(x, {4, 0}, "circular"),
+                       doctest::Contains("which needs it to have at least 4 elements; the padding must not wrap "
+                                         "around more than once"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(pad(iota({3}), {1, 1}, "replicate"),
+                       doctest::Contains("mode 'replicate' pads the last 1, 2 or 3 dims of an input with 1 or 2 more "
+                                         "dims, got padding [1, 1] (1 pairs) for shape [3]"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(pad(x, {1, 1}, "reflect", 2.0),
+                       doctest::Contains("mode 'reflect' takes no value, got value=2"), OpError);
+  CHECK_THROWS_WITH_AS(pad(iota({1, 4}), {-3, 2}, "circular"),
+                       doctest::Contains("mode 'circular' padding [-3, 2] crops dimension 1 of shape [1, 4] below the "
+                                         "amount it pads on the other side"),
+                       OpUnsupported);
+  CHECK_THROWS_WITH_AS(pad(x, {-1, 1}, "replicate"),
+                       doctest::Contains("mode 'replicate' with a negative padding [-1, 1] is not supported"),
+                       OpUnsupported);
 }
 
 TEST_CASE("roll moves elements along dims, wrapping around") {

@@ -275,3 +275,52 @@ TEST_CASE("matmul propagates NaN and infinity through zero entries, as IEEE arit
   CHECK(std::isnan(v[0]));  // 0 * NaN + 1 * 3
   CHECK(std::isinf(v[1]));  // 0 * 2 + 1 * inf
 }
+
+// ---- einsum ------------------------------------------------------------------------------
+// Its values on random inputs are compared with LibTorch's in tests/torchscript/native_ops_test.cpp.
+
+TEST_CASE("einsum multiplies and sums as its equation says") {
+  const Tensor a = testing::iota({2, 3});
+  const Tensor b = testing::iota({3, 2});
+  check_tensor(einsum("ij,jk->ik", {a, b}), DType::float32, {2, 2}, {10, 13, 28, 40});
+  check_tensor(einsum("ij->ji", {a}), DType::float32, {3, 2}, {0, 3, 1, 4, 2, 5});
+  check_tensor(einsum("ij", {a}), DType::float32, {2, 3}, {0, 1, 2, 3, 4, 5});
+  check_tensor(einsum("ii", {testing::iota({3, 3})}), DType::float32, {}, {12});
+  check_tensor(einsum("i,i->", {testing::iota({3}), testing::iota({3})}), DType::float32, {}, {5});
+  check_tensor(einsum("...j->...", {a}), DType::float32, {2}, {3, 12});
+  check_tensor(einsum("ij->", {zeros({0, 3})}), DType::float32, {}, {0});
+}
+
+TEST_CASE("einsum keeps named dims, and broadcasts size 1 against them") {
+  const Tensor x = Tensor::symbolic(TensorMeta{DType::float32, Shape{Dim("N"), 3, 4}}, SymbolicRef{1, 1});
+  const Tensor y = Tensor::symbolic(TensorMeta{DType::float32, Shape{1, 4, 5}}, SymbolicRef{2, 1});
+  const OutputMeta meta = infer_meta(OpRegistry::instance().get("einsum"),
+                                     ValueList{std::string("bij,bjk->bik"), TensorList{x, y}, Value()});
+  CHECK(meta.outputs[0].shape == Shape{Dim("N"), 3, 5});
+}
+
+TEST_CASE("einsum refuses equations that do not fit its operands, naming the equation") {
+  const Tensor a = zeros({2, 3});
+  static constexpr int line = __LINE__ + 1;
+  const auto bad = [&] { return einsum("ij,jk->ik", {a, a}); };
+  const std::string expected = testing::error_at(line, "einsum") +
+                               "equation 'ij,jk->ik': subscript j has size 2 in operand 1 of shape [2, 3], which does "
+                               "not broadcast with its size 3 in an earlier operand";
+  CHECK_THROWS_WITH_AS(bad(), doctest::Contains(expected.c_str()), OpError);
+  const auto fails = [&](std::string_view equation, const TensorList& operands, const char* why) {
+    CAPTURE(equation);
+    CHECK_THROWS_WITH_AS(einsum(equation, operands), doctest::Contains(why), OpError);
+  };
+  fails("ij,jk", {a}, "equation 'ij,jk': the equation has 2 operand term(s) but 1 operand(s) are given");
+  fails("ijk", {a}, "equation 'ijk': operand 0 has 2 dims, but its subscripts 'ijk' name 3");
+  fails("i...jk", {a}, "operand 0 has 2 dims, but its subscripts 'i...jk' name 3 and an ellipsis");
+  fails("i1", {a}, "equation 'i1': '1' at index 1 is not a subscript: subscripts are letters a-z and A-Z");
+  fails("i..j", {a}, "a '.' at index 1 is not part of the one ellipsis ('...') a term may have");
+  fails("ij->k", {a}, "equation 'ij->k': the output's subscript k is not an operand's");
+  fails("ij->ii", {a}, "the output's subscript i appears more than once");
+  fails("ij->...", {a}, "the output has an ellipsis ('...') but no operand has one");
+  fails("ii", {a}, "subscript i is repeated in operand 0 of shape [2, 3], whose dims there differ (2 and 3)");
+  CHECK_THROWS_WITH_AS(einsum("ij", {zeros({2, 3}, DType::int64)}),
+                       doctest::Contains("operand 0 is int64 (shape [2, 3]); symtrace's einsum takes float32 operands"),
+                       OpUnsupported);
+}

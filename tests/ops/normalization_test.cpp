@@ -298,3 +298,85 @@ TEST_CASE("layer_norm's meta function agrees with its kernel over random shapes"
     testing::check_meta_agrees("layer_norm", {randn(shape, gen), normalized, optional(w), optional(b)}, {}, gen);
   }
 }
+
+// ---- group_norm, instance_norm -----------------------------------------------------------
+// Their values on random inputs are compared with LibTorch's in
+// tests/torchscript/native_ops_test.cpp.
+
+TEST_CASE("group_norm with one group per channel pair normalises each pair of each sample") {
+  // Sample 0: channels 0 and 1 hold 1, 2 and 3, 4 (one group: mean 2.5, biased variance 1.25).
+  const Tensor y = group_norm(bn_input(), 1, {}, {}, 0.0);
+  const double s = 1 / std::sqrt(1.25);
+  check_tensor(y, DType::float32, {2, 2, 1, 2}, {-1.5 * s, -0.5 * s, 0.5 * s, 1.5 * s, -1.5 * s, -0.5 * s, 0.5 * s, 1.5 * s});
+}
+
+TEST_CASE("instance_norm normalises each channel of each sample and updates the running statistics") {
+  Tensor rm = zeros({2});
+  Tensor rv = ones({2});
+  // Each (sample, channel) holds two values d apart: normalised to -1, 1; unbiased variance d^2 / 2.
+  const Tensor y = instance_norm(bn_input(), {}, {}, rm, rv, true, 0.5, 0.0);
+  check_tensor(y, DType::float32, {2, 2, 1, 2}, {-1, 1, -1, 1, -1, 1, -1, 1});
+  // Channel 0's sample means are 1.5 and 5.5, channel 1's 3.5 and 7.5.
+  check_tensor(rm, DType::float32, {2}, {0.5 * 3.5, 0.5 * 5.5});
+  check_tensor(rv, DType::float32, {2}, {0.5 + 0.5 * 0.5, 0.5 + 0.5 * 0.5});
+}
+
+TEST_CASE("group_norm and instance_norm keep their input's shape, named dims included") {
+  const Tensor x = Tensor::symbolic(TensorMeta{DType::float32, Shape{Dim("N"), 6, Dim::unknown()}}, SymbolicRef{1, 1});
+  const OutputMeta g = infer_meta(OpRegistry::instance().get("group_norm"), ValueList{x, 3, Value(), Value(), 1e-5});
+  CHECK(g.outputs[0].shape == Shape{Dim("N"), 6, Dim::unknown()});
+  const OutputMeta i = infer_meta(OpRegistry::instance().get("instance_norm"),
+                                  ValueList{x, Value(), Value(), Value(), Value(), true, 0.1, 1e-5});
+  CHECK(i.outputs[0].shape == Shape{Dim("N"), 6, Dim::unknown()});
+}
+
+TEST_CASE("group_norm refuses groups that do not divide the channels, a bad rank and mismatched parameters") {
+  static constexpr int line = __LINE__ + 1;
+  const auto bad = [] { return group_norm(zeros({2, 6, 4}), 4); };
+  CHECK_THROWS_WITH_AS(bad(), doctest::Contains(fmt::format("_test.cpp:{}: group_norm(): ", line).c_str()), OpError);
+  CHECK_THROWS_WITH_AS(bad(), doctest::Contains("input of shape [2, 6, 4] has 6 channels (dim 1), which num_groups=4 "
+                                                "does not divide"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(group_norm(zeros({6}), 2),
+                       doctest::Contains("input must have at least 2 dims [N, C, ...], got shape [6]"), OpError);
+  CHECK_THROWS_WITH_AS(group_norm(zeros({2, 6}), 0), doctest::Contains("num_groups must be positive, got 0"), OpError);
+  CHECK_THROWS_WITH_AS(group_norm(zeros({2, 6}), 2, ones({4})),
+                       doctest::Contains("argument 'weight' of shape [4] does not match input of shape [2, 6], which "
+                                         "has 6 channels (dim 1); expected shape [6]"),
+                       OpError);
+}
+
+TEST_CASE("instance_norm refuses a bad rank and missing running statistics without use_input_stats") {
+  static constexpr int line = __LINE__ + 1;
+  const auto bad = [] { return instance_norm(zeros({2, 3, 4}), {}, {}, {}, {}, false); };
+  CHECK_THROWS_WITH_AS(bad(), doctest::Contains(fmt::format("_test.cpp:{}: instance_norm(): ", line).c_str()),
+                       OpError);
+  CHECK_THROWS_WITH_AS(bad(), doctest::Contains("running_mean and running_var are required when use_input_stats is "
+                                                "False (input of shape [2, 3, 4])"),
+                       OpError);
+  CHECK_THROWS_WITH_AS(instance_norm(zeros({3}), {}, {}, {}, {}),
+                       doctest::Contains("input must have at least 2 dims [N, C, ...], got shape [3]"), OpError);
+  CHECK_THROWS_WITH_AS(instance_norm(zeros({2, 3, 4}), {}, {}, zeros({3}), {}),
+                       doctest::Contains("running_mean and running_var must be given together, got only running_mean"),
+                       OpError);
+}
+
+TEST_CASE("group_norm's and instance_norm's meta functions agree with their kernels over random shapes") {
+  Generator gen(4321);
+  for (int i = 0; i < 30; ++i) {
+    IntList shape = testing::random_shape(gen, 2, 4, 0, 3);
+    const std::int64_t groups = testing::uniform_int(gen, 1, 2);
+    shape[1] = groups * testing::uniform_int(gen, 1, 2);
+    const IntList channels{shape[1]};
+    const bool affine = (gen.bits() & 1) != 0;
+    const Tensor w = affine ? randn(channels, gen) : Tensor();
+    const Tensor b = affine ? randn(channels, gen) : Tensor();
+    testing::check_meta_agrees("group_norm", {randn(shape, gen), groups, optional(w), optional(b)}, {}, gen);
+    const bool stats = (gen.bits() & 1) != 0;
+    const Tensor rm = stats ? randn(channels, gen) : Tensor();
+    const Tensor rv = stats ? add(rand(channels, gen), 0.5) : Tensor();
+    testing::check_meta_agrees("instance_norm",
+                               {randn(shape, gen), optional(w), optional(b), optional(rm), optional(rv), !stats, 0.1, 1e-5},
+                               {}, gen);
+  }
+}

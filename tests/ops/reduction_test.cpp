@@ -253,3 +253,29 @@ TEST_CASE("argmax and softmax refuse bool tensors and bad dims") {
   CHECK_THROWS_WITH_AS(bad_dim(), doctest::Contains(error_at(dim_line, "log_softmax").c_str()), OpError);
   CHECK_THROWS_WITH_AS(bad_dim(), doctest::Contains("dimension -3 is out of range for a tensor of shape [2, 3]"), OpError);
 }
+
+// ---- cumsum --------------------------------------------------------------------------------
+// Its values on random inputs are compared with LibTorch's in tests/torchscript/native_ops_test.cpp.
+
+TEST_CASE("cumsum sums each prefix along its dim, integral and bool input into int64") {
+  check_tensor(cumsum(testing::iota({2, 3}), 1), DType::float32, {2, 3}, {0, 1, 3, 3, 7, 12});
+  check_tensor(cumsum(testing::iota({2, 3}), -2), DType::float32, {2, 3}, {0, 1, 2, 3, 5, 7});
+  check_tensor(cumsum(transposed(testing::iota({2, 3})), 0), DType::float32, {3, 2}, {0, 3, 1, 7, 3, 12});
+  check_tensor(cumsum(arange(4), 0), DType::int64, {4}, {0, 1, 3, 6});
+  check_tensor(cumsum(gt(testing::iota({4}), 1.0), 0), DType::int64, {4}, {0, 0, 1, 2});
+  check_tensor(cumsum(arange(3), 0, DType::float32), DType::float32, {3}, {0, 1, 3});
+  check_tensor(cumsum(zeros({0, 2}), 0), DType::float32, {0, 2}, {});
+}
+
+TEST_CASE("cumsum keeps a named dim and refuses a dim out of range") {
+  const Tensor x = Tensor::symbolic(TensorMeta{DType::float32, Shape{Dim("N"), 4}}, SymbolicRef{1, 1});
+  CHECK(infer_meta(OpRegistry::instance().get("cumsum"), ValueList{x, 0, Value()}).outputs[0].shape ==
+        Shape{Dim("N"), 4});
+  static constexpr int line = __LINE__ + 1;
+  const auto bad = [] { return cumsum(zeros({2, 3}), 2); };
+  const std::string expected =
+      error_at(line, "cumsum") + "dimension 2 is out of range for a tensor of shape [2, 3] (expected -2 to 1)";
+  CHECK_THROWS_WITH_AS(bad(), doctest::Contains(expected.c_str()), OpError);
+  CHECK_THROWS_WITH_AS(cumsum(zeros({2}), 0, DType::bool_),
+                       doctest::Contains("cumsum(): dtype=bool is not supported (input of shape [2])"), OpUnsupported);
+}

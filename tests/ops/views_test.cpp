@@ -612,3 +612,17 @@ TEST_CASE("meta agrees with the kernel for slice, narrow and select over random 
     if (n > 0) check_meta_agrees("select", {x, maybe_negative(d, rank, gen), uniform_int(gen, -n, n - 1)}, {}, gen);
   }
 }
+
+TEST_CASE("clone copies into new memory, contiguous whatever the input's strides") {
+  const Tensor x = iota({2, 3});
+  const Tensor t = testing::transposed(x);
+  const Tensor c = clone(t);
+  CHECK(c.is_contiguous());
+  CHECK_FALSE(c.shares_storage_with(x));
+  CHECK(c.to_vector<float>() == t.to_vector<float>());
+  c.fill_(1);
+  CHECK(x.to_vector<float>() == std::vector<float>{0, 1, 2, 3, 4, 5});
+  const Tensor s = Tensor::symbolic(TensorMeta{DType::int64, Shape{Dim("N"), 3}}, SymbolicRef{1, 1});
+  CHECK(infer_meta(OpRegistry::instance().get("clone"), ValueList{s}).outputs[0] ==
+        TensorMeta{DType::int64, Shape{Dim("N"), 3}});
+}

@@ -5,11 +5,15 @@
 /// MACs), as text or JSON.
 ///
 /// Counting convention: one multiply-add is one MAC and two FLOPs.
-/// - `conv2d`, `linear` (ops that mix channels through a weight): MACs = output elements x
-///   (weight elements / output channels); FLOPs = 2 x MACs, plus one per output element for a
-///   bias.
+/// - `conv1d`, `conv2d`, `conv3d`, `linear` (ops that mix channels through a weight): MACs =
+///   output elements x (weight elements / output channels); FLOPs = 2 x MACs, plus one per
+///   output element for a bias.
+/// - `conv_transpose1d`, `conv_transpose2d`, `conv_transpose3d`: MACs = input elements x
+///   (weight elements / input channels); FLOPs as for conv2d.
 /// - `matmul`: MACs = output elements x the contracted size; FLOPs = 2 x MACs.
-/// - `batch_norm` and `layer_norm`: no MACs; FLOPs = 2 per output element (the affine
+/// - `einsum`: MACs = the product of the sizes of all the equation's subscripts (output
+///   elements x the summed sizes); FLOPs = 2 x MACs.
+/// - `batch_norm`, `layer_norm`, `group_norm` and `instance_norm`: no MACs; FLOPs = 2 per output element (the affine
 ///   normalisation; the statistics of a training-mode norm are not counted).
 /// - elementwise ops: one FLOP per output element; pooling, reductions and softmax: one FLOP
 ///   per input element; shape and view ops: none.

@@ -5,7 +5,8 @@
 /// `weight_hh_l{k}[_reverse]` [4H, H] and the biases `bias_ih_l{k}`, `bias_hh_l{k}` [4H]. A leaf
 /// when traced by default. `lstm` is its computation, as `torch._VF.lstm`: per step,
 /// gates = x W_ih^T + b_ih + h W_hh^T + b_hh; i, f, g, o = chunk(gates, 4);
-/// c = σ(f) c + σ(i) tanh(g); h = σ(o) tanh(c). The number of steps must be known.
+/// c = σ(f) c + σ(i) tanh(g); h = σ(o) tanh(c). The number of steps must be known. `gru` and
+/// `rnn` are the other recurrences of `torch._VF`, computed the same way.
 
 #include "symtrace/nn/module_holder.hpp"
 #include "symtrace/nn/typed_module.hpp"
@@ -35,6 +36,22 @@ std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, const Tensor& h0, c
                                         bool has_biases, std::int64_t num_layers, double dropout, bool train,
                                         bool bidirectional, bool batch_first,
                                         std::source_location where = std::source_location::current());
+
+/// The GRU of `input` from `h0` (shaped as for `lstm`), as `torch._VF.gru`: `params` as for
+/// `lstm`, with the gates (r, z, n) stacked in [3H, ...] weights; per step,
+/// r = σ(x_r + h_r), z = σ(x_z + h_z), n = tanh(x_n + r h_n), h = (1 - z) n + z h, where
+/// x_* = chunk(x W_ih^T + b_ih, 3) and h_* = chunk(h W_hh^T + b_hh, 3). Returns the output and
+/// the last h; throws as `lstm`.
+std::tuple<Tensor, Tensor> gru(const Tensor& input, const Tensor& h0, const TensorList& params, bool has_biases,
+                               std::int64_t num_layers, double dropout, bool train, bool bidirectional,
+                               bool batch_first, std::source_location where = std::source_location::current());
+
+/// The Elman RNN of `input` from `h0`, as `torch._VF.rnn_tanh` (`relu` false) and
+/// `torch._VF.rnn_relu`: per step h = act(x W_ih^T + b_ih + h W_hh^T + b_hh). Returns the
+/// output and the last h; throws as `lstm`.
+std::tuple<Tensor, Tensor> rnn(const Tensor& input, const Tensor& h0, const TensorList& params, bool has_biases,
+                               std::int64_t num_layers, double dropout, bool train, bool bidirectional,
+                               bool batch_first, bool relu, std::source_location where = std::source_location::current());
 
 class LSTMImpl : public TypedModule<LSTMImpl> {
  public:

@@ -1,11 +1,13 @@
 #pragma once
 /// \file
-/// Reductions over dims and normalising functions along a dim.
+/// Reductions over dims, normalising functions along a dim, and the running sum along a dim.
 ///
 /// Schemas: `sum(Tensor self, int[] dim=[], bool keepdim=False)` (bool/int64 -> int64),
 /// `mean(...)` (floating only), `amax(...)` (keeps the dtype), `argmax(Tensor self, int? dim=None,
 /// bool keepdim=False)` (int64; over the flattened tensor when dim is None),
-/// `softmax(Tensor self, int dim)`, `log_softmax(Tensor self, int dim)` (float32).
+/// `softmax(Tensor self, int dim)`, `log_softmax(Tensor self, int dim)` (float32),
+/// `cumsum(Tensor self, int dim, *, ScalarType? dtype=None)` (bool/int64 -> int64 unless
+/// `dtype` is given).
 /// An empty `dim` list reduces over every dim.
 
 #include "symtrace/core/tensor.hpp"
@@ -24,5 +26,8 @@ Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt, b
               Where where = Where::current());
 Tensor softmax(const Tensor& x, std::int64_t dim, Where where = Where::current());
 Tensor log_softmax(const Tensor& x, std::int64_t dim, Where where = Where::current());
+/// The running sum of `x` along `dim`, as `torch.cumsum`: element i is the sum of elements 0..i.
+Tensor cumsum(const Tensor& x, std::int64_t dim, std::optional<DType> dtype = std::nullopt,
+              Where where = Where::current());
 
 }  // namespace symtrace

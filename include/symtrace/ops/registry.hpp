@@ -37,7 +37,7 @@ class OpRegistry {
 
   /// Makes ops on demand: given a name that no op or callable has, registers an op of that
   /// name (with `add_runtime`) and returns it, or returns nullptr. The TorchScript front end
-  /// sets one for LibTorch's operators (`aten::einsum`, `aten::add.Tensor`: docs/design.md,
+  /// sets one for LibTorch's operators (`aten::kron`, `aten::add.Tensor`: docs/design.md,
   /// decision 14), so a graph that names them runs, and reads back from JSON, in any program
   /// linked with it.
   using Resolver = const OpDef* (*)(std::string_view name) noexcept;

@@ -8,7 +8,8 @@
 /// `flatten(Tensor self, int start_dim=0, int end_dim=-1)`, `permute(Tensor self, int[] dims)`,
 /// `transpose(Tensor self, int dim0, int dim1)`, `unsqueeze(Tensor self, int dim)`,
 /// `squeeze(Tensor self, int? dim=None)`, `expand(Tensor self, int[] size)` (-1 keeps a size),
-/// `contiguous(Tensor self)`, `slice(Tensor self, int dim=0, int? start=None, int? end=None,
+/// `contiguous(Tensor self)`, `clone(Tensor self)` (a copy; aten's memory_format is dropped),
+/// `slice(Tensor self, int dim=0, int? start=None, int? end=None,
 /// int step=1)`, `narrow(Tensor self, int dim, int start, int length)`,
 /// `select(Tensor self, int dim, int index)`.
 /// Others: `index_select(Tensor self, int dim, Tensor index)`, `cat(Tensor[] tensors, int dim=0)`,
@@ -29,6 +30,7 @@
 
 #include <optional>
 #include <source_location>
+#include <string_view>
 
 namespace symtrace {
 
@@ -43,6 +45,8 @@ Tensor unsqueeze(const Tensor& x, std::int64_t dim, Where where = Where::current
 Tensor squeeze(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt, Where where = Where::current());
 Tensor expand(const Tensor& x, const SymIntList& sizes, Where where = Where::current());
 Tensor contiguous(const Tensor& x, Where where = Where::current());
+/// A contiguous copy of `x` that shares no memory with it, as `torch.clone`.
+Tensor clone(const Tensor& x, Where where = Where::current());
 Tensor slice(const Tensor& x, std::int64_t dim, std::optional<std::int64_t> start, std::optional<std::int64_t> end,
              std::int64_t step = 1, Where where = Where::current());
 Tensor narrow(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t length,
@@ -55,6 +59,13 @@ Tensor stack(const TensorList& tensors, std::int64_t dim = 0, Where where = Wher
 /// after) pairs from the last dim backwards (`{1, 1}` pads the last dim by one on each side);
 /// negative amounts crop.
 Tensor pad(const Tensor& x, const IntList& pad, double value = 0.0, Where where = Where::current());
+/// `torch.nn.functional.pad(x, pad, mode, value)`: `mode` "constant" pads with `value` (0 when
+/// absent); "reflect" mirrors the elements next to each edge (the edge not repeated),
+/// "replicate" repeats the edge element, "circular" wraps around. Those three pad the last 1, 2
+/// or 3 dims of an input with 1 or 2 more dims, by less than the dim's size for "reflect", at
+/// most its size for "circular" (which alone may crop); they take no value.
+Tensor pad(const Tensor& x, const IntList& pad, std::string_view mode, std::optional<double> value = std::nullopt,
+           Where where = Where::current());
 /// `torch.roll(x, shifts, dims)`: moves elements `shifts[k]` places along `dims[k]`, those that
 /// leave at one end coming back at the other.
 Tensor roll(const Tensor& x, const IntList& shifts, const IntList& dims, Where where = Where::current());
