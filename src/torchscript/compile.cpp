@@ -205,7 +205,7 @@ void Compiler::fill(Program& p, jit::Function& fn, const std::shared_ptr<jit::Gr
     p.result_type = r->annotation_str();
     if (auto tuple = r->cast<c10::TupleType>()) p.result_arity = tuple->elements().size();
   }
-  State s{p, self_type, {}, symtrace::detail::make_source_location(fmt::format("<TorchScript {}>", p.qualified_name), 0, p.name)};
+  State s{p, self_type, {}, symtrace::detail::make_source_location(fmt::format("<TorchScript {}>", p.qualified_name), 0, p.name), std::nullopt};
   if (self_type) {
     Ref self;
     self.kind = Ref::Kind::module;
