@@ -235,15 +235,17 @@ std::source_location Compiler::where(State& s, const jit::Node* node) {
   jit::SourceRange range = node->sourceRange();
   if (!range.source()) return s.last_python.value_or(s.fallback);
   // The range in the archive's printed code; the Python that was scripted, when recorded.
-  auto original = range.findSourceRangeThatGenerated();
-  if (!original && s.last_python) return *s.last_python;  // State::last_python
-  if (original) range = *original;
+  if (auto original = range.findSourceRangeThatGenerated()) range = *original;
   auto flc = range.file_line_col();
   if (!flc) return s.last_python.value_or(s.fallback);
   const auto& [file, line, column] = *flc;
+  // The archive's own code (`code/__torch__/...py`) where Python lines were seen before it:
+  // State::last_python.
+  const bool archive = file.starts_with("code/") || file.empty() || file.front() == '<';
+  if (archive && s.last_python) return *s.last_python;
   const std::source_location at = symtrace::detail::make_source_location(
       file, static_cast<std::uint32_t>(line), s.program.name, static_cast<std::uint32_t>(column + 1));
-  if (original) s.last_python = at;
+  if (!archive) s.last_python = at;
   return at;
 }
 

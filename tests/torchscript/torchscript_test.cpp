@@ -305,7 +305,7 @@ TEST_CASE("a failure in code compiled from text of no file is located at the cal
   CHECK(f.kind == "TraceError");
   CHECK(fs::path(f.where.file_name()).filename() == "make_models.py");
   CHECK(f.where.line() == static_cast<unsigned>(python_line("the call a failure in <string> is located at")));
-  CHECK(f.message.find("(in TorchScript's builtin string_source.gate, at <string>:3)") != std::string::npos);
+  CHECK(f.message.find("(in TorchScript's builtin __torch__.string_source.gate, at <string>:3)") != std::string::npos);
   // Eagerly the function runs as any other.
   const Tensor x = read_floats(models / "string_gate.input.bin", {2, 3});
   CHECK(max_rel_error(model->call({x}).to_tensor(), read_floats(models / "string_gate.output.bin", {2, 3})) <= 1e-6);
