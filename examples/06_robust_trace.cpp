@@ -108,19 +108,21 @@ int main() {
                                               "head=leaf"},
          "the hierarchy's statuses");
 
-  // 4. The root graph: gate is one call_module node taking the call's argument. Nothing tells
-  //    its output shape, so it has unknown rank, and so does everything computed from it.
+  // 4. The root graph: gate is one call_module node taking the call's argument. Its output's
+  //    shape comes from running it (twice, on inputs of its call's shape: "shape by
+  //    execution" in the report), so what is computed from it has known shapes too.
   const Graph& root = *c.find("");
   fmt::print("\nthe model's graph:\n{}", to_string(root));
   const Node* gate = root.find_node("gate");
   expect(gate && gate->op() == OpKind::call_module && gate->target() == "gate" && gate->args().size() == 1,
          "%gate is a call_module leaf taking the call's real argument");
-  expect(meta_of(root, "gate") == "float32[...]", "the failed module's result has unknown rank");
+  expect(meta_of(root, "gate") == "float32[2, 4]", "the failed module's result has the shape it really has");
+  expect(f != nullptr && f->result_by_execution, "found by running it");
   const Argument* why = gate != nullptr ? gate->meta(meta_keys::failure) : nullptr;
   expect(why != nullptr && why->get_if<std::string>() != nullptr && *why->get_if<std::string>() == to_string(*f),
          "%gate carries its failure in its metadata");
   expect(to_dot(root).find("TraceError") != std::string::npos, "and DOT draws it as failed");
-  expect(meta_of(root, "head") == "float32[...]", "and so has what is computed from it");
+  expect(meta_of(root, "head") == "float32[2, 2]", "and so has what is computed from it");
   expect(meta_of(root, "stem") == "float32[2, 4]", "shapes before the gate are known");
   // fc_a was called before gate failed: its graph has the input shape seen there. fc_b never was.
   expect(meta_of(*c.find("gate.fc_a"), "x") == "float32[2, 4]", "fc_a's input: the shape seen at its call");
@@ -158,7 +160,7 @@ int main() {
 //   the model's graph:
 //   graph():
 //       ...
-//       %gate : float32[...] [num_users=1] = call_module[target=gate](args = (%relu,), kwargs = {})
+//       %gate : float32[2, 4] [num_users=1] = call_module[target=gate](args = (%relu,), kwargs = {})
 //       ...
 //   input 0 (fc_b branch): interpreter vs eager max abs error 0
 //   input 1 (-h branch): interpreter vs eager max abs error 0
