@@ -74,7 +74,7 @@ std::optional<DType> symtrace_dtype(at::ScalarType t) {
 }
 
 /// A concrete symtrace tensor as a LibTorch tensor over the same memory.
-at::Tensor share(const Tensor& t) {
+at::Tensor aten_view_of(const Tensor& t) {
   const Shape& shape = t.shape();
   std::vector<std::int64_t> sizes;
   sizes.reserve(shape.rank());
@@ -114,7 +114,7 @@ struct Probe {
 };
 
 at::Tensor make_tensor(const Tensor& t, const Probe& probe) {
-  if (probe.kind == Probe::Kind::share) return share(t);
+  if (probe.kind == Probe::Kind::share) return aten_view_of(t);
   std::vector<std::int64_t> sizes;
   for (const Dim& d : t.shape()) sizes.push_back(probe.size(d));
   auto options = at::TensorOptions().dtype(scalar_type(t.dtype()));
