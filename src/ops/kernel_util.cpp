@@ -6,7 +6,7 @@ Tensor empty_like_meta(const TensorMeta& meta) { return Tensor::empty(meta.shape
 
 void copy_into(const Tensor& dst, const Tensor& src_in) {
   Tensor src = src_in;
-  if (src.shares_storage_with(dst)) src = clone(src);  // overlapping copies read from a snapshot
+  if (src.shares_storage_with(dst)) src = detail::clone(src);  // overlapping copies read from a snapshot
   visit_dtype(dst.dtype(), [&]<class D>() {
     visit_dtype(src.dtype(), [&]<class S>() {
       map_unary<D, S>(dst, src, [](S v) { return static_cast<D>(v); });
