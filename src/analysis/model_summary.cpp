@@ -31,6 +31,12 @@ std::optional<SymExpr> numel_of(const Node* n) {
   return n->tensor_meta()->shape.numel_dim().expr();
 }
 
+/// The known size of dim 0 of a node's result (a weight's output or input channels), else nullopt.
+std::optional<std::int64_t> first_dim(const Node* n) {
+  if (n == nullptr || n->tensor_meta() == nullptr || n->tensor_meta()->shape.rank() < 1) return std::nullopt;
+  return n->tensor_meta()->shape[0].maybe();
+}
+
 /// Ops charged one FLOP per input element (they read every element once).
 bool reads_every_input(std::string_view op) {
   return op == "max_pool2d" || op == "avg_pool2d" || op == "adaptive_avg_pool2d" || op == "softmax" ||
@@ -53,10 +59,7 @@ NodeCost op_cost(const Node& n, const OpDef& op) {
   if (op.has(OpFlags::channel_mixing)) {
     const Node* w = n.arg_node(1);
     const std::optional<SymExpr> weight = numel_of(w);
-    const std::optional<std::int64_t> c_out =
-        w != nullptr && w->tensor_meta() != nullptr && w->tensor_meta()->shape.rank() >= 1
-            ? w->tensor_meta()->shape[0].maybe()
-            : std::nullopt;
+    const std::optional<std::int64_t> c_out = first_dim(w);
     const std::optional<SymExpr> per_output = c_out && *c_out > 0 && weight ? divide_exactly(*weight, SymExpr(*c_out)) : std::nullopt;
     if (!out || !per_output) {
       c.known = false;
@@ -71,10 +74,7 @@ NodeCost op_cost(const Node& n, const OpDef& op) {
     const Node* w = n.arg_node(1);
     const std::optional<SymExpr> in = numel_of(x);
     const std::optional<SymExpr> weight = numel_of(w);
-    const std::optional<std::int64_t> c_in =
-        w != nullptr && w->tensor_meta() != nullptr && w->tensor_meta()->shape.rank() >= 1
-            ? w->tensor_meta()->shape[0].maybe()
-            : std::nullopt;
+    const std::optional<std::int64_t> c_in = first_dim(w);
     const std::optional<SymExpr> per_input = c_in && *c_in > 0 && weight ? divide_exactly(*weight, SymExpr(*c_in)) : std::nullopt;
     if (!in || !out || !per_input) {
       c.known = false;

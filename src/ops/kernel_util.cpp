@@ -51,6 +51,16 @@ Tensor select_view(const Tensor& t, std::size_t dim, std::int64_t index) {
   return Tensor::view_of(t, shape, std::move(strides), t.storage_offset() + index * t.strides()[dim]);
 }
 
+Slices slices_around(const IntList& sizes, std::size_t d) {
+  Slices s;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (i < d) s.outer *= sizes[i];
+    if (i == d) s.size = sizes[i];
+    if (i > d) s.inner *= sizes[i];
+  }
+  return s;
+}
+
 Tensor narrow_view(const Tensor& t, std::size_t dim, std::int64_t start, std::int64_t length) {
   Shape shape = t.shape();
   shape[dim] = length;

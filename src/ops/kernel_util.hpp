@@ -26,6 +26,13 @@ Tensor operand_tensor(const Value& v, DType dtype);
 /// size > 1 with stride 0, as after expand()): an in-place write to it would be ambiguous.
 void check_writable(const OpCall& call, const Tensor& t);
 
+/// The extents of contiguous `sizes` around dim `d`: the product of the dims before it, its own
+/// size and the product of the dims after it (a 0-dim tensor is one slice of one element).
+struct Slices {
+  std::int64_t outer = 1, size = 1, inner = 1;
+};
+Slices slices_around(const IntList& sizes, std::size_t d);
+
 /// Index `index` of concrete `t` along `dim`, that dim removed, as a view.
 Tensor select_view(const Tensor& t, std::size_t dim, std::int64_t index);
 /// The piece [start, start + length) of concrete `t` along `dim`, as a view.

@@ -214,14 +214,9 @@ OutputMeta softmax_meta(const OpCall& call) {
 template <bool Log>
 Value softmax_kernel(const OpCall& call, const OutputMeta& meta) {
   const Tensor x = detail::contiguous_copy(detail::cast(call.tensor(0), DType::float32));
-  const IntList sizes = x.shape().sizes();
   const auto d = static_cast<std::size_t>(detail::wrap_dim(call, call.integer(1), x.dim(), x.shape()));
-  std::int64_t outer = 1, n = 1, stride = 1;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (i < d) outer *= sizes[i];
-    else if (i == d) n = sizes[i];
-    else stride *= sizes[i];
-  }
+  const detail::Slices slices = detail::slices_around(x.shape().sizes(), d);
+  const std::int64_t outer = slices.outer, n = slices.size, stride = slices.inner;
   Tensor out = detail::empty_like_meta(meta.outputs[0]);
   if (n == 0) return out;  // nothing to normalise (and no 1 / 0 to compute)
   const float* in = x.data_ptr<float>();
@@ -275,14 +270,9 @@ Value cumsum_kernel(const OpCall& call, const OutputMeta& meta) {
   const DType dtype = meta.outputs[0].dtype;
   const Tensor x = detail::contiguous_copy(detail::cast(call.tensor(0), dtype));
   Tensor out = detail::empty_like_meta(meta.outputs[0]);
-  const IntList sizes = x.shape().sizes();
   const auto d = static_cast<std::size_t>(detail::wrap_dim(call, call.integer(1), x.dim(), x.shape()));
-  std::int64_t outer = 1, n = 1, stride = 1;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (i < d) outer *= sizes[i];
-    else if (i == d) n = sizes[i];
-    else stride *= sizes[i];
-  }
+  const detail::Slices slices = detail::slices_around(x.shape().sizes(), d);
+  const std::int64_t outer = slices.outer, n = slices.size, stride = slices.inner;
   if (outer * n * stride == 0) return out;
   const auto run = [&]<class T, class Acc>() {
     const T* in = x.data_ptr<T>();

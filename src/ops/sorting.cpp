@@ -78,20 +78,8 @@ void topk_slices(const Tensor& x, std::int64_t outer, std::int64_t size, std::in
   }
 }
 
-// Outer, size and inner extents of contiguous `sizes` around dim `d` (a 0-dim tensor is one
-// slice of one element).
-struct Slices {
-  std::int64_t outer = 1, size = 1, inner = 1;
-};
-Slices slices_around(const IntList& sizes, std::size_t d) {
-  Slices s;
-  for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (i < d) s.outer *= sizes[i];
-    if (i == d) s.size = sizes[i];
-    if (i > d) s.inner *= sizes[i];
-  }
-  return s;
-}
+using detail::Slices;
+using detail::slices_around;
 
 Value topk_kernel(const OpCall& call, const OutputMeta&) {
   const Tensor x = detail::contiguous_copy(call.tensor(0));
