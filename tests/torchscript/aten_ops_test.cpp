@@ -85,6 +85,25 @@ TEST_CASE("a model whose ops symtrace lacks runs them through LibTorch, eagerly 
   }
 }
 
+TEST_CASE("a model whose every op is LibTorch's runs, traces and interprets equal to LibTorch's forward") {
+  // fallback_ops: fourteen elementwise ops, none of them symtrace's (the benchmark's model too).
+  std::shared_ptr<Module> model = torchscript::load(models / "fallback_ops.script.pt");
+  const Tensor x = read_floats(models / "fallback_ops.input.bin", {1, 16, 64, 64});
+  const Tensor expected = read_floats(models / "fallback_ops.output.bin", {1, 16, 64, 64});
+  const Tensor eager = model->call({x}).to_tensor();
+  CHECK(max_rel_error(eager, expected) <= 1e-5);
+
+  Graph g = symbolic_trace(*model, {InputSpec(Shape{Dim("N"), 16, Dim("H"), Dim("W")})});
+  CHECK_NOTHROW(g.lint());
+  CHECK(libtorch_targets(g).size() == 14);
+  // Elementwise: every result keeps the input's named dims.
+  for (const Node& n : g.nodes()) {
+    CAPTURE(n.name());
+    if (n.op() == OpKind::call_function) CHECK(n.tensor_meta()->shape == Shape{Dim("N"), 16, Dim("H"), Dim("W")});
+  }
+  CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), eager) <= 1e-6);
+}
+
 TEST_CASE("LibTorch's ops keep named dims where the result's size is one of the input's, and the rank always") {
   std::shared_ptr<Module> model = torchscript::load(models / "libtorch_ops.script.pt");
   Graph g = symbolic_trace(*model, {InputSpec(Shape{Dim("N"), 8, Dim("W")})});
