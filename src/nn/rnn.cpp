@@ -169,33 +169,69 @@ std::tuple<Tensor, Tensor> rnn(const Tensor& input, const Tensor& h0, const Tens
   return {out, h};
 }
 
-LSTMImpl::LSTMImpl(std::int64_t input, std::int64_t hidden, LSTMOptions opts, std::source_location where)
-    : input_size(input), hidden_size(hidden), options(opts) {
-  if (input <= 0 || hidden <= 0 || opts.num_layers <= 0)
-    throw_invalid_argument(where, "LSTM({}, {}, num_layers={}): the sizes and num_layers must be positive", input,
-                           hidden, opts.num_layers);
-  if (!(opts.dropout >= 0.0 && opts.dropout <= 1.0))
-    throw_invalid_argument(where, "LSTM: dropout must be in [0, 1], got {}", format_double(opts.dropout));
-  // PyTorch's initialisation: every parameter uniform in [-1/sqrt(H), 1/sqrt(H)].
+namespace {
+
+// The checks and parameters every recurrent layer shares: `gates` gates per layer and
+// direction, registered under PyTorch's names in torch._VF's order, each uniform in
+// [-1/sqrt(H), 1/sqrt(H)] as PyTorch initialises them.
+TensorList register_weights(Module& m, const char* type, std::int64_t gates, std::int64_t input, std::int64_t hidden,
+                            std::int64_t num_layers, bool bias, bool bidirectional, double dropout,
+                            std::source_location where) {
+  if (input <= 0 || hidden <= 0 || num_layers <= 0)
+    throw_invalid_argument(where, "{}({}, {}, num_layers={}): the sizes and num_layers must be positive", type, input,
+                           hidden, num_layers);
+  if (!(dropout >= 0.0 && dropout <= 1.0))
+    throw_invalid_argument(where, "{}: dropout must be in [0, 1], got {}", type, format_double(dropout));
   const double bound = 1.0 / std::sqrt(static_cast<double>(hidden));
+  TensorList weights;
   auto make = [&](const std::string& name, IntList shape) {
-    flat_weights.push_back(
-        register_parameter(name, init::uniform_(Tensor::empty(Shape(std::move(shape))), -bound, bound), where));
+    weights.push_back(m.register_parameter(name, init::uniform_(Tensor::empty(Shape(std::move(shape))), -bound, bound), where));
   };
-  const std::int64_t directions = opts.bidirectional ? 2 : 1;
-  for (std::int64_t layer = 0; layer < opts.num_layers; ++layer) {
+  const std::int64_t directions = bidirectional ? 2 : 1;
+  for (std::int64_t layer = 0; layer < num_layers; ++layer) {
     for (std::int64_t dir = 0; dir < directions; ++dir) {
       const std::string suffix = fmt::format("_l{}{}", layer, dir == 1 ? "_reverse" : "");
       const std::int64_t in = layer == 0 ? input : hidden * directions;
-      make("weight_ih" + suffix, {4 * hidden, in});
-      make("weight_hh" + suffix, {4 * hidden, hidden});
-      if (opts.bias) {
-        make("bias_ih" + suffix, {4 * hidden});
-        make("bias_hh" + suffix, {4 * hidden});
+      make("weight_ih" + suffix, {gates * hidden, in});
+      make("weight_hh" + suffix, {gates * hidden, hidden});
+      if (bias) {
+        make("bias_ih" + suffix, {gates * hidden});
+        make("bias_hh" + suffix, {gates * hidden});
       }
     }
   }
+  return weights;
 }
+
+// Zeros of the initial state's shape for `input`: [layers * directions, N, H], or without N
+// for an unbatched input.
+Tensor zero_state(const Tensor& input, std::int64_t num_layers, bool bidirectional, bool batch_first,
+                  std::int64_t hidden) {
+  const std::int64_t cells = num_layers * (bidirectional ? 2 : 1);
+  const SymIntList shape = input.dim() == 3
+                               ? SymIntList{SymInt(cells), input.size(batch_first ? 0 : 1), SymInt(hidden)}
+                               : SymIntList{SymInt(cells), SymInt(hidden)};
+  return zeros(shape, input.dtype());
+}
+
+// PyTorch's RNNBase.extra_repr.
+std::string recurrent_repr(std::int64_t input, std::int64_t hidden, std::int64_t num_layers, bool bias,
+                           bool batch_first, double dropout, bool bidirectional) {
+  std::string s = fmt::format("{}, {}", input, hidden);
+  if (num_layers != 1) s += fmt::format(", num_layers={}", num_layers);
+  if (!bias) s += ", bias=False";
+  if (batch_first) s += ", batch_first=True";
+  if (dropout != 0.0) s += fmt::format(", dropout={}", format_double(dropout));
+  if (bidirectional) s += ", bidirectional=True";
+  return s;
+}
+
+}  // namespace
+
+LSTMImpl::LSTMImpl(std::int64_t input, std::int64_t hidden, LSTMOptions opts, std::source_location where)
+    : input_size(input), hidden_size(hidden), options(opts),
+      flat_weights(register_weights(*this, "LSTM", 4, input, hidden, opts.num_layers, opts.bias, opts.bidirectional,
+                                    opts.dropout, where)) {}
 
 std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& input,
                                                                  const std::optional<TensorList>& hx) {
@@ -205,12 +241,8 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& i
     h0 = (*hx)[0];
     c0 = (*hx)[1];
   } else {
-    const std::int64_t cells = options.num_layers * (options.bidirectional ? 2 : 1);
-    const bool batched = input.dim() == 3;
-    SymIntList shape = batched ? SymIntList{SymInt(cells), input.size(options.batch_first ? 0 : 1), SymInt(hidden_size)}
-                               : SymIntList{SymInt(cells), SymInt(hidden_size)};
-    h0 = zeros(shape, input.dtype());
-    c0 = zeros(shape, input.dtype());
+    h0 = zero_state(input, options.num_layers, options.bidirectional, options.batch_first, hidden_size);
+    c0 = zero_state(input, options.num_layers, options.bidirectional, options.batch_first, hidden_size);
   }
   auto [out, h, c] = lstm(input, h0, c0, flat_weights, options.bias, options.num_layers, options.dropout, is_training(),
                           options.bidirectional, options.batch_first);
@@ -218,12 +250,50 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& i
 }
 
 std::string LSTMImpl::extra_repr() const {
-  std::string s = fmt::format("{}, {}", input_size, hidden_size);
-  if (options.num_layers != 1) s += fmt::format(", num_layers={}", options.num_layers);
-  if (!options.bias) s += ", bias=False";
-  if (options.batch_first) s += ", batch_first=True";
-  if (options.dropout != 0.0) s += fmt::format(", dropout={}", format_double(options.dropout));
-  if (options.bidirectional) s += ", bidirectional=True";
+  return recurrent_repr(input_size, hidden_size, options.num_layers, options.bias, options.batch_first,
+                        options.dropout, options.bidirectional);
+}
+
+GRUImpl::GRUImpl(std::int64_t input, std::int64_t hidden, GRUOptions opts, std::source_location where)
+    : input_size(input), hidden_size(hidden), options(opts),
+      flat_weights(register_weights(*this, "GRU", 3, input, hidden, opts.num_layers, opts.bias, opts.bidirectional,
+                                    opts.dropout, where)) {}
+
+std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, const std::optional<Tensor>& hx) {
+  const Tensor h0 = hx ? *hx : zero_state(input, options.num_layers, options.bidirectional, options.batch_first, hidden_size);
+  return gru(input, h0, flat_weights, options.bias, options.num_layers, options.dropout, is_training(),
+             options.bidirectional, options.batch_first);
+}
+
+std::string GRUImpl::extra_repr() const {
+  return recurrent_repr(input_size, hidden_size, options.num_layers, options.bias, options.batch_first,
+                        options.dropout, options.bidirectional);
+}
+
+namespace {
+const RNNOptions& checked(const RNNOptions& opts, std::source_location where) {
+  if (opts.nonlinearity != "tanh" && opts.nonlinearity != "relu")
+    throw_invalid_argument(where, "RNN: nonlinearity must be 'tanh' or 'relu', got '{}'", opts.nonlinearity);
+  return opts;
+}
+}  // namespace
+
+RNNImpl::RNNImpl(std::int64_t input, std::int64_t hidden, RNNOptions opts, std::source_location where)
+    : input_size(input), hidden_size(hidden), options(checked(opts, where)),
+      flat_weights(register_weights(*this, "RNN", 1, input, hidden, opts.num_layers, opts.bias, opts.bidirectional,
+                                    opts.dropout, where)) {}
+
+std::tuple<Tensor, Tensor> RNNImpl::forward(const Tensor& input, const std::optional<Tensor>& hx) {
+  const Tensor h0 = hx ? *hx : zero_state(input, options.num_layers, options.bidirectional, options.batch_first, hidden_size);
+  return rnn(input, h0, flat_weights, options.bias, options.num_layers, options.dropout, is_training(),
+             options.bidirectional, options.batch_first, options.nonlinearity == "relu");
+}
+
+std::string RNNImpl::extra_repr() const {
+  std::string s = recurrent_repr(input_size, hidden_size, options.num_layers, options.bias, options.batch_first,
+                                 options.dropout, options.bidirectional);
+  // As torch.nn.RNNCell's repr (torch.nn.RNN's leaves it out, but it is what the layer computes).
+  if (options.nonlinearity != "tanh") s += fmt::format(", nonlinearity={}", options.nonlinearity);
   return s;
 }
 

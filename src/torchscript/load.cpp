@@ -131,6 +131,101 @@ at::Tensor tensor_attr(const jit::Module& m, const char* name) {
 // configuration is one the symtrace layer does not cover (it then runs its TorchScript forward).
 using LayerMaker = std::function<std::shared_ptr<Module>(const jit::Module&, const Hyper&)>;
 
+// True when `m`'s forward is a trace of torch.nn.LSTM's (`lstm`) or GRU's / RNN's forward that
+// computes what PyTorch's does: one torch._VF call taking the first argument as its input (and
+// the second, if any, as its state), and returning (output, (h_n, c_n)) or (output, h_n) in that
+// order. A trace keeps only the outputs its caller used, in the order it used them, so the
+// graph itself is checked, not only the schema.
+bool traced_as_pytorch(const jit::Module& m, bool lstm) {
+  auto fwd = m.find_method("forward");
+  if (!fwd) return false;
+  const std::shared_ptr<jit::Graph> g = fwd->graph();
+  const jit::Node* call = nullptr;
+  for (const jit::Node* n : g->nodes()) {
+    const std::string_view kind = n->kind().toQualString();
+    if (kind == "aten::lstm" || kind == "aten::gru" || kind == "aten::rnn_tanh" || kind == "aten::rnn_relu") {
+      if (call != nullptr || (kind == "aten::lstm") != lstm) return false;
+      call = n;
+    }
+  }
+  const std::size_t args = g->inputs().size();  // self first
+  if (call == nullptr || args < 2 || args > 3 || call->inputs().size() < 2 || call->input(0) != g->inputs()[1])
+    return false;
+  if (args == 3) {
+    // The state: GRU's and RNN's a tensor; LSTM's a tuple (h_0, c_0) unpacked into a list.
+    const jit::Value* hx = call->input(1);
+    if (!lstm && hx != g->inputs()[2]) return false;
+    if (lstm) {
+      const jit::Node* list = hx->node();
+      if (list->kind() != c10::prim::ListConstruct || list->inputs().size() != 2) return false;
+      for (std::size_t k = 0; k < 2; ++k) {
+        const jit::Node* unpack = list->input(k)->node();
+        if (unpack->kind() != c10::prim::TupleUnpack || unpack->input(0) != g->inputs()[2] ||
+            list->input(k) != unpack->output(k))
+          return false;
+      }
+    }
+  }
+  if (g->outputs().size() != 1) return false;
+  const jit::Node* ret = g->outputs()[0]->node();
+  if (ret->kind() != c10::prim::TupleConstruct || ret->inputs().size() != 2 || ret->input(0) != call->output(0))
+    return false;
+  if (!lstm) return ret->input(1) == call->output(1);
+  const jit::Node* state = ret->input(1)->node();
+  return state->kind() == c10::prim::TupleConstruct && state->inputs().size() == 2 &&
+         state->input(0) == call->output(1) && state->input(1) == call->output(2);
+}
+
+// torch.nn.LSTM, GRU and RNN as symtrace's layers. Sizes from the weights (a traced file keeps
+// no other attribute), the rest from the class or from the traced torch._VF call. The forward
+// is PyTorch's when scripted (`forward__0(input, hx)`); a traced one must compute what
+// PyTorch's does (traced_as_pytorch).
+LayerMaker recurrent_maker(std::string type) {
+  return [type](const jit::Module& m, const Hyper& h) -> std::shared_ptr<Module> {
+    const bool lstm = type == "LSTM";
+    if (!python_forward(m, "forward__0", {"input", "hx"}) && !traced_as_pytorch(m, lstm)) return nullptr;
+    const std::int64_t gates = lstm ? 4 : type == "GRU" ? 3 : 1;
+    const at::Tensor w_ih = tensor_attr(m, "weight_ih_l0"), w_hh = tensor_attr(m, "weight_hh_l0");
+    if (!w_ih.defined() || !w_hh.defined() || w_ih.dim() != 2 || w_hh.dim() != 2 ||
+        w_hh.size(0) != gates * w_hh.size(1) || tensor_attr(m, "weight_hr_l0").defined())
+      return nullptr;
+    std::int64_t layers = 0;
+    while (tensor_attr(m, fmt::format("weight_ih_l{}", layers).c_str()).defined()) ++layers;
+    // The traced call: aten::lstm / gru / rnn_tanh / rnn_relu (input, hx, params, has_biases,
+    // num_layers, dropout, train, bidirectional, batch_first).
+    const std::initializer_list<std::pair<const char*, int>> batch_first_arg = {
+        {"aten::lstm", 8}, {"aten::gru", 8}, {"aten::rnn_tanh", 8}, {"aten::rnn_relu", 8}};
+    const std::initializer_list<std::pair<const char*, int>> dropout_arg = {
+        {"aten::lstm", 5}, {"aten::gru", 5}, {"aten::rnn_tanh", 5}, {"aten::rnn_relu", 5}};
+    auto batch_first = scalar<bool>(h.get("batch_first", batch_first_arg));
+    auto dropout = scalar<double>(h.get("dropout", dropout_arg));
+    if (!batch_first || !dropout) return nullptr;
+    const bool bias = tensor_attr(m, "bias_ih_l0").defined();
+    const bool bidirectional = tensor_attr(m, "weight_ih_l0_reverse").defined();
+    if (lstm)
+      return nn::LSTM(w_ih.size(1), w_hh.size(1),
+                      {.num_layers = layers, .bias = bias, .batch_first = *batch_first, .dropout = *dropout,
+                       .bidirectional = bidirectional})
+          .ptr();
+    if (type == "GRU")
+      return nn::GRU(w_ih.size(1), w_hh.size(1),
+                     {.num_layers = layers, .bias = bias, .batch_first = *batch_first, .dropout = *dropout,
+                      .bidirectional = bidirectional})
+          .ptr();
+    std::optional<std::string> nonlinearity = scalar<std::string>(h.get("nonlinearity"));
+    if (!nonlinearity) {
+      if (h.traced_kind("aten::rnn_relu")) nonlinearity = "relu";
+      else if (h.traced_kind("aten::rnn_tanh")) nonlinearity = "tanh";
+      else return nullptr;
+    }
+    if (*nonlinearity != "tanh" && *nonlinearity != "relu") return nullptr;
+    return nn::RNN(w_ih.size(1), w_hh.size(1),
+                   {.num_layers = layers, .nonlinearity = *nonlinearity, .bias = bias, .batch_first = *batch_first,
+                    .dropout = *dropout, .bidirectional = bidirectional})
+        .ptr();
+  };
+}
+
 const std::unordered_map<std::string, LayerMaker>& layer_makers() {
   static const std::unordered_map<std::string, LayerMaker> makers = {
       {"Conv2d",
@@ -292,38 +387,9 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
              // clang-format on
              .ptr();
        }},
-      {"LSTM",
-       [](const jit::Module& m, const Hyper& h) -> std::shared_ptr<Module> {
-         // Sizes from the weights (a traced file keeps no other attribute), the rest from the
-         // class or from the traced aten::lstm call. The forward is PyTorch's when scripted
-         // (`forward__0(input, hx)`); a traced one must take the input (and hx) and return
-         // (output, (h_n, c_n)) as PyTorch's does, not only what its caller used.
-         if (!python_forward(m, "forward__0", {"input", "hx"})) {
-           auto traced = m.find_method("forward");
-           if (!traced) return nullptr;
-           const c10::FunctionSchema& schema = traced->function().getSchema();
-           const std::size_t args = schema.arguments().size();
-           if (args < 2 || args > 3 || schema.returns().size() != 1) return nullptr;
-           const auto tuple = schema.returns()[0].type()->cast<c10::TupleType>();
-           if (!tuple || tuple->elements().size() != 2 || !tuple->elements()[1]->cast<c10::TupleType>()) return nullptr;
-         }
-         const at::Tensor w_ih = tensor_attr(m, "weight_ih_l0"), w_hh = tensor_attr(m, "weight_hh_l0");
-         if (!w_ih.defined() || !w_hh.defined() || w_ih.dim() != 2 || w_hh.dim() != 2 ||
-             w_hh.size(0) != 4 * w_hh.size(1) || tensor_attr(m, "weight_hr_l0").defined())
-           return nullptr;
-         std::int64_t layers = 0;
-         while (tensor_attr(m, fmt::format("weight_ih_l{}", layers).c_str()).defined()) ++layers;
-         auto batch_first = scalar<bool>(h.get("batch_first", {{"aten::lstm", 8}}));
-         auto dropout = scalar<double>(h.get("dropout", {{"aten::lstm", 5}}));
-         if (!batch_first || !dropout) return nullptr;
-         return nn::LSTM(w_ih.size(1), w_hh.size(1),
-                         // clang-format off
-                         {.num_layers = layers, .bias = tensor_attr(m, "bias_ih_l0").defined(),
-                          .batch_first = *batch_first, .dropout = *dropout,
-                          .bidirectional = tensor_attr(m, "weight_ih_l0_reverse").defined()})
-             // clang-format on
-             .ptr();
-       }},
+      {"LSTM", recurrent_maker("LSTM")},
+      {"GRU", recurrent_maker("GRU")},
+      {"RNN", recurrent_maker("RNN")},
   };
   return makers;
 }

@@ -1,4 +1,4 @@
-// The sequence layers torch.nn has and models use: MultiheadAttention, LSTM and Softmax. Their
+// The sequence layers torch.nn has and models use: MultiheadAttention, LSTM, GRU, RNN and Softmax. Their
 // parameters under PyTorch's names and shapes; forward numerics against a reference written
 // here with plain loops (per head, per step), with masks, both layouts and unbatched inputs;
 // errors with the caller's file:line; and each is a call_module leaf when traced, the
@@ -364,6 +364,52 @@ TEST_CASE("gru and rnn refuse a wrong number of weights and a state of the wrong
                        std::invalid_argument);
 }
 
+TEST_CASE("GRU and RNN have PyTorch's parameters (3 and 1 gates) and compute gru and rnn over them") {
+  manual_seed(0);
+  nn::GRU gru(3, 4, {.num_layers = 2, .bidirectional = true});
+  CHECK(gru->state_dict().size() == 16);
+  CHECK(gru->find_parameter("weight_ih_l0").shape() == Shape{12, 3});
+  CHECK(gru->find_parameter("weight_ih_l1_reverse").shape() == Shape{12, 8});
+  CHECK(gru->find_parameter("bias_hh_l1").shape() == Shape{12});
+  for (const Tensor& w : gru->flat_weights)
+    for (double x : w.to_vector<double>()) CHECK(std::abs(x) <= 0.5 * (1 + 1e-6));
+  CHECK(to_string(*gru.ptr()) == "GRU(3, 4, num_layers=2, bidirectional=True)");
+  nn::RNN rnn(3, 4, {.nonlinearity = "relu", .bias = false, .batch_first = true});
+  CHECK(rnn->state_dict().size() == 2);
+  CHECK(rnn->find_parameter("weight_hh_l0").shape() == Shape{4, 4});
+  CHECK(to_string(*rnn.ptr()) == "RNN(3, 4, bias=False, batch_first=True, nonlinearity=relu)");
+  CHECK(to_string(*nn::RNN(3, 4).ptr()) == "RNN(3, 4)");
+
+  Generator gen(3);
+  const Tensor x = randn({5, 2, 3}, gen), h0 = randn({4, 2, 4}, gen);
+  auto [out, h] = gru(x, h0);
+  auto [ref_out, ref_h] = nn::gru(x, h0, gru->flat_weights, true, 2, 0.0, false, true, false);
+  CHECK(out.shape() == Shape{5, 2, 8});
+  CHECK(max_diff(out, ref_out.to_vector<double>()) == 0.0);
+  CHECK(max_diff(h, ref_h.to_vector<double>()) == 0.0);
+  // No state is a zero state; batch first transposes.
+  auto [a, ha] = gru(x);
+  auto [b, hb] = gru(x, zeros(IntList{4, 2, 4}));
+  CHECK(max_diff(a, b.to_vector<double>()) == 0.0);
+  const Tensor xb = randn({2, 5, 3}, gen);
+  auto [y, hy] = rnn(xb);
+  auto [ref_y, ref_hy] = nn::rnn(xb, zeros(IntList{1, 2, 4}), rnn->flat_weights, false, 1, 0.0, false, false, true, true);
+  CHECK(y.shape() == Shape{2, 5, 4});
+  CHECK(max_diff(y, ref_y.to_vector<double>()) == 0.0);
+  CHECK(max_diff(hy, ref_hy.to_vector<double>()) == 0.0);
+}
+
+TEST_CASE("GRU and RNN refuse bad sizes and an unknown nonlinearity") {
+  const int line = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS(nn::GRU(0, 4), at_line(line, "GRU(0, 4, num_layers=1): the sizes and num_layers must be positive").c_str(),
+                       std::invalid_argument);
+  const int line2 = __LINE__ + 1;
+  CHECK_THROWS_WITH_AS(nn::RNN(3, 4, {.nonlinearity = "gelu"}),
+                       at_line(line2, "RNN: nonlinearity must be 'tanh' or 'relu', got 'gelu'").c_str(), std::invalid_argument);
+  CHECK_THROWS_WITH_AS(nn::RNN(3, 4, {.dropout = 2.0}), doctest::Contains("RNN: dropout must be in [0, 1], got 2"),
+                       std::invalid_argument);
+}
+
 // ---- Softmax ---------------------------------------------------------------------------------
 
 TEST_CASE("Softmax normalises over its dim, or PyTorch's legacy dim when it has none") {
@@ -386,21 +432,27 @@ struct EncoderImpl : TypedModule<EncoderImpl> {
     attn = register_module("attn", nn::MultiheadAttention(8, 2, {.batch_first = true}));
     lstm = register_module("lstm", nn::LSTM(8, 4, {.batch_first = true}));
     softmax = register_module("softmax", nn::Softmax(-1));
+    gru = register_module("gru", nn::GRU(4, 4, {.batch_first = true}));
+    rnn = register_module("rnn", nn::RNN(4, 4, {.nonlinearity = "relu", .batch_first = true}));
   }
   Tensor forward(const Tensor& x) {
     auto [y, weights] = attn(x, x, x);
     auto [z, state] = lstm(y + x);
-    return softmax(z) + std::get<0>(state).sum();
+    auto [g, g_h] = gru(z);
+    auto [r, r_h] = rnn(g, g_h);
+    return softmax(r) + std::get<0>(state).sum();
   }
   nn::MultiheadAttention attn{nullptr};
   nn::LSTM lstm{nullptr};
   nn::Softmax softmax{nullptr};
+  nn::GRU gru{nullptr};
+  nn::RNN rnn{nullptr};
 };
 SYMTRACE_MODULE(Encoder);
 
 }  // namespace
 
-TEST_CASE("MultiheadAttention, LSTM and Softmax are call_module leaves, and the interpreter gives eager's result") {
+TEST_CASE("MultiheadAttention, LSTM, GRU, RNN and Softmax are call_module leaves, and the interpreter gives eager's result") {
   manual_seed(0);
   Encoder model;
   const Graph g = symbolic_trace(*model.ptr(), {InputSpec(Shape{2, 5, 8})});
@@ -408,7 +460,7 @@ TEST_CASE("MultiheadAttention, LSTM and Softmax are call_module leaves, and the 
   std::vector<std::string> leaves;
   for (const Node& n : g.nodes())
     if (n.op() == OpKind::call_module) leaves.emplace_back(n.target());
-  CHECK(leaves == std::vector<std::string>{"attn", "lstm", "softmax"});
+  CHECK(leaves == std::vector<std::string>{"attn", "lstm", "gru", "rnn", "softmax"});
   const Tensor x = randn({2, 5, 8});
   const Tensor eager = model(x);
   const Tensor traced = Interpreter(*model.ptr(), g).run({x}).to_tensor();

@@ -271,6 +271,22 @@ class Tagger(torch.nn.Module):
         return self.head(y)
 
 
+class Recurrent(torch.nn.Module):
+    """torch.nn.GRU (2 layers, both directions, batch first) feeding torch.nn.RNN (relu) from the
+    GRU's last state, and a tanh RNN: symtrace's own layers once loaded."""
+    def __init__(self):
+        super().__init__()
+        self.gru = torch.nn.GRU(8, 6, num_layers=2, batch_first=True, bidirectional=True)
+        self.relu_rnn = torch.nn.RNN(12, 6, nonlinearity="relu", batch_first=True)
+        self.tanh_rnn = torch.nn.RNN(6, 5, batch_first=True, bias=False)
+
+    def forward(self, x):
+        y, h = self.gru(x)
+        z, _ = self.relu_rnn(torch.tanh(y), h[-1:])  # traced: y used first, so (y, h) as PyTorch's
+        w, _ = self.tanh_rnn(z)
+        return w
+
+
 def encoder():
     layer = torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0, batch_first=True)
     return torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
@@ -424,10 +440,10 @@ SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, 
          "dashed_names": (DashedNames, [1, 3, 4, 4]), "pyramid": (Pyramid, [1, 3, 8, 8]),
          "union_result": (UnionResult, [2, 3]),
          "other_method": (OtherMethod, [1, 3, 8, 8]),
-         "lstm_tagger": (Tagger, [2, 7, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32]),
+         "lstm_tagger": (Tagger, [2, 7, 8]), "recurrent": (Recurrent, [2, 7, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32]),
          "layers": (Layers, [5, 2, 16]), "aliasing": (Aliasing, [2, 3]),
          "fallback_ops": (FallbackOps, [1, 16, 64, 64]), "string_gate": (StringGate, [2, 3])}
-TRACED = {"lstm_tagger", "layers"}
+TRACED = {"lstm_tagger", "layers", "recurrent"}
 
 
 CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList,

@@ -211,7 +211,7 @@ TEST_CASE("torch.nn.TransformerEncoder, models with torch.nn.LSTM and MultiheadA
           "run as LibTorch runs them") {
   for (const auto& [name, form] : std::vector<std::pair<const char*, const char*>>{
            // clang-format off
-           {"transformer_encoder", "script"}, {"lstm_tagger", "script"}, {"lstm_tagger", "trace"},
+           {"transformer_encoder", "script"}, {"lstm_tagger", "script"}, {"lstm_tagger", "trace"}, {"recurrent", "script"}, {"recurrent", "trace"},
            {"layers", "script"}, {"layers", "trace"}, {"builtins", "script"}}) {
     // clang-format on
     SUBCASE(fmt::format("{}.{}", name, form).c_str()) {
@@ -256,6 +256,39 @@ TEST_CASE("torch.nn's MultiheadAttention, LSTM and Softmax load as symtrace's ow
   CHECK(traced->get_submodule("attn").type_name() == "MultiheadAttention");
   CHECK(dynamic_cast<const nn::SoftmaxImpl*>(&traced->get_submodule("softmax")) != nullptr);
   CHECK_FALSE(traced->is_leaf_by_default());  // the root is traced, whatever its class
+}
+
+TEST_CASE("torch.nn's GRU and RNN load as symtrace's own layers, with their configuration") {
+  std::shared_ptr<Module> scripted = torchscript::load(models / "recurrent.script.pt");
+  const auto* gru = dynamic_cast<const nn::GRUImpl*>(&scripted->get_submodule("gru"));
+  REQUIRE(gru != nullptr);
+  CHECK(to_string(*gru) == "GRU(8, 6, num_layers=2, batch_first=True, bidirectional=True)");
+  const auto* relu_rnn = dynamic_cast<const nn::RNNImpl*>(&scripted->get_submodule("relu_rnn"));
+  REQUIRE(relu_rnn != nullptr);
+  CHECK(to_string(*relu_rnn) == "RNN(12, 6, batch_first=True, nonlinearity=relu)");
+  const auto* tanh_rnn = dynamic_cast<const nn::RNNImpl*>(&scripted->get_submodule("tanh_rnn"));
+  REQUIRE(tanh_rnn != nullptr);
+  CHECK(to_string(*tanh_rnn) == "RNN(6, 5, bias=False, batch_first=True)");
+  CHECK(scripted->state_dict().size() == 22);  // PyTorch's len(Recurrent().state_dict())
+
+  // Traced, a layer's forward returns only the outputs its caller used, in the order it used
+  // them: the GRU's (output, h_n) is PyTorch's forward, and the GRU is symtrace's; the RNNs,
+  // whose callers used only the output, keep their traced forwards, leaves all the same.
+  std::shared_ptr<Module> traced = torchscript::load(models / "recurrent.trace.pt");
+  const auto* traced_gru = dynamic_cast<const nn::GRUImpl*>(&traced->get_submodule("gru"));
+  REQUIRE(traced_gru != nullptr);
+  CHECK(to_string(*traced_gru) == to_string(*gru));
+  for (const char* name : {"relu_rnn", "tanh_rnn"}) {
+    const Module& m = traced->get_submodule(name);
+    CHECK(dynamic_cast<const nn::RNNImpl*>(&m) == nullptr);
+    CHECK(m.is_leaf_by_default());
+    CHECK(m.type_name() == "RNN");
+  }
+  const Graph g = symbolic_trace(*traced, {InputSpec(Shape{Dim("N"), 7, 8})});
+  std::vector<std::string> leaves;
+  for (const Node& n : g.nodes())
+    if (n.op() == OpKind::call_module) leaves.emplace_back(n.target());
+  CHECK(leaves == std::vector<std::string>{"gru", "relu_rnn", "tanh_rnn"});
 }
 
 TEST_CASE("a root of a torch.nn class is traced, and its torch.nn children are leaves, as in torch.fx") {

@@ -1,12 +1,12 @@
 #pragma once
 /// \file
-/// `nn::LSTM`, as `torch.nn.LSTM`: a stack of long short-term memory layers (one or both
-/// directions), with PyTorch's parameters `weight_ih_l{k}[_reverse]` [4H, in],
-/// `weight_hh_l{k}[_reverse]` [4H, H] and the biases `bias_ih_l{k}`, `bias_hh_l{k}` [4H]. A leaf
-/// when traced by default. `lstm` is its computation, as `torch._VF.lstm`: per step,
+/// The recurrent layers of torch.nn: `nn::LSTM`, `nn::GRU` and `nn::RNN`, stacks of layers (one
+/// or both directions) with PyTorch's parameters `weight_ih_l{k}[_reverse]` [G*H, in],
+/// `weight_hh_l{k}[_reverse]` [G*H, H] and the biases `bias_ih_l{k}`, `bias_hh_l{k}` [G*H], where
+/// G is the number of gates (4, 3, 1). Leaves when traced by default. `lstm`, `gru` and `rnn` are
+/// their computations, as `torch._VF`'s: for the LSTM, per step,
 /// gates = x W_ih^T + b_ih + h W_hh^T + b_hh; i, f, g, o = chunk(gates, 4);
-/// c = σ(f) c + σ(i) tanh(g); h = σ(o) tanh(c). The number of steps must be known. `gru` and
-/// `rnn` are the other recurrences of `torch._VF`, computed the same way.
+/// c = σ(f) c + σ(i) tanh(g); h = σ(o) tanh(c). The number of steps must be known.
 
 #include "symtrace/nn/module_holder.hpp"
 #include "symtrace/nn/typed_module.hpp"
@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <source_location>
+#include <string>
 #include <tuple>
 
 namespace symtrace::nn {
@@ -23,6 +24,20 @@ struct LSTMOptions {
   bool bias = true;
   bool batch_first = false;  ///< input and output [N, T, F] rather than [T, N, F]
   double dropout = 0.0;      ///< between layers, in training
+  bool bidirectional = false;
+};
+
+/// GRU's options are LSTM's.
+using GRUOptions = LSTMOptions;
+
+/// RNN's: LSTM's and the nonlinearity, "tanh" or "relu" (in the order of torch.nn.RNN's
+/// arguments).
+struct RNNOptions {
+  std::int64_t num_layers = 1;
+  std::string nonlinearity = "tanh";
+  bool bias = true;
+  bool batch_first = false;
+  double dropout = 0.0;
   bool bidirectional = false;
 };
 
@@ -81,6 +96,62 @@ class LSTM : public ModuleHolder<LSTMImpl> {
   LSTM(std::int64_t input_size, std::int64_t hidden_size, LSTMOptions options = {},
        std::source_location where = std::source_location::current())
       : ModuleHolder(std::make_shared<LSTMImpl>(input_size, hidden_size, options, where)) {}
+};
+
+class GRUImpl : public TypedModule<GRUImpl> {
+ public:
+  /// Throws as LSTMImpl's.
+  GRUImpl(std::int64_t input_size, std::int64_t hidden_size, GRUOptions options = {},
+          std::source_location where = std::source_location::current());
+  /// `hx`: h_0, zeros when omitted. Returns (output, h_n), as PyTorch does.
+  std::tuple<Tensor, Tensor> forward(const Tensor& input, const std::optional<Tensor>& hx);
+  [[nodiscard]] std::string extra_repr() const override;
+
+  std::int64_t input_size;
+  std::int64_t hidden_size;
+  GRUOptions options;
+  TensorList flat_weights;  ///< the parameters in `gru`'s order
+};
+
+/// Holder of GRUImpl: `nn::GRU(8, 16, {.batch_first = true})`; `auto [out, h] = gru(x)`.
+class GRU : public ModuleHolder<GRUImpl> {
+ public:
+  template <std::same_as<std::nullptr_t> Null>
+  GRU(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<GRUImpl> I>
+  GRU(std::shared_ptr<I> impl)
+  noexcept : ModuleHolder(std::shared_ptr<GRUImpl>(std::move(impl))) {}  // NOLINT
+  GRU(std::int64_t input_size, std::int64_t hidden_size, GRUOptions options = {},
+      std::source_location where = std::source_location::current())
+      : ModuleHolder(std::make_shared<GRUImpl>(input_size, hidden_size, options, where)) {}
+};
+
+class RNNImpl : public TypedModule<RNNImpl> {
+ public:
+  /// Throws as LSTMImpl's, and for a nonlinearity other than "tanh" and "relu".
+  RNNImpl(std::int64_t input_size, std::int64_t hidden_size, RNNOptions options = {},
+          std::source_location where = std::source_location::current());
+  /// `hx`: h_0, zeros when omitted. Returns (output, h_n), as PyTorch does.
+  std::tuple<Tensor, Tensor> forward(const Tensor& input, const std::optional<Tensor>& hx);
+  [[nodiscard]] std::string extra_repr() const override;
+
+  std::int64_t input_size;
+  std::int64_t hidden_size;
+  RNNOptions options;
+  TensorList flat_weights;  ///< the parameters in `rnn`'s order
+};
+
+/// Holder of RNNImpl: `nn::RNN(8, 16, {.nonlinearity = "relu"})`; `auto [out, h] = rnn(x)`.
+class RNN : public ModuleHolder<RNNImpl> {
+ public:
+  template <std::same_as<std::nullptr_t> Null>
+  RNN(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  template <std::derived_from<RNNImpl> I>
+  RNN(std::shared_ptr<I> impl)
+  noexcept : ModuleHolder(std::shared_ptr<RNNImpl>(std::move(impl))) {}  // NOLINT
+  RNN(std::int64_t input_size, std::int64_t hidden_size, RNNOptions options = {},
+      std::source_location where = std::source_location::current())
+      : ModuleHolder(std::make_shared<RNNImpl>(input_size, hidden_size, options, where)) {}
 };
 
 }  // namespace symtrace::nn
