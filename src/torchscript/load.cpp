@@ -184,7 +184,8 @@ LayerMaker recurrent_maker(std::string type) {
   return [type](const jit::Module& m, const Hyper& h) -> std::shared_ptr<Module> {
     const bool lstm = type == "LSTM";
     if (!python_forward(m, "forward__0", {"input", "hx"}) && !traced_as_pytorch(m, lstm)) return nullptr;
-    const std::int64_t gates = lstm ? 4 : type == "GRU" ? 3 : 1;
+    const std::int64_t gates = lstm ? 4 : type == "GRU" ? 3
+                                                        : 1;
     const at::Tensor w_ih = tensor_attr(m, "weight_ih_l0"), w_hh = tensor_attr(m, "weight_hh_l0");
     if (!w_ih.defined() || !w_hh.defined() || w_ih.dim() != 2 || w_hh.dim() != 2 ||
         w_hh.size(0) != gates * w_hh.size(1) || tensor_attr(m, "weight_hr_l0").defined())
@@ -204,13 +205,11 @@ LayerMaker recurrent_maker(std::string type) {
     const bool bidirectional = tensor_attr(m, "weight_ih_l0_reverse").defined();
     if (lstm)
       return nn::LSTM(w_ih.size(1), w_hh.size(1),
-                      {.num_layers = layers, .bias = bias, .batch_first = *batch_first, .dropout = *dropout,
-                       .bidirectional = bidirectional})
+                      {.num_layers = layers, .bias = bias, .batch_first = *batch_first, .dropout = *dropout, .bidirectional = bidirectional})
           .ptr();
     if (type == "GRU")
       return nn::GRU(w_ih.size(1), w_hh.size(1),
-                     {.num_layers = layers, .bias = bias, .batch_first = *batch_first, .dropout = *dropout,
-                      .bidirectional = bidirectional})
+                     {.num_layers = layers, .bias = bias, .batch_first = *batch_first, .dropout = *dropout, .bidirectional = bidirectional})
           .ptr();
     std::optional<std::string> nonlinearity = scalar<std::string>(h.get("nonlinearity"));
     if (!nonlinearity) {
@@ -220,8 +219,7 @@ LayerMaker recurrent_maker(std::string type) {
     }
     if (*nonlinearity != "tanh" && *nonlinearity != "relu") return nullptr;
     return nn::RNN(w_ih.size(1), w_hh.size(1),
-                   {.num_layers = layers, .nonlinearity = *nonlinearity, .bias = bias, .batch_first = *batch_first,
-                    .dropout = *dropout, .bidirectional = bidirectional})
+                   {.num_layers = layers, .nonlinearity = *nonlinearity, .bias = bias, .batch_first = *batch_first, .dropout = *dropout, .bidirectional = bidirectional})
         .ptr();
   };
 }

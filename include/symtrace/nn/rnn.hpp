@@ -117,7 +117,8 @@ class GRUImpl : public TypedModule<GRUImpl> {
 class GRU : public ModuleHolder<GRUImpl> {
  public:
   template <std::same_as<std::nullptr_t> Null>
-  GRU(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  GRU(Null)
+  noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<GRUImpl> I>
   GRU(std::shared_ptr<I> impl)
   noexcept : ModuleHolder(std::shared_ptr<GRUImpl>(std::move(impl))) {}  // NOLINT
@@ -145,7 +146,8 @@ class RNNImpl : public TypedModule<RNNImpl> {
 class RNN : public ModuleHolder<RNNImpl> {
  public:
   template <std::same_as<std::nullptr_t> Null>
-  RNN(Null) noexcept : ModuleHolder(nullptr) {}  // NOLINT
+  RNN(Null)
+  noexcept : ModuleHolder(nullptr) {}  // NOLINT
   template <std::derived_from<RNNImpl> I>
   RNN(std::shared_ptr<I> impl)
   noexcept : ModuleHolder(std::shared_ptr<RNNImpl>(std::move(impl))) {}  // NOLINT
