@@ -75,8 +75,33 @@ TensorList same_rank_tensors(const OpCall& call) {
   return tensors;
 }
 
+// PyTorch's legacy rule for cat: a 1-D tensor with no elements (`torch.empty(0)`, an empty
+// start of a list to be filled) is left out, whatever the other tensors' ranks; its dtype still
+// takes part in the result's.
+bool legacy_empty(const Tensor& t) { return t.dim() == 1 && t.shape()[0] == Dim(0); }
+
+// The tensors cat joins: the list without its legacy empty tensors (all of them when every one
+// is), checked for equal ranks.
+TensorList joined_tensors(const OpCall& call, const TensorList& all) {
+  if (all.empty()) call.fail("needs at least one tensor, got an empty list");
+  TensorList tensors;
+  tensors.reserve(all.size());
+  std::size_t first = 0;  // the first tensor kept, by its index in the list
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (legacy_empty(all[i])) continue;
+    if (tensors.empty()) first = i;
+    else if (all[i].dim() != tensors[0].dim())
+      call.fail("all tensors must have the same number of dims, but tensor {} has shape {} and tensor {} has "
+                "shape {}",
+                first, tensors[0].shape(), i, all[i].shape());
+    tensors.push_back(all[i]);
+  }
+  return tensors.empty() ? all : tensors;
+}
+
 OutputMeta cat_meta(const OpCall& call) {
-  const TensorList tensors = same_rank_tensors(call);
+  const TensorList all = call.tensor_list(0);
+  const TensorList tensors = joined_tensors(call, all);
   if (tensors[0].dim() == 0)
     call.fail("0-dim tensors (shape []) cannot be concatenated; use stack(), or unsqueeze() them first");
   const auto d = static_cast<std::size_t>(wrap_dim(call, call.integer(1), tensors[0].dim(), tensors[0].shape()));
@@ -84,11 +109,11 @@ OutputMeta cat_meta(const OpCall& call) {
   Dim total = 0;
   for (const Tensor& t : tensors) total = total + t.shape()[d];
   out[d] = total;
-  return OutputMeta::single(promoted_dtype(tensors), std::move(out));
+  return OutputMeta::single(promoted_dtype(all), std::move(out));
 }
 
 Value cat_kernel(const OpCall& call, const OutputMeta& meta) {
-  const TensorList tensors = call.tensor_list(0);
+  const TensorList tensors = joined_tensors(call, call.tensor_list(0));
   const auto d = static_cast<std::size_t>(wrap_dim(call, call.integer(1), tensors[0].dim(), tensors[0].shape()));
   Tensor out = detail::empty_like_meta(meta.outputs[0]);
   std::int64_t offset = 0;

@@ -68,6 +68,21 @@ TEST_CASE("cat promotes dtypes and accepts size-0 pieces") {
   check_tensor(cat({iota({0, 2}), iota({0, 2})}), DType::float32, {0, 2}, {});
 }
 
+TEST_CASE("cat leaves out 1-D empty tensors, as PyTorch's legacy rule does, and keeps their dtype") {
+  const Tensor none = Tensor::empty(Shape{0});
+  check_tensor(cat({none, iota({2, 2}), none}), DType::float32, {2, 2}, range(0, 4));
+  check_tensor(cat({tensor({1, 2}, {1, 2}), none}, 1), DType::float32, {1, 2}, {1, 2});  // int64 and float32
+  check_tensor(cat({none, none}), DType::float32, {0}, {});
+  // Traced: the same shapes, named dims kept.
+  const OutputMeta meta = meta_of("cat", {TensorList{none, symbolic(Shape{Dim("N"), 3})}, 0});
+  CHECK(meta.outputs[0].shape == Shape{Dim("N"), 3});
+  // Only 1-D ones: an empty [0, 2] must match the others' rank.
+  CHECK_THROWS_WITH_AS(cat({iota({0, 2}), iota({2, 2, 1})}),
+                       doctest::Contains("tensor 0 has shape [0, 2] and tensor 1 has shape [2, 2, 1]"), OpError);
+  CHECK_THROWS_WITH_AS(cat({none, iota({2}), iota({2, 2})}),
+                       doctest::Contains("tensor 1 has shape [2] and tensor 2 has shape [2, 2]"), OpError);
+}
+
 TEST_CASE("cat errors name the shapes involved") {
   const Tensor a = iota({2, 2});
   SUBCASE("empty list") {
