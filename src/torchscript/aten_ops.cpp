@@ -96,15 +96,17 @@ at::Tensor aten_view_of(const Tensor& t) {
 }
 
 /// How tensors are made for LibTorch: shared (an eager call), or at probe sizes (Note [Sizes
-/// by probing]) as meta tensors or as zeros.
+/// by probing]) as meta tensors or, for an operator without a meta kernel, filled with `fill`
+/// (a traced tensor; a concrete one is copied with its data).
 struct Probe {
   enum class Kind : std::uint8_t {
     share,
     meta,
-    zeros
+    filled
   } kind = Kind::share;
   const SymBindings* bindings = nullptr;
   std::int64_t anonymous = 0;  // the value of every anonymous dim
+  std::int64_t fill = 0;
 
   std::int64_t size(const Dim& d) const {
     if (d.is_known()) return d.value();
@@ -119,7 +121,9 @@ at::Tensor make_tensor(const Tensor& t, const Probe& probe) {
   for (const Dim& d : t.shape()) sizes.push_back(probe.size(d));
   auto options = at::TensorOptions().dtype(scalar_type(t.dtype()));
   if (probe.kind == Probe::Kind::meta) return at::empty(sizes, options.device(at::kMeta));
-  return at::zeros(sizes, options);
+  // A copy: the operator may write to it.
+  if (!t.is_symbolic()) return aten_view_of(t).clone();
+  return at::full(sizes, probe.fill, options);
 }
 
 std::int64_t integer(const Value& v, const Probe& probe) {
@@ -296,33 +300,16 @@ Value run_eager(const AtenOp& op, const OpCall& call) {
 
 // ---- The meta function ---------------------------------------------------------------------
 
-/// The sizes and dtypes of the operator's tensor results for one set of probes.
+/// The sizes and dtypes of the operator's tensor results for one set of probes; a size the
+/// data decides is `data_dependent`.
 struct ProbeResult {
+  static constexpr std::int64_t data_dependent = -1;
   std::vector<std::vector<std::int64_t>> sizes;
   std::vector<DType> dtypes;
 };
 
-ProbeResult run_probe(const AtenOp& op, const OpCall& call, Probe probe) {
-  const auto& args = op.schema.arguments();
-  auto run = [&](Probe::Kind kind) {
-    probe.kind = kind;
-    jit::Stack stack;
-    for (std::size_t i = 0; i < args.size(); ++i) stack.push_back(to_ivalue(call.arg(i), args[i].type(), probe));
-    c10::InferenceMode guard;
-    op.operation(stack);
-    return stack;
-  };
-  jit::Stack stack;
-  try {
-    stack = run(Probe::Kind::meta);
-  } catch (const std::exception&) {
-    // No meta kernel (or one that reads data): the operator on zeros of the same sizes.
-    try {
-      stack = run(Probe::Kind::zeros);
-    } catch (const std::exception& e) {
-      fail_in_libtorch(call, e);
-    }
-  }
+// The sizes and dtypes of the results of `stack`, the operator's outputs.
+ProbeResult results_of(const OpCall& call, const jit::Stack& stack) {
   ProbeResult out;
   auto add = [&](const at::Tensor& t, std::size_t i) {
     const std::optional<DType> dtype = symtrace_dtype(t.scalar_type());
@@ -336,6 +323,55 @@ ProbeResult run_probe(const AtenOp& op, const OpCall& call, Probe probe) {
     else if (stack[i].isTensorList())
       for (const at::Tensor& t : stack[i].toTensorVector()) add(t, i);
     else call.fail("{} is a {}, where symtrace traces tensors only", result_name(i, stack.size()), stack[i].tagKind());
+  }
+  return out;
+}
+
+// Note [Sizes the data decides]: an operator without a meta kernel runs on data, and its
+// result's sizes may depend on that data (`_pack_padded_sequence`'s on the lengths,
+// `bincount`'s on the largest value), which a trace does not have. So it runs on traced tensors
+// filled with 0, then 1, then 2, until two fills succeed (zeros are refused by some: lengths
+// must be positive); a size that differs between them is decided by the data and is anonymous,
+// as a data-dependent count is. A size equal under both is taken as the operator's.
+ProbeResult run_probe(const AtenOp& op, const OpCall& call, Probe probe) {
+  const auto& args = op.schema.arguments();
+  auto run = [&](Probe::Kind kind, std::int64_t fill) {
+    probe.kind = kind;
+    probe.fill = fill;
+    jit::Stack stack;
+    for (std::size_t i = 0; i < args.size(); ++i) stack.push_back(to_ivalue(call.arg(i), args[i].type(), probe));
+    c10::InferenceMode guard;
+    op.operation(stack);
+    return stack;
+  };
+  try {
+    return results_of(call, run(Probe::Kind::meta, 0));
+  } catch (const OpError&) {
+    throw;  // a result symtrace cannot hold
+  } catch (const std::exception&) {
+    // No meta kernel (or one that reads data): the operator on data (Note [Sizes the data decides]).
+  }
+  std::vector<ProbeResult> runs;
+  std::optional<std::string> first_error;
+  for (std::int64_t fill = 0; fill <= 2 && runs.size() < 2; ++fill) {
+    try {
+      runs.push_back(results_of(call, run(Probe::Kind::filled, fill)));
+    } catch (const OpError&) {
+      throw;
+    } catch (const std::exception& e) {
+      if (!first_error) first_error = e.what();
+    }
+  }
+  if (runs.empty()) fail_in_libtorch(call, std::runtime_error(*first_error));
+  ProbeResult out = std::move(runs[0]);
+  if (runs.size() == 2) {
+    const ProbeResult& other = runs[1];
+    if (other.sizes.size() != out.sizes.size()) call.fail("the number of its results depends on its inputs' data");
+    for (std::size_t i = 0; i < out.sizes.size(); ++i) {
+      if (other.sizes[i].size() != out.sizes[i].size()) call.fail("the rank of its result {} depends on its inputs' data", i);
+      for (std::size_t d = 0; d < out.sizes[i].size(); ++d)
+        if (other.sizes[i][d] != out.sizes[i][d]) out.sizes[i][d] = ProbeResult::data_dependent;
+    }
   }
   return out;
 }
@@ -412,11 +448,12 @@ OutputMeta run_meta(const AtenOp& op, const OpCall& call) {
     Shape shape = Shape::unknown(s0.size());
     for (std::size_t d = 0; d < s0.size(); ++d) {
       if (!probing) {
-        shape[d] = Dim(s0[d]);
+        if (s0[d] != ProbeResult::data_dependent) shape[d] = Dim(s0[d]);
         continue;
       }
       const auto& s1 = r1.sizes[i];
       if (s1.size() != s0.size()) call.fail("LibTorch gives its result {} a different rank at other sizes", i);
+      if (s0[d] == ProbeResult::data_dependent || s1[d] == ProbeResult::data_dependent) continue;  // anonymous
       if (s0[d] == s1[d]) {
         shape[d] = Dim(s0[d]);
         continue;

@@ -190,6 +190,12 @@ void list_add(const Instr& i, Value* frame) {
   out(i, frame) = share(std::move(l));
 }
 
+// list += other: extends the list itself (every alias sees it), which is the result.
+void list_iadd(const Instr& i, Value* frame) {
+  list_extend(i, frame);
+  out(i, frame) = raw(i, frame, 0);
+}
+
 void list_slice(const Instr& i, Value* frame) {
   const ValueList& l = in(i, frame, 0).to_list();
   const auto n = static_cast<std::int64_t>(l.size());
@@ -894,6 +900,7 @@ const Table& table() {
         {"aten::_set_item", set_item},
         {"aten::list", list_copy},
         {"aten::add.t", list_add},
+        {"aten::add_.t", list_iadd},
         {"aten::slice.t", list_slice},
         {"aten::__contains__", contains},
         {"aten::dict", dict_new},

@@ -488,9 +488,10 @@ void Compiler::compile_node(State& s, const jit::Node* node, Block& out) {
 void Compiler::write_back(State& s, const jit::Node* node, Block& out) {
   static constexpr std::string_view mutating[] = {"aten::append", "aten::_set_item", "aten::insert", "aten::extend",
                                                   "aten::update", "aten::pop", "aten::remove", "aten::clear",
-                                                  "prim::SetAttr"};
+                                                  "prim::SetAttr", "aten::add_"};
   const std::string kind = qualified(node->kind());
   if (node->inputs().empty() || std::find(std::begin(mutating), std::end(mutating), kind) == std::end(mutating)) return;
+  if (kind == "aten::add_" && !node->input(0)->type()->cast<c10::ListType>()) return;  // `list += other` only
   static const BuiltinFn store = find_builtin("aten::_set_item", "", false);
   const jit::Value* v = node->input(0);
   for (; v->node()->kind() == c10::aten::__getitem__;) {

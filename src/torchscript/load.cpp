@@ -25,6 +25,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace symtrace::torchscript {
 
@@ -402,13 +403,20 @@ bool is_torch_nn_layer(std::string_view qualified, std::string_view cls) {
 
 class Loader {
  public:
-  explicit Loader(std::shared_ptr<Unit> unit) : unit_(std::move(unit)), compiler_(*unit_) {}
+  /// A loader of `root` (and its modules).
+  Loader(std::shared_ptr<Unit> unit, const jit::Module& root) : unit_(std::move(unit)), compiler_(*unit_) {
+    for (const jit::Module& m : root.modules())
+      for (const jit::Method& method : m.get_methods()) note_overload_calls(*method.graph()->block());
+  }
 
   std::shared_ptr<Module> convert(const jit::Module& obj, const std::string& path) {
     const c10::ClassTypePtr& type = obj.type();
     const std::string qualified = detail::demangled_class_name(type);
     const std::string cls = qualified.substr(qualified.rfind('.') + 1);
-    if (qualified.starts_with("__torch__.torch.nn.modules.")) {
+    // A symtrace layer is the layer's first forward (`forward`, `forward__0`); a module whose
+    // other overload the file calls (nn.LSTM's `forward__1`, on a PackedSequence) keeps its
+    // TorchScript code for all.
+    if (qualified.starts_with("__torch__.torch.nn.modules.") && !overloads_called_.contains(type.get())) {
       auto it = layer_makers().find(cls);
       const Hyper hyper(obj);
       if (it != layer_makers().end() && hyper.scripted_or_called()) {
@@ -476,6 +484,17 @@ class Loader {
   }
 
  private:
+  // Notes the classes whose forward overload other than the first (`forward__1`, ...) the
+  // code of `block` calls.
+  void note_overload_calls(const jit::Block& block) {
+    for (const jit::Node* n : block.nodes()) {
+      if (n->kind() == c10::prim::CallMethod && n->s(c10::attr::name).starts_with("forward__") &&
+          n->s(c10::attr::name) != "forward__0")
+        if (auto cls = n->input(0)->type()->cast<c10::ClassType>()) overloads_called_.insert(cls.get());
+      for (const jit::Block* b : n->blocks()) note_overload_calls(*b);
+    }
+  }
+
   static std::string join(const std::string& path, const std::string& name) {
     return path.empty() ? name : path + "." + name;
   }
@@ -561,6 +580,7 @@ class Loader {
   std::shared_ptr<Unit> unit_;
   Compiler compiler_;
   detail::StorageMemo memo_;
+  std::unordered_set<const c10::ClassType*> overloads_called_;
 };
 
 jit::Module read(const std::filesystem::path& path) {
@@ -638,7 +658,7 @@ void detail::read_with_libtorch(const std::filesystem::path& path) { (void)read(
 std::shared_ptr<Module> load(const std::filesystem::path& path) {
   jit::Module obj = read(path);
   try {
-    Loader loader(std::make_shared<Unit>());
+    Loader loader(std::make_shared<Unit>(), obj);
     return loader.convert(obj, "");
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(fmt::format("{}: {}", path.string(), e.what()));

@@ -151,6 +151,36 @@ TEST_CASE("a LibTorch op called by name runs on symtrace's memory: no copy in, w
   CHECK(both.to_list().at(1).to_tensor().to_vector<std::int64_t>() == std::vector<std::int64_t>{0, 1, 2, 0, 1, 2});
 }
 
+namespace {
+/// LibTorch's bincount (a result as long as the largest value + 1) and _pack_padded_sequence
+/// (as long as the lengths' sum; refuses lengths of 0): sizes the data decides.
+class Counts : public TypedModule<Counts> {
+ public:
+  Tensor forward(const Tensor& x, const Tensor& values, const Tensor& lengths) {
+    const Tensor counts = symtrace::call("aten::bincount", {values, Value(), 0}).to_tensor();
+    const ValueList packed = symtrace::call("aten::_pack_padded_sequence", {x, lengths, true}).to_list();
+    return packed.at(0).to_tensor().sum() + counts.sum();
+  }
+};
+}  // namespace
+
+TEST_CASE("a LibTorch op without a meta kernel whose result's size the data decides traces it as unknown") {
+  Counts m;
+  const InputSpec x(Shape{2, 5, 3}), values(Shape{Dim("N")}, DType::int64), lengths(Shape{2}, DType::int64);
+  Graph g = symbolic_trace(m, {x, values, lengths});
+  CHECK_NOTHROW(g.lint());
+  // Neither the count of bins nor the packed length is the zeros' (1 and refused): unknown.
+  CHECK(node_named(g, "bincount").tensor_meta()->shape == Shape{Dim()});
+  const Node& packed = node_named(g, "getitem");
+  CHECK(packed.tensor_meta()->shape == Shape{Dim(), 3});
+  // The interpreter computes the real sizes.
+  const Tensor in = randn({2, 5, 3});
+  const Tensor vals = tensor({4, 1, 4});
+  const Tensor lens = tensor({5, 3});
+  const Value eager = m.call({in, vals, lens});
+  CHECK(max_rel_error(Interpreter(m, g).run({in, vals, lens}).to_tensor(), eager.to_tensor()) <= 1e-6);
+}
+
 TEST_CASE("LibTorch's errors in a LibTorch op are OpErrors naming the op, with LibTorch's reason") {
   const Tensor a = zeros({2, 3});
   CHECK_THROWS_WITH_AS(call("aten::einsum", {"ij,jk->ik", ValueList{a, a}}),

@@ -405,6 +405,8 @@ class Aliasing(torch.nn.Module):
         alias = inner
         alias[1] = x + 5  # an item written through an alias
         alias.extend([x * 0.5])  # extended through an alias
+        alias += [x * 11]  # and with +=, which extends the list itself
+        outer[0] += [x * 19]  # a list read from a list
         outer[0].insert(0, x - 2)
         d: Dict[str, List[torch.Tensor]] = {"a": inner}
         d["a"].append(x * 7)  # a list held by a dict

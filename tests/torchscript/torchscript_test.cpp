@@ -388,7 +388,7 @@ TEST_CASE("a list attribute appended to in one method is seen by another (issue 
 TEST_CASE("a list or dict changed through one name is changed for every other, eagerly and traced (torchaudio's "
           "Emformer)") {
   // make_models.py's Aliasing: a list appended to after it was put in a list, an item write,
-  // extend and insert through aliases, a list held by a dict, a dict written through an alias,
+  // extend, += and insert through aliases, a list held by a dict, a dict written through an alias,
   // a list a function and a child's method append to, a list attribute read before the run
   // appends to it, and a list an op made put in a list; each pattern is a row of the result.
   std::shared_ptr<Module> model = torchscript::load(models / "aliasing.script.pt");
@@ -408,13 +408,13 @@ TEST_CASE("list.copy(), list(x) and a slice are new lists: appending to them lea
   std::shared_ptr<Module> model = torchscript::load(models / "aliasing.script.pt");
   const Tensor x = read_floats(models / "aliasing.input.bin", {2, 3});
   const Tensor out = model->call({x}).to_tensor();
-  // The list copied: x - 2, 2x, x + 5, x / 2, 7x, x + 1, x - 1, 3x (16.5x + 3), less the 3x
-  // popped after the copies were made and appended to; each row is sum * count.
-  CHECK(max_rel_error(out.select(0, 0), (x * 13.5 + 3.0) * 7.0) <= 1e-5);
-  CHECK(max_rel_error(out.select(0, 4), (x * 116.5 + 3.0) * 9.0) <= 1e-5);              // copy() + 100x
-  CHECK(max_rel_error(out.select(0, 5), (x * 216.5 + 3.0 - (x - 2.0)) * 8.0) <= 1e-5);  // [1:] + 200x
-  CHECK(max_rel_error(out.select(0, 6), (x * 316.5 + 3.0) * 9.0) <= 1e-5);              // list() + 300x
-  CHECK(max_rel_error(out.select(0, 7), x * 3.0) <= 1e-5);                              // popped
+  // The list copied: x - 2, 2x, x + 5, x / 2, 11x, 19x, 7x, x + 1, x - 1, 3x (46.5x + 3), less
+  // the 3x popped after the copies were made and appended to; each row is sum * count.
+  CHECK(max_rel_error(out.select(0, 0), (x * 43.5 + 3.0) * 9.0) <= 1e-5);
+  CHECK(max_rel_error(out.select(0, 4), (x * 146.5 + 3.0) * 11.0) <= 1e-5);              // copy() + 100x
+  CHECK(max_rel_error(out.select(0, 5), (x * 246.5 + 3.0 - (x - 2.0)) * 10.0) <= 1e-5);  // [1:] + 200x
+  CHECK(max_rel_error(out.select(0, 6), (x * 346.5 + 3.0) * 11.0) <= 1e-5);              // list() + 300x
+  CHECK(max_rel_error(out.select(0, 7), x * 3.0) <= 1e-5);                               // popped
 }
 
 TEST_CASE("torch.jit.isinstance tells a Union result's list from its tensor (issue 49: torchtext's RoBERTa)") {
