@@ -81,6 +81,19 @@ struct Late : TypedModule<Late> {
 
 bool names_this_file(const ModuleFailure& f) { return std::string_view(f.where.file_name()) == this_file; }
 
+/// A module made a leaf whose forward depends on its input's values.
+struct DataLeaf : TypedModule<DataLeaf> {
+  static constexpr int read_line = __LINE__ + 1;
+  Tensor forward(const Tensor& x) { return x.sum().item<float>() > 0 ? x : -x; }
+};
+
+/// Calls the leaf, then fails on its result.
+struct CallsDataLeaf : TypedModule<CallsDataLeaf> {
+  CallsDataLeaf() { leaf = register_module("leaf", std::make_shared<DataLeaf>()); }
+  Tensor forward(const Tensor& x) { return leaf->call({x}).to_tensor() + 1.0; }
+  std::shared_ptr<DataLeaf> leaf;
+};
+
 }  // namespace
 
 TEST_CASE("a failure is recorded at the user's line: a layer's call, an op's call, a container's call site") {
@@ -129,6 +142,21 @@ TEST_CASE("a layer that refuses its input in the root's own forward is an error 
     CHECK(c.failures()[1].module == "fc");
     CHECK(c.failures()[1].kind == "OpError");
   }
+}
+
+TEST_CASE("a leaf traced as a root whose forward fails is located in its forward, not at the tracer's caller") {
+  // Its parent fails at the leaf's call (the leaf's metadata needs its data); the leaf, traced
+  // as a root of its own, fails where its forward reads the data.
+  CallsDataLeaf model;
+  GraphCollection c;
+  c.tracer().register_leaf<DataLeaf>();
+  c.recursive_trace(model, {InputSpec(Shape{2, 3})});
+  REQUIRE(c.failures().size() == 2);
+  CHECK(c.failures()[0].module.empty());
+  CHECK(c.failures()[1].module == "leaf");
+  CHECK(names_this_file(c.failures()[1]));
+  CHECK(c.failures()[1].where.line() == static_cast<std::uint_least32_t>(DataLeaf::read_line));
+  CHECK(c.failures()[1].message.find("a symbolic tensor was read as data") != std::string::npos);
 }
 
 TEST_CASE("an op called by symtrace's code in eager mode keeps its own location: no trace knows the caller") {
