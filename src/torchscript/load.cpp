@@ -416,7 +416,10 @@ class Loader {
     // A symtrace layer is the layer's first forward (`forward`, `forward__0`); a module whose
     // other overload the file calls (nn.LSTM's `forward__1`, on a PackedSequence) keeps its
     // TorchScript code for all.
-    if (qualified.starts_with("__torch__.torch.nn.modules.") && !overloads_called_.contains(type.get())) {
+    // And a traced layer whose output its caller never used has a forward of no inputs that
+    // returns None: its own code, not the layer's.
+    if (qualified.starts_with("__torch__.torch.nn.modules.") && !overloads_called_.contains(type.get()) &&
+        !takes_no_input(obj)) {
       auto it = layer_makers().find(cls);
       const Hyper hyper(obj);
       if (it != layer_makers().end() && hyper.scripted_or_called()) {
@@ -484,6 +487,11 @@ class Loader {
   }
 
  private:
+  static bool takes_no_input(const jit::Module& obj) {
+    auto fwd = obj.find_method("forward");
+    return fwd && fwd->function().getSchema().arguments().size() == 1;  // self only
+  }
+
   // Notes the classes whose forward overload other than the first (`forward__1`, ...) the
   // code of `block` calls.
   void note_overload_calls(const jit::Block& block) {

@@ -86,6 +86,7 @@ Value Tracer::meta_result(const OutputMeta& meta, std::source_location where) co
   if (meta.is_number) return SymInt::symbolic(Tensor::symbolic(meta.outputs.at(0), ref), where, meta.number_value);
   if (!meta.is_list) return Tensor::symbolic(meta.outputs.at(0), ref);
   if (!meta.nesting.empty()) {
+    if (meta.nesting.front() == -1) return Value();  // None
     std::size_t pos = 0, next = 0, key = 0;
     return unflatten_result(
         meta, pos, next, key, nullptr, [&](std::nullptr_t, const TensorMeta& m) { return Tensor::symbolic(m, ref); },
@@ -108,6 +109,7 @@ Value Tracer::wrap_result(Node& node, const OutputMeta& meta, std::source_locati
   }
   if (!meta.is_list) return proxy(node, meta.outputs.at(0));
   if (!meta.nesting.empty()) {
+    if (meta.nesting.front() == -1) return Value();  // a call that returns None: the node, no value
     std::size_t pos = 0, next = 0, key = 0;
     return unflatten_result(
         meta, pos, next, key, &node, [&](Node* item, const TensorMeta& m) { return proxy(*item, m); },

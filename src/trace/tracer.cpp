@@ -295,8 +295,8 @@ OutputMeta meta_of_result(const Value& result, const std::string& path, const Mo
     meta.outputs.clear();
     if (detail::flatten_result(result, meta)) return meta;
   }
-  if (result.is_dict()) {  // getitems by key
-    meta.is_list = true;
+  if (result.is_dict() || result.is_none()) {  // getitems by key; or None, as a traced Identity whose output
+    meta.is_list = true;                       // nobody used returns
     if (detail::flatten_result(result, meta)) return meta;
   }
   throw_trace_error(where,

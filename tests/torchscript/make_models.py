@@ -287,6 +287,18 @@ class Recurrent(torch.nn.Module):
         return w
 
 
+class PassThrough(torch.nn.Module):
+    """torch.nn.Identity between two layers: traced, its call records a forward of no inputs
+    that returns None (the value passes by it), as in torchaudio's HDemucs."""
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.norm = torch.nn.Identity()
+
+    def forward(self, x):
+        return torch.relu(self.norm(self.conv(x)))
+
+
 def encoder():
     layer = torch.nn.TransformerEncoderLayer(32, 4, dim_feedforward=64, dropout=0.0, batch_first=True)
     return torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
@@ -442,10 +454,10 @@ SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, 
          "dashed_names": (DashedNames, [1, 3, 4, 4]), "pyramid": (Pyramid, [1, 3, 8, 8]),
          "union_result": (UnionResult, [2, 3]),
          "other_method": (OtherMethod, [1, 3, 8, 8]),
-         "lstm_tagger": (Tagger, [2, 7, 8]), "recurrent": (Recurrent, [2, 7, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32]),
+         "lstm_tagger": (Tagger, [2, 7, 8]), "recurrent": (Recurrent, [2, 7, 8]), "pass_through": (PassThrough, [1, 3, 8, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32]),
          "layers": (Layers, [5, 2, 16]), "aliasing": (Aliasing, [2, 3]),
          "fallback_ops": (FallbackOps, [1, 16, 64, 64]), "string_gate": (StringGate, [2, 3])}
-TRACED = {"lstm_tagger", "layers", "recurrent"}
+TRACED = {"lstm_tagger", "layers", "recurrent", "pass_through"}
 
 
 CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList,

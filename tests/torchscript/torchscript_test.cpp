@@ -211,7 +211,7 @@ TEST_CASE("torch.nn.TransformerEncoder, models with torch.nn.LSTM and MultiheadA
           "run as LibTorch runs them") {
   for (const auto& [name, form] : std::vector<std::pair<const char*, const char*>>{
            // clang-format off
-           {"transformer_encoder", "script"}, {"lstm_tagger", "script"}, {"lstm_tagger", "trace"}, {"recurrent", "script"}, {"recurrent", "trace"},
+           {"transformer_encoder", "script"}, {"lstm_tagger", "script"}, {"lstm_tagger", "trace"}, {"recurrent", "script"}, {"recurrent", "trace"}, {"pass_through", "trace"},
            {"layers", "script"}, {"layers", "trace"}, {"builtins", "script"}}) {
     // clang-format on
     SUBCASE(fmt::format("{}.{}", name, form).c_str()) {
@@ -289,6 +289,21 @@ TEST_CASE("torch.nn's GRU and RNN load as symtrace's own layers, with their conf
   for (const Node& n : g.nodes())
     if (n.op() == OpKind::call_module) leaves.emplace_back(n.target());
   CHECK(leaves == std::vector<std::string>{"gru", "relu_rnn", "tanh_rnn"});
+}
+
+TEST_CASE("a traced torch.nn layer whose forward takes nothing and returns None is a leaf that returns None") {
+  // PassThrough's Identity, traced: `forward(self) -> None` (the value passed by it).
+  std::shared_ptr<Module> traced = torchscript::load(models / "pass_through.trace.pt");
+  const Module& norm = traced->get_submodule("norm");
+  CHECK(dynamic_cast<const nn::IdentityImpl*>(&norm) == nullptr);
+  CHECK(norm.is_leaf_by_default());
+  const Graph g = symbolic_trace(*traced, {InputSpec(Shape{Dim("N"), 3, 8, 8})});
+  CHECK_NOTHROW(g.lint());
+  std::vector<std::string> leaves;
+  for (const Node& n : g.nodes())
+    if (n.op() == OpKind::call_module) leaves.emplace_back(n.target());
+  CHECK(leaves == std::vector<std::string>{"conv", "norm"});
+  CHECK(recursive_trace(*traced, {InputSpec(Shape{1, 3, 8, 8})}).failures().empty());
 }
 
 TEST_CASE("a root of a torch.nn class is traced, and its torch.nn children are leaves, as in torch.fx") {

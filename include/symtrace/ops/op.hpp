@@ -90,8 +90,8 @@ struct OutputMeta {
   /// A module's nested result (a leaf returning `(out, (h, c))` or `(out, None)`; is_list is
   /// then true), in pre-order: 0 a tensor (the next of `outputs`), -1 None, n > 0 a list of
   /// the n items that follow, -2 an empty list, -3 a dict whose number of items is the next
-  /// entry (its keys are the next of `keys`), its values following. Empty for a tensor or a
-  /// flat list of tensors.
+  /// entry (its keys are the next of `keys`), its values following; `{-1}` alone is a module
+  /// that returns None. Empty for a tensor or a flat list of tensors.
   std::vector<std::int32_t> nesting;
   /// The keys of the dicts in `nesting`, in pre-order (str keys only).
   std::vector<std::string> keys;
