@@ -1,6 +1,13 @@
-// Ordering ops: topk, sort, and unique_sorted (aten::_unique2 with sorted=True). Slices along
-// the dim are ordered with a stable sort, so equal values keep their order and the result does
-// not depend on the machine. NaN orders above every number, as in PyTorch's sort.
+// Ordering ops: topk, sort, and unique_sorted (aten::_unique2 with sorted=True). NaN orders
+// above every number, as in PyTorch's sort.
+//
+// Note [Ties as LibTorch orders them]: where values are equal, which comes first is the
+// algorithm's choice, and models decide on it (a detector's top-k of tied scores, the boxes
+// kept in a sort of them). topk and sort make LibTorch's CPU kernels' choice (PyTorch 1.13's
+// SortingKernel.cpp): the same standard algorithms (partial_sort when k * 64 <= n, else
+// nth_element and a sort of the first k - 1; std::sort, or std::stable_sort when asked) on the
+// same (value, index) pairs with the same comparisons, so with the same C++ standard library
+// the same indices come out. A stable sort keeps equal values in their order.
 #include "symtrace/ops/sorting.hpp"
 
 #include "ops/call_util.hpp"
@@ -48,31 +55,58 @@ OutputMeta topk_meta(const OpCall& call) {
   return meta;
 }
 
+// LibTorch's comparisons: NaN above every number; `largest` (descending) or not.
 template <class T>
-void topk_slices(const Tensor& x, std::int64_t outer, std::int64_t size, std::int64_t inner, std::int64_t k,
-                 bool largest, Tensor& values, Tensor& indices) {
+struct Before {
+  bool largest;
+  bool operator()(const std::pair<T, std::int64_t>& x, const std::pair<T, std::int64_t>& y) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      if (largest) return (std::isnan(x.first) && !std::isnan(y.first)) || x.first > y.first;
+      return (!std::isnan(x.first) && std::isnan(y.first)) || x.first < y.first;
+    } else {
+      return largest ? x.first > y.first : x.first < y.first;
+    }
+  }
+};
+
+/// How a slice is ordered (Note [Ties as LibTorch orders them]).
+enum class Order : std::uint8_t {
+  topk,           // LibTorch's topk, sorted
+  topk_unsorted,  // and with sorted=False: the k in the order selecting them left
+  sort,           // std::sort
+  stable_sort,    // std::stable_sort
+};
+
+template <class T>
+void order_slices(const Tensor& x, std::int64_t outer, std::int64_t size, std::int64_t inner, std::int64_t k,
+                  bool largest, Order order, Tensor& values, Tensor& indices) {
   const T* px = x.data_ptr<T>();
   T* pv = values.data_ptr<T>();
   auto* pi = indices.data_ptr<std::int64_t>();
-  std::vector<std::int64_t> order(static_cast<std::size_t>(size));
+  std::vector<std::pair<T, std::int64_t>> queue(static_cast<std::size_t>(size));
+  const Before<T> before{largest};
   for (std::int64_t o = 0; o < outer; ++o) {
     for (std::int64_t i = 0; i < inner; ++i) {
       const T* base = px + o * size * inner + i;
-      auto at = [&](std::int64_t j) { return base[j * inner]; };
-      // NaN is larger than any number (and than itself, for the order: ties keep order).
-      auto before = [&](std::int64_t a, std::int64_t b) {
-        const T va = at(a), vb = at(b);
-        if constexpr (std::is_floating_point_v<T>) {
-          if (std::isnan(va) || std::isnan(vb)) return largest ? std::isnan(va) && !std::isnan(vb) : !std::isnan(va) && std::isnan(vb);
-        }
-        return largest ? va > vb : va < vb;
-      };
-      std::iota(order.begin(), order.end(), 0);
-      std::stable_sort(order.begin(), order.end(), before);
+      for (std::int64_t j = 0; j < size; ++j) queue[static_cast<std::size_t>(j)] = {base[j * inner], j};
+      switch (order) {
+        case Order::topk:
+        case Order::topk_unsorted:
+          if (k == 0) break;
+          if (k * 64 <= size) {
+            std::partial_sort(queue.begin(), queue.begin() + k, queue.end(), before);
+          } else {
+            std::nth_element(queue.begin(), queue.begin() + k - 1, queue.end(), before);
+            if (order == Order::topk) std::sort(queue.begin(), queue.begin() + k - 1, before);
+          }
+          break;
+        case Order::sort: std::sort(queue.begin(), queue.end(), before); break;
+        case Order::stable_sort: std::stable_sort(queue.begin(), queue.end(), before); break;
+      }
       for (std::int64_t j = 0; j < k; ++j) {
         const std::int64_t at_out = o * k * inner + j * inner + i;
-        pv[at_out] = at(order[static_cast<std::size_t>(j)]);
-        pi[at_out] = order[static_cast<std::size_t>(j)];
+        pv[at_out] = queue[static_cast<std::size_t>(j)].first;
+        pi[at_out] = queue[static_cast<std::size_t>(j)].second;
       }
     }
   }
@@ -100,8 +134,9 @@ Value topk_kernel(const OpCall& call, const OutputMeta&) {
     return ValueList{Value(std::move(values)), Value(std::move(indices))};
   }
   const bool largest = call.arg(3).to_bool();
-  if (x.dtype() == DType::float32) topk_slices<float>(x, s.outer, size, s.inner, k, largest, values, indices);
-  else topk_slices<std::int64_t>(x, s.outer, size, s.inner, k, largest, values, indices);
+  const Order order = call.arg(4).to_bool() ? Order::topk : Order::topk_unsorted;
+  if (x.dtype() == DType::float32) order_slices<float>(x, s.outer, size, s.inner, k, largest, order, values, indices);
+  else order_slices<std::int64_t>(x, s.outer, size, s.inner, k, largest, order, values, indices);
   return ValueList{Value(std::move(values)), Value(std::move(indices))};
 }
 
@@ -127,8 +162,9 @@ Value sort_kernel(const OpCall& call, const OutputMeta& meta) {
   Tensor values = detail::empty_like_meta(meta.outputs[0]);
   Tensor indices = detail::empty_like_meta(meta.outputs[1]);
   const bool descending = call.boolean(2);
+  const Order order = call.boolean(3) ? Order::stable_sort : Order::sort;
   visit_dtype(x.dtype(), [&]<class T>() {
-    topk_slices<T>(x, s.outer, s.size, s.inner, s.size, descending, values, indices);
+    order_slices<T>(x, s.outer, s.size, s.inner, s.size, descending, order, values, indices);
   });
   return ValueList{Value(std::move(values)), Value(std::move(indices))};
 }
@@ -201,7 +237,7 @@ Value unique_sorted_kernel(const OpCall& call, const OutputMeta&) {
 void detail::register_sorting_ops(OpRegistry& r) {
   r.add("topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> Tensor[]", topk_meta,
         topk_kernel);
-  r.add("sort(Tensor self, int dim=-1, bool descending=False) -> Tensor[]", sort_meta, sort_kernel);
+  r.add("sort(Tensor self, int dim=-1, bool descending=False, bool stable=False) -> Tensor[]", sort_meta, sort_kernel);
   r.add("unique_sorted(Tensor self, bool return_inverse=False, bool return_counts=False) -> Tensor[]",
         unique_sorted_meta, unique_sorted_kernel, OpFlags::unknown_rank);
 }
@@ -214,8 +250,8 @@ std::pair<Tensor, Tensor> topk(const Tensor& x, const SymInt& k, std::int64_t di
   return {std::move(r.at(0)), std::move(r.at(1))};
 }
 
-std::pair<Tensor, Tensor> sort(const Tensor& x, std::int64_t dim, bool descending, Where w) {
-  TensorList r = detail::invoke_list(SYMTRACE_OP("sort"), w, CallStyle::function, x, dim, descending);
+std::pair<Tensor, Tensor> sort(const Tensor& x, std::int64_t dim, bool descending, bool stable, Where w) {
+  TensorList r = detail::invoke_list(SYMTRACE_OP("sort"), w, CallStyle::function, x, dim, descending, stable);
   return {std::move(r.at(0)), std::move(r.at(1))};
 }
 

@@ -337,3 +337,34 @@ TEST_CASE("gru, rnn_tanh and rnn_relu of a TorchScript file are symtrace's ops, 
               },
               700);
 }
+
+TEST_CASE("topk and sort order equal values as LibTorch does (Note [Ties as LibTorch orders them])") {
+  // Values with many ties (0..3 on 300 elements, as a detector's equal scores), along each dim.
+  Generator gen(5);
+  const Tensor ints = (rand(IntList{3, 300}, gen) * 4.0).to(DType::int64);
+  const Tensor floats = ints.to(DType::float32) * 0.25;
+  struct Op {
+    const char* name;
+    const char* forward;
+  };
+  for (const Op& op : {
+           Op{"topk_small_k", "def forward(self, x):\n  return torch.topk(x, 4)[1]"},    // k * 64 <= n: partial_sort
+           Op{"topk_large_k", "def forward(self, x):\n  return torch.topk(x, 200)[1]"},  // nth_element and sort
+           Op{"topk_smallest", "def forward(self, x):\n  return torch.topk(x, 150, largest=False)[1]"},
+           Op{"topk_unsorted", "def forward(self, x):\n  return torch.topk(x, 150, sorted=False)[1]"},
+           Op{"topk_dim0", "def forward(self, x):\n  return torch.topk(x, 2, dim=0)[1]"},
+           Op{"sort", "def forward(self, x):\n  return torch.sort(x)[1]"},
+           Op{"sort_descending", "def forward(self, x):\n  return x.sort(descending=True)[1]"},
+           Op{"sort_stable", "def forward(self, x):\n  return torch.sort(x, stable=True, descending=True)[1]"},
+       }) {
+    SUBCASE(op.name) {
+      const std::filesystem::path path = script_file(op.name, op.forward);
+      std::shared_ptr<Module> model = torchscript::load(path);
+      for (const Tensor& x : {floats, ints}) {
+        CAPTURE(x.dtype());
+        const Tensor expected = torchscript::run_in_libtorch(path, {x}).to_tensor();
+        CHECK(model->call({x}).to_tensor().to_vector<std::int64_t>() == expected.to_vector<std::int64_t>());
+      }
+    }
+  }
+}

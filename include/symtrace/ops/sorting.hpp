@@ -5,10 +5,12 @@
 /// Schemas:
 /// - `topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> Tensor[]`:
 ///   the k largest (or smallest) elements along `dim` and their int64 indices, best first
-///   (NaN counts as the largest, as in PyTorch; equal values keep their order). `k` may be a
-///   size known only when run (`sym_min(k, n)`): the traced output dim is then unknown.
-/// - `sort(Tensor self, int dim=-1, bool descending=False) -> Tensor[]`: the values along `dim`
-///   in order and their int64 indices; stable (equal values keep their order), NaN the largest.
+///   (NaN counts as the largest, as in PyTorch). Equal values come in the order LibTorch's CPU
+///   kernel gives them (Note [Ties as LibTorch orders them] in src/ops/sorting.cpp). `k` may
+///   be a size known only when run (`sym_min(k, n)`): the traced output dim is then unknown.
+/// - `sort(Tensor self, int dim=-1, bool descending=False, bool stable=False) -> Tensor[]`: the
+///   values along `dim` in order and their int64 indices, NaN the largest; equal values keep
+///   their order when `stable`, else come as LibTorch's sort gives them.
 /// - `unique_sorted(Tensor self, bool return_inverse=False, bool return_counts=False) ->
 ///   Tensor[]`: `aten::_unique2(self, sorted=True, ...)`: the distinct values, ascending, of the
 ///   flattened tensor; the inverse (for each element, the index of its value; self's shape);
@@ -33,8 +35,9 @@ using Where = std::source_location;
 std::pair<Tensor, Tensor> topk(const Tensor& x, const SymInt& k, std::int64_t dim = -1, bool largest = true,
                                bool sorted = true, Where where = Where::current());
 
-/// (values, indices) of `x` sorted along `dim`, ascending unless `descending`.
-std::pair<Tensor, Tensor> sort(const Tensor& x, std::int64_t dim = -1, bool descending = false,
+/// (values, indices) of `x` sorted along `dim`, ascending unless `descending`; equal values in
+/// their order when `stable`.
+std::pair<Tensor, Tensor> sort(const Tensor& x, std::int64_t dim = -1, bool descending = false, bool stable = false,
                                Where where = Where::current());
 
 /// (values, inverse, counts) of `x`'s distinct values, ascending: `torch.unique(x, sorted=True,
