@@ -4,6 +4,7 @@
 #include "support/checks.hpp"
 #include "support/zoo_checks.hpp"
 #include "torchscript/model_files.hpp"
+#include "torchscript/script_file.hpp"
 
 #include <symtrace/symtrace.hpp>
 #include <symtrace/torchscript/load.hpp>
@@ -548,6 +549,24 @@ TEST_CASE("the program takes a TorchScript file wherever it takes a MODEL") {
     CHECK(j["ok"] == true);
     CHECK(j["against_torch"]["eager_max_rel_error"].get<double>() <= 1e-4);
     CHECK(j["against_torch"]["graph_max_rel_error"].get<double>() <= 1e-4);
+  }
+  SUBCASE("floats are drawn from a range given as for integers: an image's [0,1)") {
+    // A model that refuses values outside [2, 3).
+    const std::string ranged = script_file("ranged", "def forward(self, x):\n"
+                                                     "  assert bool(x.min() >= 2.0) and bool(x.max() < 3.0), 'out of range'\n"
+                                                     "  return x * 2\n")
+                                   .string();
+    CHECK(run_cli({"check", ranged, "--input", "4x8:float32[2,3)", "--against-torch"}).code == 0);
+    CHECK(run_cli({"check", ranged, "--input", "[4x8:float32[2,3)]"}).code == 2);  // not a list input
+    const Run normal = run_cli({"check", ranged, "--input", "4x8"});
+    CHECK(normal.code == 2);
+    CHECK(normal.err.find("out of range") != std::string::npos);
+    const Run empty = run_cli({"check", ranged, "--input", "4x8:float32[3,2)"});
+    CHECK(empty.code == 2);
+    CHECK(empty.err.find("the range [3,2) is empty") != std::string::npos);
+    const Run boolean = run_cli({"check", ranged, "--input", "4x8:bool[0,1)"});
+    CHECK(boolean.code == 2);
+    CHECK(boolean.err.find("a range [low,high) is for int64 and float32 inputs") != std::string::npos);
   }
   SUBCASE("a list of tensors is one --input of shapes in brackets; optional inputs need none") {
     const std::string list_file = (models / "list_sum.script.pt").string();

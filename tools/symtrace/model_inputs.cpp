@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -115,6 +116,18 @@ class InputParser {
     return v;
   }
 
+  double real() {
+    const std::size_t start = at_;
+    while (at_ < text_.size() && (std::isdigit(static_cast<unsigned char>(text_[at_])) || text_[at_] == '-' ||
+                                  text_[at_] == '+' || text_[at_] == '.' || text_[at_] == 'e' || text_[at_] == 'E'))
+      ++at_;
+    double v = 0;
+    auto [stop, ec] = std::from_chars(text_.data() + start, text_.data() + at_, v);
+    if (ec != std::errc() || stop != text_.data() + at_ || !std::isfinite(v))
+      fail(fmt::format("a number was expected at position {}", start + 1));
+    return v;
+  }
+
   InputText parse_at(int depth) {
     if (depth == 0) fail("lists and dicts nest too deeply");
     InputText in;
@@ -172,8 +185,17 @@ class InputParser {
       at_ = name_end;
     }
     if (at_ < text_.size() && text_[at_] == '[') {
-      if (in.dtype != DType::int64) fail("a range [low,high) is for int64 inputs");
+      if (in.dtype == DType::bool_) fail("a range [low,high) is for int64 and float32 inputs");
       ++at_;
+      if (in.dtype == DType::float32) {
+        const double low = real();
+        expect(',');
+        const double high = real();
+        expect(')');
+        if (!(high > low)) fail(fmt::format("the range [{},{}) is empty", low, high));
+        in.float_range = {low, high};
+        return in;
+      }
       in.low = integer();
       expect(',');
       in.high = integer();
@@ -207,7 +229,8 @@ InputSpec spec_of(const InputText& in) {
   return InputSpec(in.shape, in.dtype);
 }
 
-/// A random value for `in` (normal floats, integers uniform in their range, false bools);
+/// A random value for `in` (normal floats, or uniform in their range; integers uniform in their
+/// range; false bools);
 /// throws UsageError for an unknown size (a run needs them all).
 Value example_of(const InputText& in, std::string_view name, std::string_view text, const Options& options,
                  Generator& gen) {
@@ -239,6 +262,10 @@ Value example_of(const InputText& in, std::string_view name, std::string_view te
     throw std::invalid_argument(fmt::format("input '{}' ({}) needs {}", name, meta,
                                             bytes ? detail::too_large(*bytes)
                                                   : std::string("more bytes than 64 bits count; give it smaller sizes")));
+  }
+  if (in.dtype == DType::float32 && in.float_range) {
+    const auto [low, high] = *in.float_range;
+    return rand(sizes, gen) * (high - low) + low;
   }
   if (in.dtype == DType::float32) return randn(sizes, gen);
   Tensor t = Tensor::empty(in.shape, in.dtype);

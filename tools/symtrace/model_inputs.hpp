@@ -7,6 +7,8 @@
 #include <symtrace/symtrace.hpp>
 #include <symtrace/zoo/zoo.hpp>
 
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace symtrace::cli {
@@ -34,11 +36,15 @@ struct InputText {
   DType dtype = DType::float32;
   std::int64_t low = 0;             ///< int64 values are drawn from [low, high)
   std::int64_t high = 0;            ///< 0 (with low 0): all zeros
+  /// float32 values are drawn uniformly from [first, second) when given (an image's [0,1)),
+  /// else from the standard normal distribution.
+  std::optional<std::pair<double, double>> float_range;
   std::vector<InputText> elements;  ///< of a list or a dict
   std::vector<std::string> keys;    ///< of a dict
 };
 
-/// The model's inputs: the --input texts read (`1x3x224x224`, `1x16:int64[0,30522)`, `4:bool`,
+/// The model's inputs: the --input texts read (`1x3x224x224`, `1x16:int64[0,30522)`,
+/// `3x320x320:float32[0,1)`, `4:bool`,
 /// `none`, `[SPEC,...]`, `{KEY:SPEC,...}`), or the entry's example inputs when none is given.
 /// Throws UsageError when the number of --input differs from the model's inputs or one cannot
 /// be read.
