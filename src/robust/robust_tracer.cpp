@@ -300,12 +300,23 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
   ();
   // Failed before: a leaf whose forward is not run again (it would throw again).
   if (failed_before) return record_failed_leaf(module, *path, args, where);
-  if (path == nullptr || is_leaf_module(module, *path)) {
-    Value result = Tracer::call_module(module, args, where);
-    record_call_module(module);
-    return result;
-  }
   std::unique_ptr<ModuleFailure> failure;  // Note [Small frames per level]
+  if (path == nullptr || is_leaf_module(module, *path)) {
+    try {
+      Value result = Tracer::call_module(module, args, where);
+      record_call_module(module);
+      return result;
+    } catch (const LeafForwardError& e) {
+      // Note [A leaf's own failure]: the leaf's code, not its caller's, cannot be traced (a
+      // torch.nn LSTM on a PackedSequence reads its batch sizes): the leaf is the failed module,
+      // its result comes as a failed module's does, and the caller traces on. (A leaf refusing
+      // its arguments, an OpError, is the caller's failure.) Its side run recorded nothing.
+      if (path == nullptr) throw;
+      failure = failure_of(&e, module, *path, where);
+    }
+    record_call_module(module, failure.get());
+    return record_failed_leaf(module, *path, args, where);
+  }
   {
     Graph::Checkpoint checkpoint = st.graph().checkpoint();
     try {

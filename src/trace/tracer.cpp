@@ -341,13 +341,16 @@ OutputMeta Tracer::leaf_result_meta(Module& module, const std::string& path, con
     detail::FrameScope frame(st, module, path, where);
     result = module.forward_values(args);
   } catch (const TraceError& e) {
-    // A leaf traced as the root (a torch.nn layer whose parent failed) is called from the
-    // tracer's caller, no line of the model: its failure is where its own code failed.
-    const std::source_location at = &module == &st.root() && e.where().line() != 0 ? e.where() : where;
-    throw_trace_error(at,
-                      "the output shapes of the leaf '{}' ({}) cannot be found by running its forward "
-                      "symbolically: give register_leaf a LeafMetaFn for {}; the run failed with: {}",
-                      path, module.type_name(), module.type_name(), e.what());
+    // Located where the leaf's own code failed (its caller's line is in the message's frame).
+    const std::source_location at = e.where().line() != 0 ? e.where() : where;
+    try {
+      throw_trace_error(at,
+                        "the output shapes of the leaf '{}' ({}) cannot be found by running its forward "
+                        "symbolically: give register_leaf a LeafMetaFn for {}; the run failed with: {}",
+                        path, module.type_name(), module.type_name(), e.what());
+    } catch (const TraceError& made) {
+      throw LeafForwardError(made.what(), made.where(), made.module_path());
+    }
   }
   return meta_of_result(result, path, module, where);
 }

@@ -144,19 +144,31 @@ TEST_CASE("a layer that refuses its input in the root's own forward is an error 
   }
 }
 
-TEST_CASE("a leaf traced as a root whose forward fails is located in its forward, not at the tracer's caller") {
-  // Its parent fails at the leaf's call (the leaf's metadata needs its data); the leaf, traced
-  // as a root of its own, fails where its forward reads the data.
+TEST_CASE("a leaf whose own forward cannot be traced is the failed module, at its line; its caller traces on") {
   CallsDataLeaf model;
   GraphCollection c;
   c.tracer().register_leaf<DataLeaf>();
   c.recursive_trace(model, {InputSpec(Shape{2, 3})});
-  REQUIRE(c.failures().size() == 2);
-  CHECK(c.failures()[0].module.empty());
-  CHECK(c.failures()[1].module == "leaf");
-  CHECK(names_this_file(c.failures()[1]));
-  CHECK(c.failures()[1].where.line() == static_cast<std::uint_least32_t>(DataLeaf::read_line));
-  CHECK(c.failures()[1].message.find("a symbolic tensor was read as data") != std::string::npos);
+  REQUIRE(c.failures().size() == 1);
+  CHECK(c.failures()[0].module == "leaf");
+  CHECK(c.failures()[0].kind == "TraceError");
+  CHECK(names_this_file(c.failures()[0]));
+  CHECK(c.failures()[0].where.line() == static_cast<std::uint_least32_t>(DataLeaf::read_line));
+  CHECK(c.failures()[0].message.find("a symbolic tensor was read as data") != std::string::npos);
+  // The caller's graph: the leaf's call (its result by execution) and the code after it.
+  const Graph* root = c.find(model);
+  REQUIRE(root != nullptr);
+  CHECK(to_string(*root) == R"(graph():
+    %x : float32[2, 3] [num_users=1] = placeholder[target=x]
+    %leaf : float32[2, 3] [num_users=1] = call_module[target=leaf](args = (%x,), kwargs = {})
+    %add : float32[2, 3] [num_users=1] = call_function[target=add](args = (%leaf, 1.0), kwargs = {})
+    return add
+)");
+  // A plain trace stops there, at the same line.
+  Tracer plain;
+  plain.register_leaf<DataLeaf>();
+  CHECK_THROWS_WITH_AS(static_cast<void>(plain.trace(model, {InputSpec(Shape{2, 3})})),
+                       doctest::Contains(fmt::format("{}:{}: ", this_file, DataLeaf::read_line).c_str()), LeafForwardError);
 }
 
 TEST_CASE("an op called by symtrace's code in eager mode keeps its own location: no trace knows the caller") {

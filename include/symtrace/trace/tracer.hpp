@@ -48,6 +48,14 @@ namespace detail {
 class TraceScope;
 }  // namespace detail
 
+/// The forward of a leaf could not run symbolically to give its result's metadata (it depends
+/// on its input's values, or reads data): the leaf's own code failed, not its caller's, and
+/// `where()` is the line in the leaf's code. A robust tracer makes the leaf a failed module.
+class LeafForwardError : public TraceError {
+ public:
+  using TraceError::TraceError;
+};
+
 /// Records a module's computation as a Graph; see the file comment. A tracer may be reused
 /// for several traces, one at a time per tracer object; different tracer objects may trace
 /// on different threads at once.
@@ -187,7 +195,8 @@ class Tracer : public Interposer {
   [[nodiscard]] static std::optional<TensorMeta> layer_result_meta(const Module& module, const ValueList& args);
   /// The result metadata of a call of the leaf `module` (at `path`) with `args`: unknown for
   /// arguments of unknown rank, else from its LeafMetaFn, else from layer_result_meta, else
-  /// from its forward run in a side run (nothing recorded). A TraceError when that run fails.
+  /// from its forward run in a side run (nothing recorded). A LeafForwardError when that run
+  /// fails with a TraceError.
   [[nodiscard]] virtual OutputMeta leaf_result_meta(Module& module, const std::string& path, const ValueList& args,
                                                     std::source_location where);
   /// Symbolic results described by `meta` that name no node: what a side run computes.
