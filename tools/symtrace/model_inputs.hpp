@@ -34,8 +34,8 @@ struct InputText {
   } kind = Kind::tensor;
   Shape shape;
   DType dtype = DType::float32;
-  std::int64_t low = 0;             ///< int64 values are drawn from [low, high)
-  std::int64_t high = 0;            ///< 0 (with low 0): all zeros
+  std::int64_t low = 0;   ///< int64 values are drawn from [low, high)
+  std::int64_t high = 0;  ///< 0 (with low 0): all zeros
   /// float32 values are drawn uniformly from [first, second) when given (an image's [0,1)),
   /// else from the standard normal distribution.
   std::optional<std::pair<double, double>> float_range;
