@@ -53,6 +53,8 @@ struct AtenOp {
   /// For each result: the argument it is (an operator that writes to an argument and returns
   /// it, `Tensor(a!)`), or -1.
   std::vector<int> returns_argument;
+  /// LibTorch tags its result's sizes as decided by the data (`nonzero`, `unique_dim`).
+  bool data_dependent_sizes = false;
 };
 
 // ---- Values to LibTorch and back -----------------------------------------------------------
@@ -106,7 +108,8 @@ struct Probe {
   } kind = Kind::share;
   const SymBindings* bindings = nullptr;
   std::int64_t anonymous = 0;  // the value of every anonymous dim
-  std::int64_t fill = 0;
+  std::int64_t fill = 0;       // a value for every element, or `varied`
+  static constexpr std::int64_t varied = -1;  // 1, 2, 3, 1, 2, 3, ... in memory order
 
   std::int64_t size(const Dim& d) const {
     if (d.is_known()) return d.value();
@@ -123,6 +126,10 @@ at::Tensor make_tensor(const Tensor& t, const Probe& probe) {
   if (probe.kind == Probe::Kind::meta) return at::empty(sizes, options.device(at::kMeta));
   // A copy: the operator may write to it.
   if (!t.is_symbolic()) return aten_view_of(t).clone();
+  if (probe.fill == Probe::varied)
+    return (at::arange(c10::multiply_integers(sizes), at::TensorOptions().dtype(at::kLong)).remainder(3) + 1)
+        .to(options.dtype())
+        .reshape(sizes);
   return at::full(sizes, probe.fill, options);
 }
 
@@ -330,9 +337,12 @@ ProbeResult results_of(const OpCall& call, const jit::Stack& stack) {
 // Note [Sizes the data decides]: an operator without a meta kernel runs on data, and its
 // result's sizes may depend on that data (`_pack_padded_sequence`'s on the lengths,
 // `bincount`'s on the largest value), which a trace does not have. So it runs on traced tensors
-// filled with 0, then 1, then 2, until two fills succeed (zeros are refused by some: lengths
-// must be positive); a size that differs between them is decided by the data and is anonymous,
-// as a data-dependent count is. A size equal under both is taken as the operator's.
+// filled with zeros, with 1, 2, 3, 1, 2, ... (distinct values, as `unique` counts), with ones
+// and with twos, until two fills succeed (zeros are refused by some: lengths must be
+// positive; varied ones by others: lengths must be sorted); a size that differs between them
+// is decided by the data and is anonymous, as a data-dependent count is, and so is every size
+// when only one fill runs, or when LibTorch tags the operator's sizes as the data's
+// (`dynamic_output_shape`). A size equal under two fills is taken as the operator's.
 ProbeResult run_probe(const AtenOp& op, const OpCall& call, Probe probe) {
   const auto& args = op.schema.arguments();
   auto run = [&](Probe::Kind kind, std::int64_t fill) {
@@ -344,8 +354,14 @@ ProbeResult run_probe(const AtenOp& op, const OpCall& call, Probe probe) {
     op.operation(stack);
     return stack;
   };
+  // Every size anonymous: the data decides them.
+  auto all_data_dependent = [](ProbeResult r) {
+    for (auto& sizes : r.sizes) std::fill(sizes.begin(), sizes.end(), ProbeResult::data_dependent);
+    return r;
+  };
   try {
-    return results_of(call, run(Probe::Kind::meta, 0));
+    ProbeResult r = results_of(call, run(Probe::Kind::meta, 0));
+    return op.data_dependent_sizes ? all_data_dependent(std::move(r)) : r;
   } catch (const OpError&) {
     throw;  // a result symtrace cannot hold
   } catch (const std::exception&) {
@@ -353,7 +369,8 @@ ProbeResult run_probe(const AtenOp& op, const OpCall& call, Probe probe) {
   }
   std::vector<ProbeResult> runs;
   std::optional<std::string> first_error;
-  for (std::int64_t fill = 0; fill <= 2 && runs.size() < 2; ++fill) {
+  for (const std::int64_t fill : {std::int64_t{0}, Probe::varied, std::int64_t{1}, std::int64_t{2}}) {
+    if (runs.size() == 2) break;
     try {
       runs.push_back(results_of(call, run(Probe::Kind::filled, fill)));
     } catch (const OpError&) {
@@ -363,15 +380,14 @@ ProbeResult run_probe(const AtenOp& op, const OpCall& call, Probe probe) {
     }
   }
   if (runs.empty()) fail_in_libtorch(call, std::runtime_error(*first_error));
+  if (runs.size() == 1 || op.data_dependent_sizes) return all_data_dependent(std::move(runs[0]));
   ProbeResult out = std::move(runs[0]);
-  if (runs.size() == 2) {
-    const ProbeResult& other = runs[1];
-    if (other.sizes.size() != out.sizes.size()) call.fail("the number of its results depends on its inputs' data");
-    for (std::size_t i = 0; i < out.sizes.size(); ++i) {
-      if (other.sizes[i].size() != out.sizes[i].size()) call.fail("the rank of its result {} depends on its inputs' data", i);
-      for (std::size_t d = 0; d < out.sizes[i].size(); ++d)
-        if (other.sizes[i][d] != out.sizes[i][d]) out.sizes[i][d] = ProbeResult::data_dependent;
-    }
+  const ProbeResult& other = runs[1];
+  if (other.sizes.size() != out.sizes.size()) call.fail("the number of its results depends on its inputs' data");
+  for (std::size_t i = 0; i < out.sizes.size(); ++i) {
+    if (other.sizes[i].size() != out.sizes[i].size()) call.fail("the rank of its result {} depends on its inputs' data", i);
+    for (std::size_t d = 0; d < out.sizes[i].size(); ++d)
+      if (other.sizes[i][d] != out.sizes[i][d]) out.sizes[i][d] = ProbeResult::data_dependent;
   }
   return out;
 }
@@ -562,7 +578,9 @@ const OpDef& make_op(const std::shared_ptr<jit::Operator>& jit_op) {
       throw std::invalid_argument(fmt::format("{} names a file (argument '{}'), and symtrace does not let a model "
                                               "file read or write files",
                                               full_name(schema.operator_name()), a.name()));
-  auto op = std::make_shared<AtenOp>(AtenOp{schema, jit_op->getOperation(), {}});
+  auto op = std::make_shared<AtenOp>(AtenOp{schema, jit_op->getOperation(), {}, false});
+  for (const at::Tag tag : jit_op->getTags())
+    if (tag == at::Tag::dynamic_output_shape || tag == at::Tag::data_dependent_output) op->data_dependent_sizes = true;
   OpSchema mine = symtrace_schema(schema);
   const auto& args = schema.arguments();
   bool writes_first = false, writes_other = false, views_first = false;

@@ -152,14 +152,16 @@ TEST_CASE("a LibTorch op called by name runs on symtrace's memory: no copy in, w
 }
 
 namespace {
-/// LibTorch's bincount (a result as long as the largest value + 1) and _pack_padded_sequence
-/// (as long as the lengths' sum; refuses lengths of 0): sizes the data decides.
+/// LibTorch's bincount (a result as long as the largest value + 1), _pack_padded_sequence (as
+/// long as the lengths' sum; refuses lengths of 0 and unsorted ones) and unique_dim (as many
+/// rows as distinct ones: the same for any constant): sizes the data decides.
 class Counts : public TypedModule<Counts> {
  public:
   Tensor forward(const Tensor& x, const Tensor& values, const Tensor& lengths) {
     const Tensor counts = symtrace::call("aten::bincount", {values, Value(), 0}).to_tensor();
     const ValueList packed = symtrace::call("aten::_pack_padded_sequence", {x, lengths, true}).to_list();
-    return packed.at(0).to_tensor().sum() + counts.sum();
+    const ValueList rows = symtrace::call("aten::unique_dim", {x.select(1, 0), 0}).to_list();
+    return packed.at(0).to_tensor().sum() + counts.sum() + rows.at(0).to_tensor().sum();
   }
 };
 }  // namespace
@@ -173,6 +175,17 @@ TEST_CASE("a LibTorch op without a meta kernel whose result's size the data deci
   CHECK(node_named(g, "bincount").tensor_meta()->shape == Shape{Dim()});
   const Node& packed = node_named(g, "getitem");
   CHECK(packed.tensor_meta()->shape == Shape{Dim(), 3});
+  // One distinct row for any constant fill: LibTorch's tag says the data decides, so none is known.
+  bool unique_found = false;
+  for (const Node& n : g.nodes()) {
+    if (n.target() != "aten::unique_dim") continue;
+    unique_found = true;
+    for (const Node* user : n.users()) {
+      const Shape& shape = user->tensor_meta()->shape;
+      CHECK((shape == Shape{Dim(), Dim()} || shape == Shape{Dim()}));  // the rows; the inverse and counts
+    }
+  }
+  CHECK(unique_found);
   // The interpreter computes the real sizes.
   const Tensor in = randn({2, 5, 3});
   const Tensor vals = tensor({4, 1, 4});
