@@ -107,9 +107,9 @@ struct Probe {
     filled
   } kind = Kind::share;
   const SymBindings* bindings = nullptr;
-  std::int64_t anonymous = 0;  // the value of every anonymous dim
-  std::int64_t fill = 0;       // a value for every element, or `varied`
-  static constexpr std::int64_t varied = -1;  // 1, 2, 3, 1, 2, 3, ... in memory order
+  std::int64_t anonymous = 0;                 // the value of every anonymous dim
+  std::int64_t fill = 0;                      // a value for every element, or `varied`
+  static constexpr std::int64_t varied = -1;  // 3, 4, 5, 3, 4, 5, ... in memory order
 
   std::int64_t size(const Dim& d) const {
     if (d.is_known()) return d.value();
@@ -127,7 +127,7 @@ at::Tensor make_tensor(const Tensor& t, const Probe& probe) {
   // A copy: the operator may write to it.
   if (!t.is_symbolic()) return aten_view_of(t).clone();
   if (probe.fill == Probe::varied)
-    return (at::arange(c10::multiply_integers(sizes), at::TensorOptions().dtype(at::kLong)).remainder(3) + 1)
+    return (at::arange(c10::multiply_integers(sizes), at::TensorOptions().dtype(at::kLong)).remainder(3) + 3)
         .to(options.dtype())
         .reshape(sizes);
   return at::full(sizes, probe.fill, options);
@@ -337,9 +337,9 @@ ProbeResult results_of(const OpCall& call, const jit::Stack& stack) {
 // Note [Sizes the data decides]: an operator without a meta kernel runs on data, and its
 // result's sizes may depend on that data (`_pack_padded_sequence`'s on the lengths,
 // `bincount`'s on the largest value), which a trace does not have. So it runs on traced tensors
-// filled with zeros, with 1, 2, 3, 1, 2, ... (distinct values, as `unique` counts), with ones
-// and with twos, until two fills succeed (zeros are refused by some: lengths must be
-// positive; varied ones by others: lengths must be sorted); a size that differs between them
+// filled with zeros, with 3, 4, 5, 3, 4, ... (distinct values, as `unique` counts, none a fill
+// below), with ones and with twos, until two fills succeed (zeros are refused by some: lengths
+// must be positive; varied ones by others: lengths must be sorted); a size that differs between them
 // is decided by the data and is anonymous, as a data-dependent count is, and so is every size
 // when only one fill runs, or when LibTorch tags the operator's sizes as the data's
 // (`dynamic_output_shape`). A size equal under two fills is taken as the operator's.

@@ -186,6 +186,9 @@ TEST_CASE("a LibTorch op without a meta kernel whose result's size the data deci
     }
   }
   CHECK(unique_found);
+  // One sequence: its length's fills (3, then 1) still differ.
+  Graph one = symbolic_trace(m, {InputSpec(Shape{1, 5, 3}), values, InputSpec(Shape{1}, DType::int64)});
+  CHECK(node_named(one, "getitem").tensor_meta()->shape == Shape{Dim(), 3});
   // The interpreter computes the real sizes.
   const Tensor in = randn({2, 5, 3});
   const Tensor vals = tensor({4, 1, 4});
