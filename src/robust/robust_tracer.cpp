@@ -310,11 +310,21 @@ Value RobustTracer::call_module(Module& module, const ValueList& args, std::sour
       // Note [A leaf's own failure]: the leaf's code, not its caller's, cannot be traced (a
       // torch.nn LSTM on a PackedSequence reads its batch sizes): the leaf is the failed module,
       // its result comes as a failed module's does, and the caller traces on. (A leaf refusing
-      // its arguments, an OpError, is the caller's failure.) Its side run recorded nothing.
+      // its arguments, an OpError, is the caller's failure.) Its side run recorded nothing. A
+      // leaf recorded on an earlier call of this trace restarts it, so that every call of it is
+      // the failed module's (Note [A failure on a later call]).
       if (path == nullptr) throw;
       failure = failure_of(&e, module, *path, where);
     }
+    // A scan, on this rare path only: the hot path keeps no mark per leaf call.
+    const bool recorded_before = [&]() __attribute__((noinline)) {
+      for (const Node& n : st.graph().nodes())
+        if (n.op() == OpKind::call_module && n.target() == *path) return true;
+      return false;
+    }
+    ();
     record_call_module(module, failure.get());
+    if (recorded_before) throw RestartTrace{};
     return record_failed_leaf(module, *path, args, where);
   }
   {

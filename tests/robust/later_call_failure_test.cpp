@@ -134,3 +134,25 @@ TEST_CASE("a later-call failure inside a traced-through child restarts the root 
   CHECK(root.find_node("tanh") != nullptr);
   CHECK(c.size() == 1);  // Counted has no children to trace as roots
 }
+
+TEST_CASE("a leaf that runs on one call and cannot on a later one is the failed module at every call") {
+  // Counted registered as a leaf: its side run reads data on its second call (LeafForwardError),
+  // after its first call was recorded as a plain leaf; the trace starts again with it failed.
+  Loop model;
+  model.counted->fail_on = 2;
+  RobustTracer robust;
+  robust.register_leaf<Counted>();
+  const Graph g = robust.trace(model, {InputSpec(Shape{2, 4})});
+  CHECK_NOTHROW(g.lint());
+  REQUIRE(robust.failures().size() == 1);
+  CHECK(robust.failures()[0].module == "counted");
+  CHECK(robust.failures()[0].where.line() == static_cast<std::uint_least32_t>(Counted::data_branch_line));
+  for (const char* leaf : {"counted", "counted_1", "counted_2"}) {
+    CAPTURE(leaf);
+    const Node* node = g.find_node(leaf);
+    REQUIRE(node != nullptr);
+    CHECK(node->target() == "counted");
+    CHECK(node->meta(meta_keys::failure) != nullptr);  // each call the failed module's
+  }
+  CHECK(g.find_node("counted_3") == nullptr);
+}
