@@ -204,14 +204,11 @@ LayerMaker recurrent_maker(std::string type) {
     if (!batch_first || !dropout) return nullptr;
     const bool bias = tensor_attr(m, "bias_ih_l0").defined();
     const bool bidirectional = tensor_attr(m, "weight_ih_l0_reverse").defined();
-    if (lstm)
-      return nn::LSTM(w_ih.size(1), w_hh.size(1),
-                      {.num_layers = layers, .bias = bias, .batch_first = *batch_first, .dropout = *dropout, .bidirectional = bidirectional})
-          .ptr();
-    if (type == "GRU")
-      return nn::GRU(w_ih.size(1), w_hh.size(1),
-                     {.num_layers = layers, .bias = bias, .batch_first = *batch_first, .dropout = *dropout, .bidirectional = bidirectional})
-          .ptr();
+    // LSTM's options are GRU's (nn::GRUOptions); RNN's add the nonlinearity.
+    const nn::LSTMOptions options{
+        .num_layers = layers, .bias = bias, .batch_first = *batch_first, .dropout = *dropout, .bidirectional = bidirectional};
+    if (lstm) return nn::LSTM(w_ih.size(1), w_hh.size(1), options).ptr();
+    if (type == "GRU") return nn::GRU(w_ih.size(1), w_hh.size(1), options).ptr();
     std::optional<std::string> nonlinearity = scalar<std::string>(h.get("nonlinearity"));
     if (!nonlinearity) {
       if (h.traced_kind("aten::rnn_relu")) nonlinearity = "relu";
