@@ -106,6 +106,11 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Where where) {
 
 Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, std::shared_ptr<const void> owner,
                          Where where) {
+  return from_blob_owned(data, shape, dtype, std::move(owner), nullptr, where);
+}
+
+Tensor Tensor::from_blob_owned(void* data, const Shape& shape, DType dtype, std::shared_ptr<const void> owner,
+                               const std::type_info* owner_type, Where where) {
   if (data == nullptr) throw_invalid_argument(where, "from_blob() of a null pointer");
   for (Dim d : shape) {
     if (!d.is_known()) throw_invalid_argument(where, "from_blob() of shape {}: every size must be known", shape);
@@ -118,7 +123,7 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, DType dtype, std::share
   auto impl = std::make_shared<TensorImpl>();
   impl->meta = TensorMeta{dtype, shape};
   impl->storage = std::make_shared<detail::Storage>(static_cast<std::byte*>(data), static_cast<std::size_t>(*bytes),
-                                                    std::move(owner));
+                                                    std::move(owner), owner_type);
   impl->strides = detail::contiguous_strides(shape);
   return Tensor(std::move(impl));
 }
@@ -207,6 +212,12 @@ T* Tensor::data_ptr(Where where) const {
     throw_invalid_argument(where, "data_ptr<{}>() of a {} tensor: the element types differ",
                            name(dtype_of<T>()), dtype());
   return reinterpret_cast<T*>(impl_->storage->data) + impl_->offset;
+}
+
+void* Tensor::data_ptr(Where where) const {
+  if (!defined()) throw_invalid_argument(where, "data_ptr() of an undefined Tensor");
+  if (is_symbolic()) detail::throw_symbolic_read("data_ptr()", where);
+  return impl_->storage->data + impl_->offset * static_cast<std::int64_t>(element_size(dtype()));
 }
 
 template <class T>

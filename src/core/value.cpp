@@ -154,6 +154,7 @@ std::string_view Value::type_name() const noexcept {
     case Kind::symint: return "SymInt";
     case Kind::dict: return "dict";
     case Kind::ref: return deref().type_name();
+    case Kind::opaque: return boost::variant2::get<OpaqueObject>(value).type_name;
   }
   return "?";
 }
@@ -183,6 +184,7 @@ std::string to_string(const Value& value) {
       return out + "}";
     }
     std::string operator()(const ValueRef& r) const { return to_string(*r); }
+    std::string operator()(const OpaqueObject& o) const { return fmt::format("<{} object>", o.type_name); }
   };
   return boost::variant2::visit(Printer{}, value.value);
 }

@@ -116,6 +116,10 @@ Json write_constant(const std::string& name, const Tensor& t) {
     case DType::bool_:
       for (double v : t.to_vector<double>()) data.push_back(v != 0);
       break;
+    default:
+      throw std::invalid_argument(fmt::format("graph JSON cannot store the constant '{}': it is a {} tensor, and "
+                                              "graph JSON stores float32, int64 and bool constants",
+                                              name, t.dtype()));
   }
   // clang-format off
   return Json{{"name", name}, {"dtype", std::string(symtrace::name(t.dtype()))}, {"shape", write_shape(t.shape())},

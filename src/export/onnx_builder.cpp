@@ -39,6 +39,8 @@ int onnx_elem_type(DType dtype) noexcept {
     case DType::float32: return onnx::TensorProto::FLOAT;
     case DType::int64: return onnx::TensorProto::INT64;
     case DType::bool_: return onnx::TensorProto::BOOL;
+    case DType::complex64: return onnx::TensorProto::COMPLEX64;
+    default: break;  // quantized: ONNX has no such element type (QuantizeLinear gives uint8)
   }
   return onnx::TensorProto::UNDEFINED;
 }
@@ -57,6 +59,10 @@ onnx::TensorProto onnx_tensor(const Tensor& value, const std::string& name) {
       t.set_raw_data(raw_bytes(bytes));
       break;
     }
+    default:
+      throw std::invalid_argument(
+          fmt::format("ONNX export cannot write the tensor '{}': it is a {} tensor (float32, int64 and bool are written)",
+                      name, value.dtype()));
   }
   return t;
 }

@@ -32,7 +32,8 @@ std::optional<Argument> as_argument(const Value& value) {
     case Value::Kind::dtype: return Argument(value.to_dtype());
     case Value::Kind::tensor:
     case Value::Kind::symint:
-    case Value::Kind::dict: return std::nullopt;
+    case Value::Kind::dict:
+    case Value::Kind::opaque: return std::nullopt;
     case Value::Kind::ref: return as_argument(value.deref());
     case Value::Kind::list: {
       ArgumentList items;

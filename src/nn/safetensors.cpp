@@ -83,6 +83,7 @@ std::string_view file_dtype_code(DType dtype) {
     case DType::float32: return "F32";
     case DType::int64: return "I64";
     case DType::bool_: return "BOOL";
+    default: break;  // refused by save before it asks
   }
   return "BOOL";
 }
@@ -223,6 +224,9 @@ std::vector<std::byte> serialize(const StateDict& state, const SafetensorsMetada
       fail(source, "cannot save tensor '{}': it is symbolic (it names a node of a trace and "
                    "holds no data); save the model's state outside tracing",
            key);
+    if (!is_computed(t.dtype()))
+      fail(source, "cannot save tensor '{}': it is a {} tensor, and symtrace saves float32, int64 and bool tensors",
+           key, t.dtype());
     const std::uint64_t bytes = static_cast<std::uint64_t>(*t.shape().numel()) * element_size(t.dtype());
     const nlohmann::ordered_json entry = {{"dtype", file_dtype_code(t.dtype())},
                                           {"shape", t.shape().sizes()},

@@ -38,6 +38,36 @@ void check_arguments(const OpDef& op, std::span<const Value> args, std::source_l
   }
 }
 
+// Note [Dtypes symtrace holds]: a TorchScript model may make complex and quantized tensors
+// (torch.stft, quantize_per_tensor). symtrace holds them, as values, in traces (a node's dtype)
+// and in the graphs it writes, but its own kernels and meta functions compute with float32,
+// int64 and bool only. So an op of its own refuses any other dtype with OpUnsupported, before
+// its meta function or kernel sees it, and the TorchScript executor runs LibTorch's op in its
+// place (an external op, which takes every dtype LibTorch does).
+[[gnu::noinline]] [[noreturn]] void refuse_held_dtype(const OpDef& op, DType dtype, std::source_location where) {
+  throw_op_unsupported(op.name(), where, "symtrace's op computes with float32, int64 and bool tensors, not {}", dtype);
+}
+
+/// True, with `held` set, when `v` is (or a list holds) a tensor of a dtype symtrace does not
+/// compute with, or names such a dtype (`to(complex64)`).
+bool holds_held_dtype(const Value& v, DType& held) noexcept {
+  if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value)) {
+    if (t->defined() && !is_computed(t->dtype())) [[unlikely]] {
+      held = t->dtype();
+      return true;
+    }
+  } else if (const DType* d = boost::variant2::get_if<DType>(&v.value)) {
+    if (!is_computed(*d)) [[unlikely]] {
+      held = *d;
+      return true;
+    }
+  } else if (const ValueList* list = boost::variant2::get_if<ValueList>(&v.value)) {
+    for (const Value& e : *list)
+      if (holds_held_dtype(e, held)) return true;
+  }
+  return false;
+}
+
 // Note [Data-dependent sizes]: an op whose output size depends on its inputs' values (nms,
 // nonzero, index with a bool mask, topk with a proxy k) gives an unknown dim even when its
 // inputs are concrete. Its kernel
@@ -176,7 +206,12 @@ Value dispatch(const OpDef& op, std::span<const Value> args, std::source_locatio
   check_arguments(op, args, where);
   const OpCall call{op, args, where, style};
   bool symbolic = false;
-  for (const Value& v : args) symbolic = symbolic || contains_symbolic(v);
+  DType held{};
+  for (const Value& v : args) {
+    symbolic = symbolic || contains_symbolic(v);
+    if (holds_held_dtype(v, held) && !op.has(OpFlags::external)) [[unlikely]]
+      refuse_held_dtype(op, held, where);  // Note [Dtypes symtrace holds]
+  }
   Interposer* interposer = current_interposer();
   if (symbolic) {
     if (interposer != nullptr) return interposer->call_op(call);

@@ -432,6 +432,7 @@ Value pad_kernel(const OpCall& call, const OutputMeta& meta) {
     case DType::float32: fill_with<float>(out, value); break;
     case DType::int64: fill_with<std::int64_t>(out, value); break;
     case DType::bool_: fill_with<bool>(out, value); break;
+    default: detail::throw_not_computed(out.dtype());
   }
   // The part of x that lands inside the output (negative padding crops).
   Tensor dst = out, src = x;

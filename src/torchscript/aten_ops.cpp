@@ -64,6 +64,12 @@ at::ScalarType scalar_type(DType dtype) {
     case DType::float32: return at::kFloat;
     case DType::int64: return at::kLong;
     case DType::bool_: return at::kBool;
+    case DType::complex64: return at::kComplexFloat;
+    case DType::quint8: return at::kQUInt8;
+    case DType::qint8: return at::kQInt8;
+    case DType::qint32: return at::kQInt32;
+    case DType::quint4x2: return at::kQUInt4x2;
+    case DType::quint2x4: return at::kQUInt2x4;
   }
   throw std::invalid_argument("unknown dtype");
 }
@@ -72,7 +78,15 @@ std::optional<DType> symtrace_dtype(at::ScalarType t) {
   if (at::isFloatingType(t)) return DType::float32;
   if (t == at::kBool) return DType::bool_;
   if (at::isIntegralType(t, /*includeBool=*/false)) return DType::int64;
-  return std::nullopt;
+  if (at::isComplexType(t)) return DType::complex64;
+  switch (t) {
+    case at::kQUInt8: return DType::quint8;
+    case at::kQInt8: return DType::qint8;
+    case at::kQInt32: return DType::qint32;
+    case at::kQUInt4x2: return DType::quint4x2;
+    case at::kQUInt2x4: return DType::quint2x4;
+    default: return std::nullopt;
+  }
 }
 
 /// A concrete symtrace tensor as a LibTorch tensor over the same memory.
@@ -82,19 +96,26 @@ at::Tensor aten_view_of(const Tensor& t) {
   sizes.reserve(shape.rank());
   for (const Dim& d : shape) sizes.push_back(d.value());
   const auto options = at::TensorOptions().dtype(scalar_type(t.dtype()));
-  if (t.numel() == 0) return at::empty(sizes, options);
   const symtrace::detail::Strides& strides = t.strides();
   std::vector<std::int64_t> steps(strides.begin(), strides.end());
-  void* data = nullptr;
-  switch (t.dtype()) {
-    case DType::float32: data = t.data_ptr<float>(); break;
-    case DType::int64: data = t.data_ptr<std::int64_t>(); break;
-    case DType::bool_: data = t.data_ptr<bool>(); break;
+  if (is_quantized(t.dtype())) {
+    // A quantized tensor is LibTorch's (Note [Dtypes symtrace holds], src/ops/dispatch.cpp):
+    // its scale and zero point are the owner's; the symtrace tensor is a view of it.
+    const at::Tensor* owner = t.storage_owner<at::Tensor>();
+    if (owner == nullptr) {
+      if (t.numel() == 0) return at::_empty_affine_quantized(sizes, options, 1.0, 0);
+      throw std::invalid_argument(fmt::format("a {} tensor symtrace did not get from LibTorch has no scale or zero point",
+                                              t.dtype()));
+    }
+    if (t.storage_offset() == 0 && owner->sizes() == c10::IntArrayRef(sizes) && owner->strides() == c10::IntArrayRef(steps))
+      return *owner;
+    return owner->as_strided(sizes, steps, owner->storage_offset() + t.storage_offset());
   }
+  if (t.numel() == 0) return at::empty(sizes, options);
   // The deleter holds the symtrace tensor, and with it the memory, for as long as LibTorch
   // holds the tensor (or a view of it that an operator returned).
   return at::from_blob(
-      data, sizes, steps, [keep = t](void*) {}, options);
+      t.data_ptr(), sizes, steps, [keep = t](void*) {}, options);
 }
 
 /// How tensors are made for LibTorch: shared (an eager call), or at probe sizes (Note [Sizes
@@ -123,14 +144,20 @@ at::Tensor make_tensor(const Tensor& t, const Probe& probe) {
   std::vector<std::int64_t> sizes;
   for (const Dim& d : t.shape()) sizes.push_back(probe.size(d));
   auto options = at::TensorOptions().dtype(scalar_type(t.dtype()));
+  // A quantized tensor has no meta form: the meta probe fails, and the fills below run.
   if (probe.kind == Probe::Kind::meta) return at::empty(sizes, options.device(at::kMeta));
   // A copy: the operator may write to it.
   if (!t.is_symbolic()) return aten_view_of(t).clone();
-  if (probe.fill == Probe::varied)
-    return (at::arange(c10::multiply_integers(sizes), at::TensorOptions().dtype(at::kLong)).remainder(3) + 3)
-        .to(options.dtype())
-        .reshape(sizes);
-  return at::full(sizes, probe.fill, options);
+  const at::ScalarType filled_type = is_quantized(t.dtype()) ? at::kFloat : options.dtype().toScalarType();
+  at::Tensor filled =
+      probe.fill == Probe::varied
+          ? (at::arange(c10::multiply_integers(sizes), at::TensorOptions().dtype(at::kLong)).remainder(3) + 3)
+                .to(filled_type)
+                .reshape(sizes)
+          : at::full(sizes, probe.fill, options.dtype(filled_type));
+  // A traced quantized tensor's scale and zero point are unknown; 1 and 0 keep the fills' values.
+  if (is_quantized(t.dtype())) return at::quantize_per_tensor(filled, 1.0, 0, options.dtype().toScalarType());
+  return filled;
 }
 
 std::int64_t integer(const Value& v, const Probe& probe) {
@@ -202,6 +229,10 @@ c10::IValue list_to_ivalue(const Value& v, const c10::ListTypePtr& type, const P
 
 c10::IValue to_ivalue(const Value& v, const c10::TypePtr& declared, const Probe& probe) {
   if (v.is_none()) return {};
+  if (v.is_opaque()) {  // LibTorch's own object, as it came (to_value)
+    if (const c10::IValue* object = boost::variant2::get<OpaqueObject>(v.value).get<c10::IValue>()) return *object;
+    throw std::invalid_argument(fmt::format("a {} object cannot be passed to LibTorch", v.type_name()));
+  }
   c10::TypePtr type = declared;
   if (auto opt = type->cast<c10::OptionalType>()) type = opt->getElementType();
   switch (type->kind()) {

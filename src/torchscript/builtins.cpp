@@ -525,11 +525,7 @@ void size_int(const Instr& i, Value* frame) {
 void sizes(const Instr& i, Value* frame) { out(i, frame) = Value(in(i, frame, 0).to_tensor().sizes(i.where)); }
 
 void dtype(const Instr& i, Value* frame) {
-  switch (in(i, frame, 0).to_tensor().dtype()) {  // as c10::ScalarType numbers
-    case DType::float32: out(i, frame) = std::int64_t{6}; return;
-    case DType::int64: out(i, frame) = std::int64_t{4}; return;
-    case DType::bool_: out(i, frame) = std::int64_t{11}; return;
-  }
+  out(i, frame) = dtype_to_scalar_type(in(i, frame, 0).to_tensor().dtype());
 }
 void device(const Instr& i, Value* frame) { out(i, frame) = std::string("cpu"); }
 
@@ -590,17 +586,24 @@ void assert_(const Instr& i, Value* frame) {
 
 // aten::_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
 //                    groups, benchmark, deterministic, cudnn_enabled, allow_tf32)
+// symtrace's conv{1,2,3}d or conv_transpose{1,2,3}d by the weight's rank; any other is
+// LibTorch's (OpUnsupported: the instruction's fallback).
 void convolution(const Instr& i, Value* frame) {
   const Value& weight = in(i, frame, 1);
-  if (weight.is_tensor() && weight.to_tensor().dim() != 4)
-    throw_op_error("_convolution", i.where, "symtrace has convolutions over 2 dims (conv2d) only; this one's weight "
-                                            "has {} dims",
-                   weight.to_tensor().dim());
-  if (in(i, frame, 6).to_bool())
-    throw_op_error("_convolution", i.where, "transposed convolution is not supported by symtrace");
-  out(i, frame) = call_op("conv2d",
-                          {in(i, frame, 0), in(i, frame, 1), in(i, frame, 2), in(i, frame, 3), in(i, frame, 4),
-                           in(i, frame, 5), in(i, frame, 8)},
+  const std::int64_t dims = weight.is_tensor() ? weight.to_tensor().dim(i.where) - 2 : 0;
+  if (dims < 1 || dims > 3)
+    throw_op_unsupported("_convolution", i.where, "symtrace has convolutions over 1, 2 or 3 dims; this weight has {}",
+                         weight.is_tensor() ? fmt::format("{} dims", dims + 2) : std::string(weight.type_name()));
+  if (in(i, frame, 6).to_bool()) {
+    out(i, frame) = call_op(fmt::format("conv_transpose{}d", dims),
+                            {in(i, frame, 0), weight, in(i, frame, 2), in(i, frame, 3), in(i, frame, 4), in(i, frame, 7),
+                             in(i, frame, 8), in(i, frame, 5)},
+                            i.where);
+    return;
+  }
+  out(i, frame) = call_op(fmt::format("conv{}d", dims),
+                          {in(i, frame, 0), weight, in(i, frame, 2), in(i, frame, 3), in(i, frame, 4), in(i, frame, 5),
+                           in(i, frame, 8)},
                           i.where);
 }
 
@@ -1110,7 +1113,7 @@ BuiltinFn find_builtin(std::string_view kind, std::string_view overload, bool te
                                                     "aten::max", "aten::min", "aten::dim", "aten::size",
                                                     "aten::Bool", "aten::Int", "aten::Float", "aten::format",
                                                     "aten::detach", "prim::NumToTensor", "prim::dtype",
-                                                    "prim::device", "prim::is_cuda", "prim::is_nested",
+                                                    "prim::device", "prim::is_cuda", "prim::is_nested", "prim::is_quantized",
                                                     "prim::requires_grad"};
   if (tensor_arguments && std::find(std::begin(on_tensors), std::end(on_tensors), kind) == std::end(on_tensors))
     return nullptr;

@@ -71,17 +71,36 @@ std::pair<at::Tensor, DType> convertible(const at::Tensor& t, std::string_view n
       c = t.contiguous();
       dtype = DType::int64;
       break;
+    case at::kByte:
+    case at::kChar:
+    case at::kShort:
+    case at::kInt:
+      c = t.to(at::kLong).contiguous();
+      dtype = DType::int64;
+      break;
     case at::kBool:
       c = t.contiguous();
       dtype = DType::bool_;
       break;
+    case at::kComplexHalf:
+    case at::kComplexFloat:
+    case at::kComplexDouble:
+      c = t.to(at::kComplexFloat).contiguous();
+      dtype = DType::complex64;
+      break;
+    case at::kQUInt8: dtype = DType::quint8; break;
+    case at::kQInt8: dtype = DType::qint8; break;
+    case at::kQInt32: dtype = DType::qint32; break;
+    case at::kQUInt4x2: dtype = DType::quint4x2; break;
+    case at::kQUInt2x4: dtype = DType::quint2x4; break;
     default:
       throw std::invalid_argument(fmt::format(
           "tensor '{}' has dtype {}, which symtrace cannot hold: it has float32 (float16, bfloat16 and float64 "
-          "are converted), int64 and bool",
+          "are converted), int64 (other integers are converted), bool, complex64 and the quantized dtypes",
           name, c10::toString(t.scalar_type())));
   }
-  if (c.is_quantized() || c.is_sparse() || !c.device().is_cpu())
+  if (is_quantized(dtype)) c = t.is_contiguous() ? t : t.contiguous();  // its quantizer kept (aten_view_of)
+  if (c.is_sparse() || !c.device().is_cpu())
     throw std::invalid_argument(fmt::format("tensor '{}' is not a dense CPU tensor", name));
   return {std::move(c), dtype};
 }
@@ -94,7 +113,7 @@ Tensor to_symtrace(const at::Tensor& t, std::string_view name, StorageMemo* memo
   const Shape shape(std::vector<std::int64_t>(sizes.begin(), sizes.end()));
   if (c.numel() == 0) return Tensor::empty(shape, dtype);  // LibTorch may give no data pointer
   const c10::StorageImpl* storage = c.storage().unsafeGetStorageImpl();
-  if (memo != nullptr && storage == t.storage().unsafeGetStorageImpl()) {
+  if (memo != nullptr && storage == t.storage().unsafeGetStorageImpl() && !is_quantized(dtype)) {
     // The file's own memory (not a conversion): one symtrace storage per LibTorch storage, so
     // tensors that share memory in the file (tied weights, views of one buffer) share it here.
     auto it = memo->find(storage);
@@ -139,6 +158,13 @@ std::optional<Value> to_value(const c10::IValue& v, std::string_view name) {
       out.push_back(std::move(*converted));
     }
     return Value(std::move(out));
+  }
+  if (v.isCustomClass()) {
+    // An object of a C++ class registered with LibTorch (torch::class_: a quantized layer's
+    // packed weights): held as it is, for LibTorch's ops to take back (to_ivalue).
+    std::string type = v.type()->str();  // __torch__.torch.classes.quantized.Conv2dPackedParamsBase
+    if (type.starts_with("__torch__.")) type.erase(0, std::string_view("__torch__.").size());
+    return Value(OpaqueObject::of(std::make_shared<const c10::IValue>(v), std::move(type)));
   }
   if (v.isObject() && !v.toObjectRef().type()->is_module()) {
     // An object of a TorchScript class: a dict of its attributes, as the executor holds it.

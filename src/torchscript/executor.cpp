@@ -179,6 +179,17 @@ Module& attr_owner(Module& self, const Instr& in) {
   return in.path.empty() ? self : resolve(self, in.path, in.where);
 }
 
+// The file's own module of the layer a call_module instruction calls, kept by its parent
+// (Note [A layer's own code]); nullptr when there is none.
+Module* layer_code_of(Module& self, const Instr& in) {
+  if (in.path.empty()) return nullptr;
+  Module* parent = &self;
+  for (std::size_t k = 0; k + 1 < in.path.size(); ++k) parent = parent->find_child(in.path[k]);
+  const auto* script = dynamic_cast<const ScriptModule*>(parent);
+  const Module* layer = parent ? parent->find_child(in.path.back()) : nullptr;
+  return script != nullptr && layer != nullptr ? script->layer_code(*layer) : nullptr;
+}
+
 void exec(const Instr& in, Module& self, Value* frame) {
   switch (in.kind) {
     case InstrKind::constant:
@@ -247,7 +258,15 @@ void exec(const Instr& in, Module& self, Value* frame) {
       return;
     case InstrKind::call_module: {
       Module& m = attr_owner(self, in);
-      frame[in.outputs[0]] = m.call(gather_plain(in.inputs, frame), in.where);
+      ValueList args = gather_plain(in.inputs, frame);
+      try {
+        frame[in.outputs[0]] = m.call(args, in.where);
+      } catch (const OpUnsupported&) {
+        // Note [A layer's own code]: the file's module runs where symtrace's layer cannot.
+        Module* code = layer_code_of(self, in);
+        if (code == nullptr) throw;
+        frame[in.outputs[0]] = code->forward_values(args);
+      }
       return;
     }
     case InstrKind::call_program: {
@@ -306,8 +325,17 @@ void exec_block(const Block& block, Module& self, Value* frame) {
 
 DType scalar_type_to_dtype(std::int64_t scalar_type) {
   // c10::ScalarType: 0 uint8, 1 int8, 2 int16, 3 int32, 4 int64, 5 half, 6 float, 7 double,
-  // 11 bool, 15 bfloat16. Floating types are float32 in symtrace, integer types int64.
+  // 8-10 complex, 11 bool, 12 qint8, 13 quint8, 14 qint32, 15 bfloat16, 16 quint4x2, 17 quint2x4.
+  // Floating types are float32 in symtrace, integer types int64, complex types complex64.
   switch (scalar_type) {
+    case 8:
+    case 9:
+    case 10: return DType::complex64;
+    case 12: return DType::qint8;
+    case 13: return DType::quint8;
+    case 14: return DType::qint32;
+    case 16: return DType::quint4x2;
+    case 17: return DType::quint2x4;
     case 5:
     case 6:
     case 7:
@@ -319,10 +347,23 @@ DType scalar_type_to_dtype(std::int64_t scalar_type) {
     case 4: return DType::int64;
     case 11: return DType::bool_;
     default:
-      throw std::invalid_argument(fmt::format("dtype {} (c10::ScalarType) has no symtrace counterpart "
-                                              "(float32, int64 and bool)",
-                                              scalar_type));
+      throw std::invalid_argument(fmt::format("dtype {} (c10::ScalarType) has no symtrace counterpart", scalar_type));
   }
+}
+
+std::int64_t dtype_to_scalar_type(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::float32: return 6;
+    case DType::int64: return 4;
+    case DType::bool_: return 11;
+    case DType::complex64: return 9;
+    case DType::qint8: return 12;
+    case DType::quint8: return 13;
+    case DType::qint32: return 14;
+    case DType::quint4x2: return 16;
+    case DType::quint2x4: return 17;
+  }
+  return 6;
 }
 
 Value plain(const Value& v) {

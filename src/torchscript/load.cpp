@@ -406,7 +406,10 @@ class Loader {
       for (const jit::Method& method : m.get_methods()) note_overload_calls(*method.graph()->block());
   }
 
-  std::shared_ptr<Module> convert(const jit::Module& obj, const std::string& path) {
+  /// The symtrace module of the file's module `obj`; when it is a symtrace layer and `code` is
+  /// given, `*code` is the file's module as a ScriptModule (Note [A layer's own code]).
+  std::shared_ptr<Module> convert(const jit::Module& obj, const std::string& path,
+                                  std::shared_ptr<Module>* code = nullptr) {
     const c10::ClassTypePtr& type = obj.type();
     const std::string qualified = detail::demangled_class_name(type);
     const std::string cls = qualified.substr(qualified.rfind('.') + 1);
@@ -430,10 +433,18 @@ class Loader {
           layer->train(obj.is_training());
           load_tensors(*layer, obj, path);
           keep_attrs(layer, obj, path);
+          if (code != nullptr) *code = script_module(obj, path, qualified, cls);
           return layer;
         }
       }
     }
+    return script_module(obj, path, qualified, cls);
+  }
+
+  // The file's module `obj` as a ScriptModule running its own TorchScript code.
+  std::shared_ptr<Module> script_module(const jit::Module& obj, const std::string& path, const std::string& qualified,
+                                        const std::string& cls) {
+    const c10::ClassTypePtr& type = obj.type();
     std::vector<const detail::Program*> forwards;
     if (auto fwd = obj.find_method("forward")) {
       forwards.push_back(&compiler_.method(type, fwd->function()));
@@ -450,8 +461,12 @@ class Loader {
       const std::string& name = method.name();
       if (name != "forward" && !name.starts_with("forward__")) m->add_method(name, &compiler_.method(type, method.function()));
     }
-    for (const auto& child : obj.named_children())
-      m->register_module(child.name, convert(child.value, join(path, child.name)));
+    for (const auto& child : obj.named_children()) {
+      std::shared_ptr<Module> code;
+      std::shared_ptr<Module> made = convert(child.value, join(path, child.name), &code);
+      if (code) m->set_layer_code(*made, std::move(code));
+      m->register_module(child.name, std::move(made));
+    }
     for (const auto& p : obj.named_parameters(false))
       m->register_parameter(p.name, detail::to_symtrace(p.value, join(path, p.name), &memo_));
     for (const auto& b : obj.named_buffers(false))
@@ -627,8 +642,9 @@ at::Tensor to_aten(const Tensor& t) {
     case DType::float32: return at::from_blob(c.data_ptr<float>(), sizes, at::kFloat).clone();
     case DType::int64: return at::from_blob(c.data_ptr<std::int64_t>(), sizes, at::kLong).clone();
     case DType::bool_: return at::from_blob(c.data_ptr<bool>(), sizes, at::kBool).clone();
+    default: break;
   }
-  throw std::invalid_argument("unknown dtype");
+  symtrace::detail::throw_not_computed(c.dtype());
 }
 
 c10::IValue to_ivalue(const Value& v) {

@@ -150,6 +150,8 @@ const Value* find_run_attr(const Module& module, std::string_view name) noexcept
 /// The symtrace dtype of a TorchScript dtype (a c10::ScalarType number); floating types are
 /// float32, integer types int64. Throws std::invalid_argument for complex and quantized types.
 DType scalar_type_to_dtype(std::int64_t scalar_type);
+/// The c10::ScalarType number of `dtype` (a tensor's `.dtype` in TorchScript code).
+std::int64_t dtype_to_scalar_type(DType dtype) noexcept;
 
 /// The module at `path` from `self`; throws std::invalid_argument naming the missing child.
 Module& resolve(Module& self, const std::vector<std::string>& path, std::source_location where);

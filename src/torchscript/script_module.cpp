@@ -58,11 +58,13 @@ std::shared_ptr<const ForwardSignature> signature_of(const std::vector<const Pro
   return sig;
 }
 
-// Whether `v` can be passed where TorchScript declares `type`.
-bool accepts(std::string_view type, const Value& v) {
+// Whether `v` can be passed where TorchScript declares `type`. With `numbers_as_tensors`, a
+// number where a Tensor is declared: a traced file's 0-dim tensor of a size (`length`), which
+// prim::NumToTensor leaves a number here.
+bool accepts(std::string_view type, const Value& v, bool numbers_as_tensors) {
   if (type.starts_with("Optional[") && v.is_none()) return true;
   if (type.starts_with("Optional[")) type = type.substr(9, type.size() - 10);
-  if (type == "Tensor") return v.is_tensor();
+  if (type == "Tensor") return v.is_tensor() || (numbers_as_tensors && (v.is_number() || v.is_symint()));
   if (type == "List[Tensor]") {
     if (!v.is_list()) return false;
     return std::all_of(v.to_list().begin(), v.to_list().end(), [](const Value& e) { return e.is_tensor(); });
@@ -87,20 +89,24 @@ ScriptModule::ScriptModule(std::string type_name, std::shared_ptr<const Unit> un
 Value ScriptModule::forward_values(const ValueList& args) {
   if (forwards_.empty())
     throw std::invalid_argument(fmt::format("module '{}' of the TorchScript file has no forward method", type_name()));
-  for (const Program* p : forwards_) {
-    const std::size_t n = p->input_names.size();
-    if (args.size() > n) continue;
-    bool ok = true;
-    for (std::size_t i = 0; i < n && ok; ++i) {
-      if (i < args.size()) ok = accepts(p->input_types[i], args[i]);
-      else ok = p->input_defaults[i].has_value() || p->input_types[i].starts_with("Optional[");
+  // The overload whose declared kinds take `args`; failing that, one that takes them with
+  // numbers as tensors.
+  for (const bool numbers_as_tensors : {false, true}) {
+    for (const Program* p : forwards_) {
+      const std::size_t n = p->input_names.size();
+      if (args.size() > n) continue;
+      bool ok = true;
+      for (std::size_t i = 0; i < n && ok; ++i) {
+        if (i < args.size()) ok = accepts(p->input_types[i], args[i], numbers_as_tensors);
+        else ok = p->input_defaults[i].has_value() || p->input_types[i].starts_with("Optional[");
+      }
+      if (!ok) continue;
+      // The result plain: refs stay in the executor (Note [Lists and dicts are references]).
+      if (args.size() == n) return plain(run(*p, *this, args));
+      ValueList full = args;
+      for (std::size_t i = args.size(); i < n; ++i) full.push_back(p->input_defaults[i].value_or(Value()));
+      return plain(run(*p, *this, full));
     }
-    if (!ok) continue;
-    // The result plain: refs stay in the executor (Note [Lists and dicts are references]).
-    if (args.size() == n) return plain(run(*p, *this, args));
-    ValueList full = args;
-    for (std::size_t i = args.size(); i < n; ++i) full.push_back(p->input_defaults[i].value_or(Value()));
-    return plain(run(*p, *this, full));
   }
   std::string kinds;
   for (const Value& a : args) kinds += fmt::format("{}{}", kinds.empty() ? "" : ", ", a.type_name());
@@ -140,6 +146,16 @@ const Value* ScriptModule::find_attr_of(const Module& module, std::string_view n
 }
 
 void ScriptModule::add_method(std::string name, const Program* program) { methods_.emplace_back(std::move(name), program); }
+
+void ScriptModule::set_layer_code(const Module& layer, std::shared_ptr<Module> code) {
+  layer_code_.emplace_back(&layer, std::move(code));
+}
+
+Module* ScriptModule::layer_code(const Module& layer) const noexcept {
+  for (const auto& [l, code] : layer_code_)
+    if (l == &layer) return code.get();
+  return nullptr;
+}
 
 const Program* ScriptModule::find_method(std::string_view name) const noexcept {
   for (const auto& [n, p] : methods_)

@@ -57,11 +57,19 @@ class ScriptModule final : public Module {
   void add_method(std::string name, const Program* program);
   [[nodiscard]] const Program* find_method(std::string_view name) const noexcept;
 
+  /// Note [A layer's own code]: the file's module of the child `layer` (a symtrace layer made
+  /// for a torch.nn module) as a ScriptModule, which runs in the layer's place on inputs the
+  /// layer's ops refuse (a quantized tensor into ReLU).
+  void set_layer_code(const Module& layer, std::shared_ptr<Module> code);
+  /// The file's module of the child `layer`, or nullptr.
+  [[nodiscard]] Module* layer_code(const Module& layer) const noexcept;
+
  private:
   std::shared_ptr<const Unit> unit_;
   std::vector<const Program*> forwards_;
   std::vector<std::pair<std::string, const Program*>> methods_;
   std::vector<std::pair<std::string, Value>> attrs_;
+  std::vector<std::pair<const Module*, std::shared_ptr<Module>>> layer_code_;
   bool torch_nn_layer_;
 };
 

@@ -23,6 +23,8 @@ namespace {
 void is_floating_point(const Instr& i, Value* frame) {
   out(i, frame) = in(i, frame, 0).to_tensor().dtype() == DType::float32;
 }
+void is_complex(const Instr& i, Value* frame) { out(i, frame) = in(i, frame, 0).to_tensor().dtype() == DType::complex64; }
+void is_quantized_tensor(const Instr& i, Value* frame) { out(i, frame) = is_quantized(in(i, frame, 0).to_tensor().dtype()); }
 
 // tensor.item(): the number a one-element tensor holds (TraceError when symbolic).
 void item(const Instr& i, Value* frame) { out(i, frame) = as_number(i, in(i, frame, 0)); }
@@ -60,6 +62,9 @@ void tolist(const Instr& i, Value* frame) {
       out(i, frame) = nested(flags, t.shape().sizes(), 0, at);
       return;
     }
+    default:
+      (void)t.data_ptr(i.where);  // a symbolic tensor's TraceError first
+      symtrace::detail::throw_not_computed(t.dtype());
   }
 }
 
@@ -109,6 +114,7 @@ void tensor_of_list(const Instr& i, Value* frame) {
         t.data_ptr<bool>()[k] = n.is_double() ? n.to_double() != 0.0 : n.is_bool() ? n.to_bool()
                                                                                    : n.to_int() != 0;
         break;
+      default: symtrace::detail::throw_not_computed(dtype);
     }
   }
   out(i, frame) = std::move(t);
@@ -292,6 +298,8 @@ void set_object_attr(const Instr& i, Value* frame) {
 void add_tensor_builtins(BuiltinTable& t) {
   t.insert({
       {"aten::is_floating_point", is_floating_point},
+      {"aten::is_complex", is_complex},
+      {"prim::is_quantized", is_quantized_tensor},
       {"aten::item", item},
       {"prim::tolist", tolist},
       {"aten::tensor", tensor_of_list},

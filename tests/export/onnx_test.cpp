@@ -88,6 +88,7 @@ int elem_type(DType d) {
     case DType::float32: return onnx::TensorProto::FLOAT;
     case DType::int64: return onnx::TensorProto::INT64;
     case DType::bool_: return onnx::TensorProto::BOOL;
+    default: break;
   }
   return 0;
 }

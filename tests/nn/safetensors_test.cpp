@@ -49,6 +49,7 @@ std::vector<std::uint64_t> bits(const Tensor& t) {
     case DType::bool_:
       for (bool v : t.to_vector<bool>()) out.push_back(v ? 1 : 0);
       break;
+    default: FAIL("a state of a dtype save refuses: ", t.dtype());
   }
   return out;
 }

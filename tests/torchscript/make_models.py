@@ -103,13 +103,13 @@ class ThreeIfs(torch.nn.Module):
 
 
 class Int32Buffer(torch.nn.Module):
-    """A buffer of a dtype symtrace cannot hold."""
+    """A buffer of an integer dtype other than int64 (symtrace holds it as int64)."""
     def __init__(self):
         super().__init__()
-        self.register_buffer("counts", torch.zeros(4, dtype=torch.int32))
+        self.register_buffer("counts", torch.arange(4, dtype=torch.int32))
 
     def forward(self, x):
-        return x + 1
+        return x + self.counts.sum()
 
 
 class Quantizing(torch.nn.Module):
@@ -122,7 +122,7 @@ class Quantizing(torch.nn.Module):
 
 
 class QuantizedOp(torch.nn.Module):
-    """An op whose result symtrace cannot hold (a quantized tensor), in one module of three."""
+    """An op whose result is a quantized tensor, which symtrace holds, in one module of three."""
     def __init__(self):
         super().__init__()
         self.stem = torch.nn.Conv2d(3, 3, 1)
@@ -131,6 +131,69 @@ class QuantizedOp(torch.nn.Module):
 
     def forward(self, x):
         return self.act(self.odd(self.stem(x)))
+
+
+class QuantizedBlock(torch.nn.Module):
+    """A model quantized as torchvision's quantized models are (eager mode: stubs, fused
+    layers, a FloatFunctional add): its layers hold their weights as LibTorch objects (packed
+    parameters) and compute on quint8 tensors, ReLU and the mean included."""
+    def __init__(self):
+        super().__init__()
+        self.quant = torch.ao.quantization.QuantStub()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.relu = torch.nn.ReLU()
+        self.skip = torch.nn.quantized.FloatFunctional()
+        self.fc = torch.nn.Linear(4, 5)
+        self.dequant = torch.ao.quantization.DeQuantStub()
+
+    def forward(self, x):
+        x = self.quant(x)
+        y = self.relu(self.conv(x))
+        y = self.skip.add(y, y)
+        return self.dequant(self.fc(y.mean([2, 3])))
+
+
+def quantized_block():
+    torch.manual_seed(0)
+    model = QuantizedBlock().eval()
+    model.qconfig = torch.ao.quantization.get_default_qconfig(torch.backends.quantized.engine)
+    torch.ao.quantization.prepare(model, inplace=True)
+    model(torch.rand(4, 3, 8, 8))  # calibration
+    return torch.ao.quantization.convert(model, inplace=False)
+
+
+class Spectrum(torch.nn.Module):
+    """A complex spectrum (torch.stft), its magnitude and phase as real channels, as audio
+    models' front ends compute them, into a convolution."""
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(34, 8, 3)
+        self.register_buffer("window", torch.hann_window(32))
+
+    def forward(self, x):
+        spec = torch.stft(x, 32, hop_length=8, window=self.window, return_complex=True)
+        mixed = spec * torch.polar(torch.ones_like(spec.real), spec.real.new_full((1,), 0.5))
+        parts = torch.cat([mixed.abs(), torch.view_as_real(mixed)[..., 1]], 1)
+        return self.conv(parts)
+
+
+class Crop(torch.nn.Module):
+    def forward(self, x, length: int):
+        return x[..., :length]
+
+
+class UpDown(torch.nn.Module):
+    """A traced file's convolutions are `aten::_convolution` calls (1-d and transposed here),
+    and a length passed to a child, as audio models' decoders crop their output."""
+    def __init__(self):
+        super().__init__()
+        self.down = torch.nn.Conv1d(2, 4, 4, stride=2, padding=1)
+        self.up = torch.nn.ConvTranspose1d(4, 2, 4, stride=2, padding=1, output_padding=1)
+        self.crop = Crop()
+
+    def forward(self, x):
+        lengths = [x.shape[-1]]
+        return self.crop(self.up(torch.relu(self.down(x))), lengths.pop(-1))
 
 
 # A function compiled from source text of no file (as TorchScript's own builtins and code made
@@ -456,8 +519,10 @@ SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, 
          "other_method": (OtherMethod, [1, 3, 8, 8]),
          "lstm_tagger": (Tagger, [2, 7, 8]), "recurrent": (Recurrent, [2, 7, 8]), "pass_through": (PassThrough, [1, 3, 8, 8]), "builtins": (Builtins, [2, 4, 3]), "transformer_encoder": (encoder, [2, 5, 32]),
          "layers": (Layers, [5, 2, 16]), "aliasing": (Aliasing, [2, 3]),
-         "fallback_ops": (FallbackOps, [1, 16, 64, 64]), "string_gate": (StringGate, [2, 3])}
-TRACED = {"lstm_tagger", "layers", "recurrent", "pass_through"}
+         "fallback_ops": (FallbackOps, [1, 16, 64, 64]), "string_gate": (StringGate, [2, 3]),
+         "quantized_block": (quantized_block, [1, 3, 8, 8]), "spectrum": (Spectrum, [2, 256]),
+         "up_down": (UpDown, [1, 2, 16])}
+TRACED = {"lstm_tagger", "layers", "recurrent", "pass_through", "up_down"}
 
 
 CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict, torch.nn.ParameterList,
@@ -515,7 +580,7 @@ def write(outdir, name, model, shape, trace=True, own_code=False):
     torch.manual_seed(0)
     model.eval()
     for p in model.state_dict().values():  # BatchNorm statistics away from 0/1, so they matter
-        if p.dtype == torch.float32 and p.dim() == 1:
+        if isinstance(p, torch.Tensor) and p.dtype == torch.float32 and p.dim() == 1:
             p.add_(torch.rand_like(p) * 0.1)
     x = torch.randn(*shape)
     scripted = torch.jit.script(model)

@@ -26,6 +26,7 @@
 #include <optional>
 #include <source_location>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 namespace symtrace {
@@ -50,12 +51,14 @@ namespace detail {
 struct Storage {
   explicit Storage(std::size_t bytes)
       : nbytes(bytes), own(std::make_unique_for_overwrite<std::byte[]>(bytes == 0 ? 1 : bytes)), data(own.get()) {}
-  Storage(std::byte* external, std::size_t bytes, std::shared_ptr<const void> keep_alive) noexcept
-      : nbytes(bytes), data(external), owner(std::move(keep_alive)) {}
+  Storage(std::byte* external, std::size_t bytes, std::shared_ptr<const void> keep_alive,
+          const std::type_info* keep_alive_type = nullptr) noexcept
+      : nbytes(bytes), data(external), owner(std::move(keep_alive)), owner_type(keep_alive_type) {}
   std::size_t nbytes;
   std::unique_ptr<std::byte[]> own;  ///< null for memory owned elsewhere
   std::byte* data;
-  std::shared_ptr<const void> owner;  ///< keeps memory owned elsewhere alive
+  std::shared_ptr<const void> owner;           ///< keeps memory owned elsewhere alive
+  const std::type_info* owner_type = nullptr;  ///< the type of *owner, when from_blob knew it
 };
 
 using Strides = boost::container::small_vector<std::int64_t, 4>;
@@ -129,6 +132,14 @@ class Tensor {
   /// std::invalid_argument for a null or misaligned pointer or an unknown or negative size.
   [[nodiscard]] static Tensor from_blob(void* data, const Shape& shape, DType dtype, std::shared_ptr<const void> owner,
                                         Where where = Where::current());
+  /// As above, with an owner whose type is known (another library's tensor), which
+  /// `storage_owner<T>()` gives back: a tensor of a dtype symtrace holds but does not compute
+  /// with keeps what that library knows of it (a quantized tensor's scale and zero point).
+  template <class T>
+  [[nodiscard]] static Tensor from_blob(void* data, const Shape& shape, DType dtype, std::shared_ptr<const T> owner,
+                                        Where where = Where::current()) {
+    return from_blob_owned(data, shape, dtype, std::shared_ptr<const void>(std::move(owner)), &typeid(T), where);
+  }
   /// Makes a symbolic tensor naming node `ref.node` of trace `ref.trace`. For tracers.
   [[nodiscard]] static Tensor symbolic(TensorMeta meta, SymbolicRef ref);
   /// Makes a concrete view of `base`'s storage. For view kernels; checks bounds.
@@ -169,6 +180,16 @@ class Tensor {
   [[nodiscard]] bool shares_storage_with(const Tensor& other) const noexcept;
   /// Typed pointer to the first element (at `storage_offset()`); checks dtype.
   template <class T> [[nodiscard]] T* data_ptr(Where where = Where::current()) const;
+  /// Untyped pointer to the first element (at `storage_offset()`), of any dtype (for handing the
+  /// memory to another library, as LibTorch's untyped `data_ptr()`).
+  [[nodiscard]] void* data_ptr(Where where = Where::current()) const;
+  /// The owner given to `from_blob` when it is a `T` and this concrete tensor uses its memory
+  /// (a view of it included); nullptr otherwise.
+  template <class T> [[nodiscard]] const T* storage_owner() const noexcept {
+    const detail::Storage* s = impl_ ? impl_->storage.get() : nullptr;
+    if (s == nullptr || s->owner_type == nullptr || *s->owner_type != typeid(T)) return nullptr;
+    return static_cast<const T*>(s->owner.get());
+  }
   /// The only element of a one-element tensor, converted to T.
   template <class T> [[nodiscard]] T item(Where where = Where::current()) const;
   /// The truth value of a one-element tensor, as Python's `bool(t)`: nonzero is true. On a
@@ -257,6 +278,8 @@ class Tensor {
   explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) noexcept : impl_(std::move(impl)) {}
   /// Throws the TraceError for asking `what` of a tensor of unknown rank.
   [[noreturn]] static void unknown_rank(Where where, const char* what);
+  static Tensor from_blob_owned(void* data, const Shape& shape, DType dtype, std::shared_ptr<const void> owner,
+                                const std::type_info* owner_type, Where where);
   std::shared_ptr<detail::TensorImpl> impl_;
 };
 

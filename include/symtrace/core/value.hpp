@@ -2,8 +2,8 @@
 /// \file
 /// `Value`: what flows through a module's `forward` and an op's argument list: none, bool,
 /// int64, double, string, dtype, Tensor, a list of values, a proxy SymInt (a size unknown at
-/// trace time; known SymInts are stored as int64), a dict of values, or (inside the TorchScript
-/// executor only) a list or dict shared by reference. It is the boxed form the
+/// trace time; known SymInts are stored as int64), a dict of values, (inside the TorchScript
+/// executor only) a list or dict shared by reference, or another library's object held opaque. It is the boxed form the
 /// type-erased module entry point, the op registry and (later) the interpreter exchange.
 
 #include "symtrace/core/dtype.hpp"
@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <vector>
 
 namespace symtrace {
@@ -45,11 +46,32 @@ struct ValueDict {
 /// references], src/torchscript/program.hpp): ops, modules, tracers and graphs never see one.
 using ValueRef = std::shared_ptr<Value>;
 
+/// An object of another library's that symtrace holds without looking into it (a TorchScript
+/// custom class's, such as a quantized convolution's packed weights,
+/// `torch.classes.quantized.Conv2dPackedParamsBase`), passed back to that library's ops as it
+/// came. Copies share the object; two compare equal when they hold the same object.
+struct OpaqueObject {
+  std::shared_ptr<const void> object;
+  const std::type_info* type = nullptr;  ///< the type of *object
+  std::string type_name;                 ///< the other library's name of the object's class
+
+  /// Holds `object`, a `T` that `get<T>()` gives back.
+  template <class T>
+  static OpaqueObject of(std::shared_ptr<const T> object, std::string type_name) {
+    return OpaqueObject{std::shared_ptr<const void>(std::move(object)), &typeid(T), std::move(type_name)};
+  }
+  /// The object, when it is a `T`; nullptr otherwise.
+  template <class T> [[nodiscard]] const T* get() const noexcept {
+    return type != nullptr && *type == typeid(T) ? static_cast<const T*>(object.get()) : nullptr;
+  }
+  friend bool operator==(const OpaqueObject& a, const OpaqueObject& b) noexcept { return a.object == b.object; }
+};
+
 /// A boxed value. The alternatives are append-only (serialised forms store the index).
 struct Value {
   using None = boost::variant2::monostate;
   using Variant = boost::variant2::variant<None, bool, std::int64_t, double, std::string, DType,
-                                           Tensor, ValueList, SymInt, ValueDict, ValueRef>;
+                                           Tensor, ValueList, SymInt, ValueDict, ValueRef, OpaqueObject>;
   /// Alternative indices, for switch statements.
   enum class Kind : std::uint8_t {
     none,
@@ -62,7 +84,8 @@ struct Value {
     list,
     symint,
     dict,
-    ref
+    ref,
+    opaque
   };
 
   Value() noexcept = default;
@@ -76,6 +99,7 @@ struct Value {
   Value(Tensor t) : value(std::move(t)) {}         // NOLINT
   Value(ValueList l) : value(std::move(l)) {}      // NOLINT
   Value(ValueDict d) : value(std::move(d)) {}      // NOLINT
+  Value(OpaqueObject o) : value(std::move(o)) {}   // NOLINT
   Value(const TensorList& l);                      // NOLINT
   Value(const IntList& l);                         // NOLINT
   Value(const std::vector<double>& l);             // NOLINT
@@ -104,6 +128,8 @@ struct Value {
   [[nodiscard]] bool is_dict() const noexcept { return kind() == Kind::dict; }
   /// A list or dict shared by reference (ValueRef).
   [[nodiscard]] bool is_ref() const noexcept { return kind() == Kind::ref; }
+  /// Another library's object (OpaqueObject).
+  [[nodiscard]] bool is_opaque() const noexcept { return kind() == Kind::opaque; }
   /// The shared list or dict of a ref, else this value.
   [[nodiscard]] const Value& deref() const noexcept {
     return is_ref() ? *boost::variant2::get<ValueRef>(value) : *this;
@@ -130,7 +156,7 @@ struct Value {
   [[nodiscard]] TensorList to_tensor_list() const;
 
   /// "None", "bool", "int", "float", "str", "dtype", "Tensor", "list", "SymInt", "dict" (a
-  /// ref's is its list's or dict's).
+  /// ref's is its list's or dict's), or an opaque object's class name.
   [[nodiscard]] std::string_view type_name() const noexcept;
 
   Variant value;
