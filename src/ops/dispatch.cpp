@@ -52,8 +52,9 @@ void check_arguments(const OpDef& op, std::span<const Value> args, std::source_l
 /// compute with, or names such a dtype (`to(complex64)`).
 bool holds_held_dtype(const Value& v, DType& held) noexcept {
   if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value)) {
-    if (t->defined() && !is_computed(t->dtype())) [[unlikely]] {
-      held = t->dtype();
+    const detail::TensorImpl* impl = t->impl_ptr().get();  // inline: this runs per argument
+    if (impl != nullptr && !is_computed(impl->meta.dtype)) [[unlikely]] {
+      held = impl->meta.dtype;
       return true;
     }
   } else if (const DType* d = boost::variant2::get_if<DType>(&v.value)) {
@@ -206,12 +207,24 @@ Value dispatch(const OpDef& op, std::span<const Value> args, std::source_locatio
   check_arguments(op, args, where);
   const OpCall call{op, args, where, style};
   bool symbolic = false;
+  bool refused = false;
   DType held{};
   for (const Value& v : args) {
+    if (const Tensor* t = boost::variant2::get_if<Tensor>(&v.value)) {  // the common case, inline
+      if (const detail::TensorImpl* impl = t->impl_ptr().get()) {
+        symbolic = symbolic || impl->ref.trace != 0;
+        if (!is_computed(impl->meta.dtype)) [[unlikely]] {
+          refused = true;
+          held = impl->meta.dtype;
+        }
+      }
+      continue;
+    }
     symbolic = symbolic || contains_symbolic(v);
-    if (holds_held_dtype(v, held) && !op.has(OpFlags::external)) [[unlikely]]
-      refuse_held_dtype(op, held, where);  // Note [Dtypes symtrace holds]
+    refused = refused || holds_held_dtype(v, held);
   }
+  if (refused && !op.has(OpFlags::external)) [[unlikely]]
+    refuse_held_dtype(op, held, where);  // Note [Dtypes symtrace holds]
   Interposer* interposer = current_interposer();
   if (symbolic) {
     if (interposer != nullptr) return interposer->call_op(call);
