@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,23 @@ class Centered : public TypedModule<Centered> {
   static constexpr int call_line = __LINE__ + 1;
   Tensor forward(const Tensor& x) { return scale({median_center({fc(x)}).to_tensor()}, {{"factor", 0.5}}).to_tensor().relu(); }
   nn::Linear fc{nullptr};
+};
+
+/// Scales by a factor held in another library's object (an OpaqueObject, as a TorchScript
+/// file's packed weights are held).
+const Callable scale_by = register_callable(
+    "test.scale_by(Tensor x, Any factor) -> Tensor",
+    [](const OpCall& call) -> Value {
+      const float* factor = boost::variant2::get<OpaqueObject>(call.args[1].value).get<float>();
+      return call.tensor(0) * static_cast<double>(*factor);
+    },
+    Callable::same_as_argument(0));
+
+class ScaledBy : public TypedModule<ScaledBy> {
+ public:
+  static constexpr int call_line = __LINE__ + 1;
+  Tensor forward(const Tensor& x) { return scale_by({x, factor}).to_tensor(); }
+  Value factor = OpaqueObject::of(std::make_shared<const float>(3.0f), "mylib.Factor");
 };
 
 /// The same computation written inline: it reads data, so it cannot be traced.
@@ -119,4 +137,17 @@ TEST_CASE("registering refuses taken names, bad schemas, numbers as results and 
   CHECK_THROWS_WITH_AS((void)register_callable("test.nometa(Tensor x) -> Tensor", fn, {}),
                        doctest::Contains("give both the function and its meta function"), std::invalid_argument);
   CHECK(OpRegistry::instance().find("test.nometa") == nullptr);
+}
+
+TEST_CASE("another library's object passes through an eager call, and a trace refuses to record it, at the call") {
+  ScaledBy model;
+  CHECK(model.forward(ones({2})).to_vector<float>() == std::vector<float>{3.0f, 3.0f});
+  CHECK(to_string(model.factor) == "<mylib.Factor object>");
+  CHECK(model.factor.type_name() == "mylib.Factor");
+  CHECK_THROWS_WITH_AS(symbolic_trace(model, {InputSpec(Shape{2})}),
+                       doctest::Contains(fmt::format(":{}: an object of class mylib.Factor (another library's, which "
+                                                     "symtrace holds without looking into it) cannot be recorded in a graph",
+                                                     ScaledBy::call_line)
+                                             .c_str()),
+                       TraceError);
 }
