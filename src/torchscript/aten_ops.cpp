@@ -59,36 +59,6 @@ struct AtenOp {
 
 // ---- Values to LibTorch and back -----------------------------------------------------------
 
-at::ScalarType scalar_type(DType dtype) {
-  switch (dtype) {
-    case DType::float32: return at::kFloat;
-    case DType::int64: return at::kLong;
-    case DType::bool_: return at::kBool;
-    case DType::complex64: return at::kComplexFloat;
-    case DType::quint8: return at::kQUInt8;
-    case DType::qint8: return at::kQInt8;
-    case DType::qint32: return at::kQInt32;
-    case DType::quint4x2: return at::kQUInt4x2;
-    case DType::quint2x4: return at::kQUInt2x4;
-  }
-  throw std::invalid_argument("unknown dtype");
-}
-
-std::optional<DType> symtrace_dtype(at::ScalarType t) {
-  if (at::isFloatingType(t)) return DType::float32;
-  if (t == at::kBool) return DType::bool_;
-  if (at::isIntegralType(t, /*includeBool=*/false)) return DType::int64;
-  if (at::isComplexType(t)) return DType::complex64;
-  switch (t) {
-    case at::kQUInt8: return DType::quint8;
-    case at::kQInt8: return DType::qint8;
-    case at::kQInt32: return DType::qint32;
-    case at::kQUInt4x2: return DType::quint4x2;
-    case at::kQUInt2x4: return DType::quint2x4;
-    default: return std::nullopt;
-  }
-}
-
 /// A concrete symtrace tensor as a LibTorch tensor over the same memory.
 at::Tensor aten_view_of(const Tensor& t) {
   const Shape& shape = t.shape();
@@ -277,7 +247,6 @@ Value from_ivalue(const c10::IValue& v, std::string_view what) {
     if (!dtype)
       throw std::invalid_argument(fmt::format("{} has dtype {}, which symtrace cannot hold", what,
                                               c10::toString(t.scalar_type())));
-    if (*dtype == DType::int64 && t.scalar_type() != at::kLong) t = t.to(at::kLong);
     return Value(to_symtrace(t, what));
   }
   if (v.isTensorList() || v.isList() || v.isTuple()) {

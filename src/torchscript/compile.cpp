@@ -54,55 +54,52 @@ bool is_tensor_type(const c10::TypePtr& t) {
 
 }  // namespace
 
+at::ScalarType scalar_type(DType dtype) {
+  switch (dtype) {
+    case DType::float32: return at::kFloat;
+    case DType::int64: return at::kLong;
+    case DType::bool_: return at::kBool;
+    case DType::complex64: return at::kComplexFloat;
+    case DType::quint8: return at::kQUInt8;
+    case DType::qint8: return at::kQInt8;
+    case DType::qint32: return at::kQInt32;
+    case DType::quint4x2: return at::kQUInt4x2;
+    case DType::quint2x4: return at::kQUInt2x4;
+  }
+  throw std::invalid_argument("unknown dtype");
+}
+
+std::optional<DType> symtrace_dtype(at::ScalarType t) {
+  if (at::isFloatingType(t)) return DType::float32;
+  if (t == at::kBool) return DType::bool_;
+  if (at::isIntegralType(t, /*includeBool=*/false)) return DType::int64;
+  if (at::isComplexType(t)) return DType::complex64;
+  switch (t) {
+    case at::kQUInt8: return DType::quint8;
+    case at::kQInt8: return DType::qint8;
+    case at::kQInt32: return DType::qint32;
+    case at::kQUInt4x2: return DType::quint4x2;
+    case at::kQUInt2x4: return DType::quint2x4;
+    default: return std::nullopt;
+  }
+}
+
 namespace {
 
 // `t` as a contiguous CPU tensor of a dtype symtrace has, with that dtype.
 std::pair<at::Tensor, DType> convertible(const at::Tensor& t, std::string_view name) {
-  at::Tensor c;
-  DType dtype = DType::float32;
-  switch (t.scalar_type()) {
-    case at::kFloat:
-    case at::kHalf:
-    case at::kBFloat16:
-    case at::kDouble:
-      c = t.to(at::kFloat).contiguous();
-      break;
-    case at::kLong:
-      c = t.contiguous();
-      dtype = DType::int64;
-      break;
-    case at::kByte:
-    case at::kChar:
-    case at::kShort:
-    case at::kInt:
-      c = t.to(at::kLong).contiguous();
-      dtype = DType::int64;
-      break;
-    case at::kBool:
-      c = t.contiguous();
-      dtype = DType::bool_;
-      break;
-    case at::kComplexHalf:
-    case at::kComplexFloat:
-    case at::kComplexDouble:
-      c = t.to(at::kComplexFloat).contiguous();
-      dtype = DType::complex64;
-      break;
-    case at::kQUInt8: dtype = DType::quint8; break;
-    case at::kQInt8: dtype = DType::qint8; break;
-    case at::kQInt32: dtype = DType::qint32; break;
-    case at::kQUInt4x2: dtype = DType::quint4x2; break;
-    case at::kQUInt2x4: dtype = DType::quint2x4; break;
-    default:
-      throw std::invalid_argument(fmt::format(
-          "tensor '{}' has dtype {}, which symtrace cannot hold: it has float32 (float16, bfloat16 and float64 "
-          "are converted), int64 (other integers are converted), bool, complex64 and the quantized dtypes",
-          name, c10::toString(t.scalar_type())));
-  }
-  if (is_quantized(dtype)) c = t.is_contiguous() ? t : t.contiguous();  // its quantizer kept (aten_view_of)
+  const std::optional<DType> dtype = symtrace_dtype(t.scalar_type());
+  if (!dtype)
+    throw std::invalid_argument(fmt::format(
+        "tensor '{}' has dtype {}, which symtrace cannot hold: it has float32 (float16, bfloat16 and float64 "
+        "are converted), int64 (other integers are converted), bool, complex64 and the quantized dtypes",
+        name, c10::toString(t.scalar_type())));
+  // A quantized tensor as it is: its quantizer stays LibTorch's (aten_view_of). The others in
+  // symtrace's dtype (`to` copies only when that differs).
+  at::Tensor c = is_quantized(*dtype) ? t.contiguous() : t.to(scalar_type(*dtype)).contiguous();
   if (c.is_sparse() || !c.device().is_cpu())
     throw std::invalid_argument(fmt::format("tensor '{}' is not a dense CPU tensor", name));
-  return {std::move(c), dtype};
+  return {std::move(c), *dtype};
 }
 
 }  // namespace

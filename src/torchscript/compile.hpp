@@ -34,11 +34,18 @@ inline std::string first_line(std::string_view text) {
 using StorageMemo = std::unordered_map<const c10::StorageImpl*, Tensor>;
 
 /// `t` as a contiguous concrete symtrace tensor over LibTorch's memory (kept alive by the
-/// tensor, not copied): float16, bfloat16 and float64 become float32 (converted once), int64
-/// and bool stay. With `memo`, tensors over one LibTorch storage share one symtrace storage
+/// tensor, not copied): float16, bfloat16 and float64 become float32, other integers int64 and
+/// complex128 complex64 (converted once); int64, bool, complex64 and quantized tensors stay (a
+/// quantized one keeps LibTorch's tensor as its owner). With `memo`, tensors over one LibTorch storage share one symtrace storage
 /// (so in-place ops see the overlap PyTorch sees). Throws std::invalid_argument naming `name`
 /// for any other dtype.
 Tensor to_symtrace(const at::Tensor& t, std::string_view name, StorageMemo* memo = nullptr);
+
+/// LibTorch's scalar type of `dtype`.
+at::ScalarType scalar_type(DType dtype);
+/// The dtype symtrace holds a LibTorch tensor of scalar type `t` in (floating types float32,
+/// integer types int64, complex types complex64, quantized types themselves); nullopt for none.
+std::optional<DType> symtrace_dtype(at::ScalarType t);
 
 /// Makes `dst` (a layer's parameter or buffer) hold `src`'s data as `to_symtrace` gives it
 /// (`Tensor::set_`: no copy); throws std::invalid_argument naming `name` when the shapes or

@@ -53,10 +53,7 @@ void detail::check_recordable(const TracingState& state, const Value& value, std
     for (const Value& v : dict->values) check_recordable(state, v, where);
   } else if (value.is_opaque() && !state.meta_only()) [[unlikely]] {
     // A side run records nothing: there another library's op may take the object.
-    throw_trace_error(where,
-                      "an object of class {} (another library's, which symtrace holds without looking into it) "
-                      "cannot be recorded in a graph; a module whose code hands it to an op can be a leaf",
-                      value.type_name());
+    throw_opaque_not_recordable(value.type_name(), where);
   }
 }
 

@@ -15,9 +15,18 @@
 #include <cstdint>
 #include <source_location>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace symtrace::detail {
+
+/// Throws the TraceError for another library's object met where a graph would have to hold it.
+[[noreturn]] inline void throw_opaque_not_recordable(std::string_view type_name, std::source_location where) {
+  throw_trace_error(where,
+                    "an object of class {} (another library's, which symtrace holds without looking into it) cannot "
+                    "be recorded in a graph; a module whose code hands it to an op can be a leaf",
+                    type_name);
+}
 
 /// Throws TraceError when a key of `dict` is not a str: only dicts with str keys can be
 /// recorded (they become `dict` nodes).
@@ -35,8 +44,8 @@ inline void check_dict_keys(const ValueDict& dict, std::source_location where) {
 /// each `maker.item(v)`; a dict, as `dict(out=x, aux=y)` in Python, the node made by
 /// `maker.dict(kwargs)` from its items in insertion order (keys as keyword names, values
 /// `maker.item(v)`; TraceError for a key that is not a str). `maker.item` is how an element is
-/// converted: this function again, or a hook that calls it (Tracer::create_arg). An OpaqueObject
-/// object is a TraceError: a graph cannot hold it.
+/// converted: this function again, or a hook that calls it (Tracer::create_arg). An OpaqueObject is
+/// a TraceError: a graph cannot hold it.
 template <class Maker>
 Argument to_argument(const Value& value, std::source_location where, Maker& maker) {
   return boost::variant2::visit(
@@ -66,12 +75,7 @@ Argument to_argument(const Value& value, std::source_location where, Maker& make
           // Never met: no ref leaves the TorchScript executor (Note [Lists and dicts are
           // references]); as what it shares, should one.
           [&](const ValueRef& ref) { return to_argument(*ref, where, maker); },
-          [&](const OpaqueObject& o) -> Argument {
-            throw_trace_error(where,
-                              "an object of class {} (another library's, which symtrace holds without looking into "
-                              "it) cannot be recorded in a graph; a module whose code hands it to an op can be a leaf",
-                              o.type_name);
-          },
+          [&](const OpaqueObject& o) -> Argument { throw_opaque_not_recordable(o.type_name, where); },
       },
       value.value);
 }
