@@ -52,8 +52,19 @@ struct ThreadLocalCallbacks {
   }
 };
 thread_local ThreadLocalCallbacks t_callbacks;
-thread_local std::uint64_t t_current_event = 0;  // the innermost event with an id on this thread
+// The innermost event with an id on this thread (or the one a ThreadLocalStateGuard carried
+// in), and the thread it ran on.
+thread_local std::uint64_t t_current_event = 0;
+thread_local std::uint64_t t_current_event_thread = 0;
+thread_local std::uint64_t t_sequence_nr = 0;  // events with ids on this thread so far
+thread_local std::uint64_t t_thread_id = 0;    // 0 until asked
+std::atomic<std::uint64_t> g_next_thread_id{1};
 thread_local std::mt19937_64 t_sampler{0x5eed5eedULL};
+
+// The switches (RecordFunctionGuard and the global one). Read only once some callback is
+// registered (Note [Observers off]), so they cost nothing otherwise.
+thread_local bool t_enabled = true;
+std::atomic<bool> g_enabled{true};
 
 // Note [No observing observers]: while a callback runs on a thread, events on that thread (ops
 // the callback itself runs) are not observed, so a callback that computes with the event's
@@ -95,6 +106,8 @@ std::string_view to_string(RecordScope scope) noexcept {
     case RecordScope::function: return "function";
     case RecordScope::module: return "module";
     case RecordScope::user_scope: return "user_scope";
+    case RecordScope::torchscript_function: return "torchscript_function";
+    case RecordScope::custom_class: return "custom_class";
   }
   return "unknown scope";
 }
@@ -135,7 +148,7 @@ RecordFunctionCallback& RecordFunctionCallback::scopes(std::initializer_list<Rec
                                                        std::source_location where) {
   if (scopes.size() == 0) {
     throw_invalid_argument(where, "scopes({{}}) would observe nothing: name at least one RecordScope "
-                                  "(function, module, user_scope)");
+                                  "(function, module, user_scope, torchscript_function, custom_class)");
   }
   std::uint8_t mask = 0;
   for (RecordScope s : scopes) mask = static_cast<std::uint8_t>(mask | (1U << static_cast<unsigned>(s)));
@@ -225,11 +238,83 @@ void clear_callbacks() {
 
 void set_record_function_seed(std::uint64_t seed) noexcept { t_sampler.seed(seed); }
 
+std::uint64_t record_function_thread_id() noexcept {
+  if (t_thread_id == 0) t_thread_id = g_next_thread_id.fetch_add(1, std::memory_order_relaxed);
+  return t_thread_id;
+}
+
+// ---- Switches and carried state ---------------------------------------------------------------
+
+bool is_record_function_enabled() noexcept { return t_enabled && g_enabled.load(std::memory_order_relaxed); }
+
+void enable_record_function(bool enabled) noexcept { t_enabled = enabled; }
+
+void enable_record_function_globally(bool enabled) noexcept { g_enabled.store(enabled, std::memory_order_relaxed); }
+
+RecordFunctionGuard::RecordFunctionGuard(bool enabled) noexcept : previous_(t_enabled) { t_enabled = enabled; }
+
+RecordFunctionGuard::~RecordFunctionGuard() { t_enabled = previous_; }
+
+GlobalRecordFunctionGuard::GlobalRecordFunctionGuard(bool enabled) noexcept
+    : previous_(g_enabled.exchange(enabled, std::memory_order_relaxed)) {}
+
+GlobalRecordFunctionGuard::~GlobalRecordFunctionGuard() { g_enabled.store(previous_, std::memory_order_relaxed); }
+
+struct ThreadLocalState::Captured {
+  EntryList callbacks;
+  bool enabled = true;
+  std::uint64_t event = 0;
+  std::uint64_t event_thread = 0;
+};
+
+ThreadLocalState::ThreadLocalState()
+    : captured_(std::make_shared<const Captured>(
+          Captured{t_callbacks.entries, t_enabled, t_current_event, t_current_event_thread})) {}
+
+struct ThreadLocalStateGuard::Saved {
+  EntryList callbacks;
+  std::vector<CallbackHandle> carried;  // the handles the guard brought in
+  bool enabled = true;
+  std::uint64_t event = 0;
+  std::uint64_t event_thread = 0;
+};
+
+ThreadLocalStateGuard::ThreadLocalStateGuard(const ThreadLocalState& state)
+    : saved_(std::make_unique<Saved>(Saved{{}, {}, t_enabled, t_current_event, t_current_event_thread})) {
+  const ThreadLocalState::Captured& c = *state.captured_;
+  EntryList carried = c.callbacks;  // the steps that can throw: nothing is changed before them
+  saved_->carried.reserve(carried.size());
+  for (const Entry& e : carried) saved_->carried.push_back(e.handle);
+  saved_->callbacks.reserve(t_callbacks.entries.size() + carried.size());
+  saved_->callbacks = std::exchange(t_callbacks.entries, std::move(carried));
+  // The thread's count moves from its own callbacks to the carried ones (Note [Observers off]).
+  detail::g_observer_count.fetch_add(static_cast<std::uint32_t>(t_callbacks.entries.size()), std::memory_order_relaxed);
+  detail::g_observer_count.fetch_sub(static_cast<std::uint32_t>(saved_->callbacks.size()), std::memory_order_relaxed);
+  t_enabled = c.enabled;
+  t_current_event = c.event;
+  t_current_event_thread = c.event_thread;
+}
+
+ThreadLocalStateGuard::~ThreadLocalStateGuard() {
+  // The carried callbacks go; those added under the guard stay the thread's (the class comment).
+  EntryList here = std::exchange(t_callbacks.entries, std::move(saved_->callbacks));
+  detail::g_observer_count.fetch_add(static_cast<std::uint32_t>(t_callbacks.entries.size()), std::memory_order_relaxed);
+  detail::g_observer_count.fetch_sub(static_cast<std::uint32_t>(here.size()), std::memory_order_relaxed);
+  for (Entry& e : here) {
+    if (std::find(saved_->carried.begin(), saved_->carried.end(), e.handle) != saved_->carried.end()) continue;
+    t_callbacks.entries.push_back(std::move(e));
+    detail::g_observer_count.fetch_add(1, std::memory_order_relaxed);
+  }
+  t_enabled = saved_->enabled;
+  t_current_event = saved_->event;
+  t_current_event_thread = saved_->event_thread;
+}
+
 // ---- RecordFunctionRun ------------------------------------------------------------------------
 
 RecordFunctionRun::RecordFunctionRun(RecordScope scope, std::string_view name, std::span<const Value> inputs,
                                      std::source_location where) {
-  if (!has_callbacks() || t_in_callback) return;  // Note [Observers off]; Note [No observing observers]
+  if (!has_callbacks() || t_in_callback || !t_enabled) return;  // Note [Observers off]; Note [No observing observers]
   fn_.name_ = name;
   fn_.scope_ = scope;
   fn_.where_ = where;
@@ -237,7 +322,7 @@ RecordFunctionRun::RecordFunctionRun(RecordScope scope, std::string_view name, s
 }
 
 RecordFunctionRun::RecordFunctionRun(const OpCall& call) {
-  if (!has_callbacks() || t_in_callback) return;
+  if (!has_callbacks() || t_in_callback || !t_enabled) return;
   fn_.name_ = call.op.name();
   fn_.scope_ = RecordScope::function;
   fn_.where_ = call.where;
@@ -247,7 +332,7 @@ RecordFunctionRun::RecordFunctionRun(const OpCall& call) {
 
 RecordFunctionRun::RecordFunctionRun(const Module& module, std::string_view type_name, std::span<const Value> inputs,
                                      std::source_location where) {
-  if (!has_callbacks() || t_in_callback) return;
+  if (!has_callbacks() || t_in_callback || !t_enabled) return;
   fn_.name_ = type_name;
   fn_.scope_ = RecordScope::module;
   fn_.where_ = where;
@@ -256,6 +341,7 @@ RecordFunctionRun::RecordFunctionRun(const Module& module, std::string_view type
 }
 
 void RecordFunctionRun::start(std::span<const Value> inputs) {
+  if (!g_enabled.load(std::memory_order_relaxed)) return;
   // The callbacks that apply, decided once: scope, enabled, sampled, then their predicate.
   std::vector<std::shared_ptr<const RecordFunctionCallback>> chosen;
   const auto consider = [&](const Entry& e) {
@@ -292,8 +378,13 @@ void RecordFunctionRun::start(std::span<const Value> inputs) {
   if (wants_ids) {
     fn_.id_ = g_next_event_id.fetch_add(1, std::memory_order_relaxed);
     fn_.parent_id_ = t_current_event;
+    fn_.forward_thread_id_ = t_current_event_thread;
+    fn_.thread_id_ = record_function_thread_id();
+    fn_.sequence_nr_ = ++t_sequence_nr;
     previous_parent_ = t_current_event;
+    previous_parent_thread_ = t_current_event_thread;
     t_current_event = fn_.id_;
+    t_current_event_thread = fn_.thread_id_;
     pushed_id_ = true;
   }
   ended_ = false;
@@ -324,6 +415,7 @@ void RecordFunctionRun::run_ends() noexcept(false) {
   ended_ = true;
   if (pushed_id_) {
     t_current_event = previous_parent_;
+    t_current_event_thread = previous_parent_thread_;
     pushed_id_ = false;
   }
   // Every started callback gets its end even when an earlier end throws; the first error is

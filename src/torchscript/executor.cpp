@@ -13,6 +13,7 @@
 #include "symtrace/core/sym_int.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/ops/dispatch.hpp"
+#include "symtrace/ops/record_function.hpp"
 #include "symtrace/core/detail/small_vector.hpp"
 
 #include "torchscript/script_module.hpp"
@@ -272,8 +273,10 @@ void exec(const Instr& in, Module& self, Value* frame) {
     case InstrKind::call_program: {
       Module& m = attr_owner(self, in);
       Value result;
+      const ValueList args = gather_shared(in.inputs, frame);
+      RecordFunctionRun event(RecordScope::torchscript_function, in.program->qualified_name, args, in.where);
       try {
-        result = run(*in.program, m, gather_shared(in.inputs, frame));
+        result = run(*in.program, m, args);
       } catch (const TraceError& e) {
         if (typeid(e) == typeid(TraceError) && is_builtin_code(e.where())) throw_at_call(in, e, e.where());
         throw;
@@ -281,12 +284,16 @@ void exec(const Instr& in, Module& self, Value* frame) {
         if (typeid(e) == typeid(OpError) && is_builtin_code(e.where())) throw_at_call(in, e, e.where());
         throw;
       }
+      if (event.wants_outputs()) event.end({&result, 1});
       if (!in.outputs.empty()) frame[in.outputs[0]] = std::move(result);
       return;
     }
     case InstrKind::call_object: {
       Value object;
-      Value result = run(*in.program, self, gather_shared(in.inputs, frame), &object);
+      const ValueList args = gather_shared(in.inputs, frame);
+      RecordFunctionRun event(RecordScope::torchscript_function, in.program->qualified_name, args, in.where);
+      Value result = run(*in.program, self, args, &object);
+      if (event.wants_outputs()) event.end({&result, 1});
       frame[in.inputs[0]] = std::move(object);
       if (!in.outputs.empty()) frame[in.outputs[0]] = std::move(result);
       return;

@@ -467,6 +467,39 @@ TEST_CASE("a parent may call a method of its child other than forward") {
   CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), expected) <= 1e-5);
 }
 
+TEST_CASE("a call of a TorchScript method or function is a torchscript_function event named by its qualified name") {
+  std::shared_ptr<Module> model = torchscript::load(models / "other_method.script.pt");
+  const Tensor x = read_floats(models / "other_method.input.bin", {1, 3, 8, 8});
+  const Tensor expected = read_floats(models / "other_method.output.bin", {1, 3, 8, 8});
+  struct Seen {
+    std::string name;
+    std::size_t inputs;
+    std::uint64_t parent;
+  };
+  std::vector<Seen> seen;
+  std::vector<std::uint64_t> module_ids;
+  clear_callbacks();
+  add_thread_local_callback(RecordFunctionCallback([&](const RecordFunction& fn) {
+                              if (fn.scope() == RecordScope::module) module_ids.push_back(fn.id());
+                              else seen.push_back({std::string(fn.name()), fn.inputs().size(), fn.parent_id()});
+                              return std::unique_ptr<ObserverContext>();
+                            })
+                                .scopes({RecordScope::torchscript_function, RecordScope::module})
+                                .needs_inputs()
+                                .needs_ids());
+  const Tensor out = model->call({x}).to_tensor();
+  clear_callbacks();
+  CHECK(max_rel_error(out, expected) <= 1e-5);
+  // forward calls self.helper.scaled(x, 2.0): the method, with its two arguments (self not
+  // counted), inside the root module's call; helper.conv's call is a module event inside it.
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0].name.ends_with(".Helper.scaled"));
+  CHECK(seen[0].name.starts_with("__torch__."));
+  CHECK(seen[0].inputs == 2);
+  REQUIRE(module_ids.size() == 2);  // OtherMethod, helper.conv
+  CHECK(seen[0].parent == module_ids[0]);
+}
+
 TEST_CASE("bad files are refused with the path and one line of reason") {
   const fs::path dir = fs::temp_directory_path() / fmt::format("symtrace-ts-{}", ::getpid());
   fs::create_directories(dir);

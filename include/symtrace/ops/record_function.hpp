@@ -4,8 +4,17 @@
 /// function and an end function that run around each observed event: an op whose kernel runs
 /// on concrete tensors (scope `function`; ops recorded symbolically by a trace are not events),
 /// a call of a module through `Module::call` (scope `module`, named by the module's type, eager
-/// or while tracing), or a user scope (`RecordScopeGuard`, `SYMTRACE_RECORD_USER_SCOPE`). Callbacks are global (every thread) or thread-local (the
+/// or while tracing), a call of a TorchScript function or method by a loaded file's code (scope
+/// `torchscript_function`, named by its qualified name), a method of a class registered with
+/// LibTorch (`custom_class`), or a user scope (`RecordScopeGuard`, `SYMTRACE_RECORD_USER_SCOPE`,
+/// `SYMTRACE_RECORD_FUNCTION`). Callbacks are global (every thread) or thread-local (the
 /// thread that added them), and are removed, enabled and disabled by the handle `add_*` returns.
+///
+/// Switches, as LibTorch's: `RecordFunctionGuard` / `DisableRecordFunctionGuard` turn every
+/// callback off (and back on) on this thread for a scope, `GlobalRecordFunctionGuard` on every
+/// thread. Work handed to another thread sees this thread's thread-local callbacks, switch and
+/// current event only when carried: capture a `ThreadLocalState` here and hold a
+/// `ThreadLocalStateGuard` of it in the worker (at::ThreadLocalState's pattern).
 ///
 /// The registry sits below the op dispatcher and the module base so both can fire it: with no
 /// callback registered anywhere an event costs one relaxed atomic load and a branch
@@ -44,11 +53,13 @@ struct OpCall;
 
 /// What kind of event a RecordFunction is.
 enum class RecordScope : std::uint8_t {
-  function,
-  module,
-  user_scope
+  function,              ///< an op's kernel
+  module,                ///< a module call
+  user_scope,            ///< RecordScopeGuard, SYMTRACE_RECORD_USER_SCOPE
+  torchscript_function,  ///< a TorchScript function or method called by a file's code
+  custom_class           ///< a method of a class registered with LibTorch (torch::class_)
 };
-inline constexpr std::size_t num_record_scopes = 3;
+inline constexpr std::size_t num_record_scopes = 5;
 [[nodiscard]] std::string_view to_string(RecordScope scope) noexcept;
 
 /// State a start callback hands to its end callback (derive from it).
@@ -68,11 +79,20 @@ class RecordFunction {
   /// The event's outputs (end callbacks only) when a callback running for it asked for
   /// outputs, else empty.
   [[nodiscard]] std::span<const Value> outputs() const noexcept { return outputs_; }
-  /// A process-wide unique, increasing id when a callback running for it asked for ids, else 0.
+  /// Ids, when a callback running for the event asked for them (`needs_ids`), else 0.
+  /// The event's handle: process-wide unique and increasing (LibTorch's `handle()`).
   [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
-  /// The id of the event this one runs inside on this thread (0 at top level), when ids
-  /// were asked for.
+  /// The id of the event this one runs inside (0 at top level): on this thread, or, in a
+  /// worker holding a ThreadLocalStateGuard, the event current where the state was captured.
   [[nodiscard]] std::uint64_t parent_id() const noexcept { return parent_id_; }
+  /// The event's number among this thread's events with ids: 1, 2, ... (LibTorch's `seqNr()`).
+  [[nodiscard]] std::uint64_t sequence_nr() const noexcept { return sequence_nr_; }
+  /// The id of the thread the event runs on (`record_function_thread_id()`).
+  [[nodiscard]] std::uint64_t thread_id() const noexcept { return thread_id_; }
+  /// The id of the thread the parent event ran on (0 at top level): this thread's for a nested
+  /// event, the capturing thread's for an event in a worker that carried its state
+  /// (LibTorch's `forwardThreadId()`).
+  [[nodiscard]] std::uint64_t forward_thread_id() const noexcept { return forward_thread_id_; }
   /// The op call of a `function` event made by the dispatcher (op, complete arguments, call
   /// style), else nullptr.
   [[nodiscard]] const OpCall* op_call() const noexcept { return op_call_; }
@@ -90,6 +110,9 @@ class RecordFunction {
   std::span<const Value> outputs_;
   std::uint64_t id_ = 0;
   std::uint64_t parent_id_ = 0;
+  std::uint64_t sequence_nr_ = 0;
+  std::uint64_t thread_id_ = 0;
+  std::uint64_t forward_thread_id_ = 0;
 };
 
 /// A callback: start and end functions and when they run. Start and end always run as a
@@ -159,6 +182,80 @@ bool enable_callback(CallbackHandle handle) noexcept;
 void clear_callbacks();
 /// Seeds this thread's sampling generator.
 void set_record_function_seed(std::uint64_t seed) noexcept;
+/// This thread's id as events report it: 1 for the first thread that asks, 2 for the next, ...
+/// (LibTorch's `RecordFunction::currentThreadId()`).
+[[nodiscard]] std::uint64_t record_function_thread_id() noexcept;
+
+/// Whether callbacks run for events on this thread: its own switch and the global one are both
+/// on (the default).
+[[nodiscard]] bool is_record_function_enabled() noexcept;
+/// Turns every callback off or on for this thread's events (`at::enableRecordFunction`).
+void enable_record_function(bool enabled) noexcept;
+/// Turns every callback off or on for every thread's events.
+void enable_record_function_globally(bool enabled) noexcept;
+
+/// Sets this thread's switch for the scope's lifetime and puts the previous one back after it,
+/// also when an exception passes (`at::RecordFunctionGuard`).
+class RecordFunctionGuard {
+ public:
+  explicit RecordFunctionGuard(bool enabled = true) noexcept;
+  RecordFunctionGuard(const RecordFunctionGuard&) = delete;
+  RecordFunctionGuard& operator=(const RecordFunctionGuard&) = delete;
+  ~RecordFunctionGuard();
+
+ private:
+  bool previous_;
+};
+
+/// Turns every callback off on this thread for the scope's lifetime (`at::DisableRecordFunctionGuard`).
+class DisableRecordFunctionGuard : public RecordFunctionGuard {
+ public:
+  DisableRecordFunctionGuard() noexcept : RecordFunctionGuard(false) {}
+};
+
+/// Sets the global switch for the scope's lifetime and puts the previous value back after it.
+/// Guards of the global switch on several threads at once restore in whatever order they end:
+/// take it on one thread.
+class GlobalRecordFunctionGuard {
+ public:
+  explicit GlobalRecordFunctionGuard(bool enabled) noexcept;
+  GlobalRecordFunctionGuard(const GlobalRecordFunctionGuard&) = delete;
+  GlobalRecordFunctionGuard& operator=(const GlobalRecordFunctionGuard&) = delete;
+  ~GlobalRecordFunctionGuard();
+
+ private:
+  bool previous_;
+};
+
+/// What observing on this thread depends on, captured to apply on another thread: this
+/// thread's callbacks (thread-local ones), its switch, and its current event (the parent of
+/// events in the worker). `at::ThreadLocalState`'s part for RecordFunction. Cheap to copy.
+class ThreadLocalState {
+ public:
+  /// Captures the calling thread's state.
+  ThreadLocalState();
+
+ private:
+  friend class ThreadLocalStateGuard;
+  struct Captured;
+  std::shared_ptr<const Captured> captured_;
+};
+
+/// Applies a captured ThreadLocalState on this thread for the scope's lifetime: its callbacks
+/// replace this thread's own (which come back after), its switch is this thread's, and its
+/// current event is the parent of the events made here. Made and destroyed on one thread;
+/// guards nest. A callback added in the scope belongs to the thread, and stays after it.
+class ThreadLocalStateGuard {
+ public:
+  explicit ThreadLocalStateGuard(const ThreadLocalState& state);
+  ThreadLocalStateGuard(const ThreadLocalStateGuard&) = delete;
+  ThreadLocalStateGuard& operator=(const ThreadLocalStateGuard&) = delete;
+  ~ThreadLocalStateGuard();
+
+ private:
+  struct Saved;
+  std::unique_ptr<Saved> saved_;
+};
 
 /// One observed event in flight: runs the start callbacks that apply when made (nothing at all
 /// when no callback is registered), and their end callbacks at `end()` or, if that was not
@@ -198,22 +295,23 @@ class RecordFunctionRun {
   RecordFunction fn_;
   std::vector<Started> started_;
   std::uint64_t previous_parent_ = 0;
+  std::uint64_t previous_parent_thread_ = 0;
   int uncaught_ = 0;
   bool wants_outputs_ = false;
   bool ended_ = true;
   bool pushed_id_ = false;
 };
 
-/// Marks a user scope (`RecordScope::user_scope`) from construction to destruction. It keeps
-/// its own copy of the name and inputs (when a callback is registered), so temporaries may be
-/// passed.
+/// Marks an event (a user scope by default) from construction to destruction. It keeps its own
+/// copy of the name and inputs (when a callback is registered), so temporaries may be passed.
 class RecordScopeGuard {
  public:
   explicit RecordScopeGuard(std::string_view name, std::span<const Value> inputs = {},
+                            RecordScope scope = RecordScope::user_scope,
                             std::source_location where = std::source_location::current())
       : name_(has_callbacks() ? name : std::string_view()),
         inputs_(has_callbacks() ? ValueList(inputs.begin(), inputs.end()) : ValueList()),
-        run_(RecordScope::user_scope, name_, inputs_, where) {}
+        run_(scope, name_, inputs_, where) {}
   RecordScopeGuard(const RecordScopeGuard&) = delete;
   RecordScopeGuard& operator=(const RecordScopeGuard&) = delete;
   ~RecordScopeGuard() noexcept(false) = default;
@@ -228,6 +326,19 @@ class RecordScopeGuard {
 
 #define SYMTRACE_RECORD_CONCAT_INNER(a, b) a##b
 #define SYMTRACE_RECORD_CONCAT(a, b) SYMTRACE_RECORD_CONCAT_INNER(a, b)
+/// Records the rest of the enclosing block as an event of `scope` named `name`, with `inputs` (a
+/// `std::span<const Value>`, or `{}`) handed to callbacks that ask for them
+/// (RECORD_FUNCTION_WITH_SCOPE's form).
+#define SYMTRACE_RECORD_WITH_SCOPE(scope, name, inputs)                                                     \
+  const ::symtrace::RecordScopeGuard SYMTRACE_RECORD_CONCAT(symtrace_record_scope_, __LINE__)(name, inputs, \
+                                                                                              scope)
 /// Records the rest of the enclosing block as the user scope `name` (RECORD_USER_SCOPE's form).
 #define SYMTRACE_RECORD_USER_SCOPE(name) \
-  const ::symtrace::RecordScopeGuard SYMTRACE_RECORD_CONCAT(symtrace_record_scope_, __LINE__)(name)
+  SYMTRACE_RECORD_WITH_SCOPE(::symtrace::RecordScope::user_scope, name, {})
+/// Records the rest of the enclosing block as a `function` event (RECORD_FUNCTION's form): a
+/// hand-written kernel observed as symtrace's own ops are.
+#define SYMTRACE_RECORD_FUNCTION(name, inputs) SYMTRACE_RECORD_WITH_SCOPE(::symtrace::RecordScope::function, name, inputs)
+/// Records the rest of the enclosing block as a `torchscript_function` event
+/// (RECORD_TORCHSCRIPT_FUNCTION's form).
+#define SYMTRACE_RECORD_TORCHSCRIPT_FUNCTION(name, inputs) \
+  SYMTRACE_RECORD_WITH_SCOPE(::symtrace::RecordScope::torchscript_function, name, inputs)
