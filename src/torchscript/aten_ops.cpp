@@ -663,4 +663,39 @@ const OpDef* resolve_aten_op(std::string_view name) noexcept {
   }
 }
 
+Value run_class_method(jit::Function& method, std::string_view name, const ValueList& args, std::source_location where) {
+  for (const Value& a : args) {
+    if (a.is_tensor() && a.to_tensor().is_symbolic()) {
+      throw_trace_error(where,
+                        "'{}' is a method of a class registered with LibTorch, whose code symtrace runs but cannot "
+                        "record: make the module that calls it a leaf (Tracer::register_leaf)",
+                        name);
+    }
+  }
+  const c10::FunctionSchema& schema = method.getSchema();
+  if (schema.arguments().size() != args.size())
+    throw_op_error(name, where, "takes {} arguments with the object, and {} were given", schema.arguments().size(),
+                   args.size());
+  jit::Stack stack;
+  stack.reserve(args.size());
+  const Probe share;
+  try {
+    for (std::size_t i = 0; i < args.size(); ++i) stack.push_back(to_ivalue(args[i], schema.arguments()[i].type(), share));
+  } catch (const std::exception& e) {
+    throw_op_error(name, where, "{}", e.what());
+  }
+  try {
+    c10::InferenceMode guard;
+    method.run(stack);
+  } catch (const std::exception& e) {
+    const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+    throw_op_error(name, where, "LibTorch: {}", first_line(c10_error ? c10_error->what_without_backtrace() : e.what()));
+  }
+  try {
+    return stack.empty() ? Value() : from_ivalue(stack.back(), "its result");
+  } catch (const std::invalid_argument& e) {
+    throw_op_error(name, where, "{}", e.what());
+  }
+}
+
 }  // namespace symtrace::torchscript::detail

@@ -13,7 +13,12 @@
 
 #include <ATen/core/function_schema.h>
 
+#include <source_location>
 #include <string_view>
+
+namespace torch::jit {
+struct Function;
+}  // namespace torch::jit
 
 namespace symtrace::torchscript::detail {
 
@@ -27,5 +32,12 @@ const OpDef& aten_op(const c10::FunctionSchema& schema);
 /// `name` (`aten::einsum`, `aten::add.Tensor`), or nullptr when LibTorch has none or symtrace
 /// cannot call it.
 const OpDef* resolve_aten_op(std::string_view name) noexcept;
+
+/// Runs `method`, a method of a class registered with LibTorch (torch::class_), in LibTorch on
+/// `args` (the object first) and returns its result as symtrace values. Throws TraceError at
+/// `where` for a symbolic argument (LibTorch's code cannot be recorded), and OpError naming the
+/// method for what LibTorch refuses.
+Value run_class_method(torch::jit::Function& method, std::string_view name, const ValueList& args,
+                       std::source_location where);
 
 }  // namespace symtrace::torchscript::detail

@@ -411,6 +411,19 @@ void Compiler::compile_node(State& s, const jit::Node* node, Block& out) {
       // object as its first argument; what the method sets on it is written back.
       const std::string name = node->s(c10::attr::name);
       const c10::ClassTypePtr type = node->input(0)->type()->expect<c10::ClassType>();
+      if (jit::Function& method = type->getMethod(name); !method.isGraphFunction()) {
+        // A method of a class registered with LibTorch (torch::class_): its code is C++, run
+        // by LibTorch.
+        Instr instr;
+        instr.kind = InstrKind::call_method;
+        instr.where = at;
+        instr.name = method.qualname().qualifiedName();
+        instr.method = &method;
+        for (const jit::Value* v : node->inputs()) instr.inputs.push_back(slot(s, v));
+        instr.outputs.push_back(slot(s, node->output()));
+        out.instrs.push_back(std::move(instr));
+        return;
+      }
       Instr instr;
       instr.kind = InstrKind::call_object;
       instr.where = at;

@@ -7,6 +7,7 @@
 // C++ calls), and the builtins it knows are list, tuple, number and string operations.
 // Nothing in a file can make it run Python, start a process or open a file (LibTorch's
 // operators that name a file are refused).
+#include "torchscript/aten_ops.hpp"
 #include "torchscript/program.hpp"
 
 #include "symtrace/core/error.hpp"
@@ -296,6 +297,14 @@ void exec(const Instr& in, Module& self, Value* frame) {
       if (event.wants_outputs()) event.end({&result, 1});
       frame[in.inputs[0]] = std::move(object);
       if (!in.outputs.empty()) frame[in.outputs[0]] = std::move(result);
+      return;
+    }
+    case InstrKind::call_method: {
+      const ValueList args = gather_plain(in.inputs, frame);
+      RecordFunctionRun event(RecordScope::custom_class, in.name, args, in.where);
+      Value result = run_class_method(*in.method, in.name, args, in.where);
+      if (event.wants_outputs()) event.end({&result, 1});
+      frame[in.outputs[0]] = std::move(result);
       return;
     }
     case InstrKind::set_attr: {

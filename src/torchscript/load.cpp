@@ -12,6 +12,7 @@
 #include "symtrace/ops/dispatch.hpp"
 
 #include "torchscript/compile.hpp"
+#include "torchscript/file.hpp"
 #include "torchscript/torchvision_ops.hpp"
 
 #include <ATen/Functions.h>
@@ -603,7 +604,9 @@ class Loader {
   std::unordered_set<const c10::ClassType*> overloads_called_;
 };
 
-jit::Module read(const std::filesystem::path& path) {
+}  // namespace
+
+jit::Module detail::read_file(const std::filesystem::path& path) {
   std::error_code ec;
   const bool exists = std::filesystem::exists(path, ec);
   if (ec) throw std::invalid_argument(fmt::format("{}: {}", path.string(), ec.message()));
@@ -629,10 +632,21 @@ jit::Module read(const std::filesystem::path& path) {
     throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {}", path.string(),
                                             first_line(e.what_without_backtrace())));
   } catch (const std::exception& e) {
-    throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {}", path.string(),
-                                            first_line(e.what())));
+    const std::string why = first_line(e.what());
+    // A class registered with LibTorch (torch::class_) by a library this process has not loaded.
+    constexpr std::string_view unknown = "Unknown type name '__torch__.torch.classes.";
+    if (const std::size_t at = why.find(unknown); at != std::string::npos) {
+      const std::size_t start = at + std::string_view("Unknown type name '__torch__.").size();
+      const std::string name = why.substr(start, why.find('\'', start) - start);
+      throw std::invalid_argument(fmt::format("{}: the file uses the class {}, which no library loaded in this process "
+                                              "registers: load the library that registers it (torch::class_) first",
+                                              path.string(), name));
+    }
+    throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {}", path.string(), why));
   }
 }
+
+namespace {
 
 at::Tensor to_aten(const Tensor& t) {
   const Tensor c = t.contiguous();
@@ -672,12 +686,19 @@ c10::IValue to_ivalue(const Value& v) {
 
 }  // namespace
 
+std::vector<c10::IValue> detail::libtorch_inputs(const ValueList& inputs) {
+  std::vector<c10::IValue> args;
+  args.reserve(inputs.size());
+  for (const Value& v : inputs) args.push_back(to_ivalue(v));
+  return args;
+}
+
 bool available() noexcept { return true; }
 
-void detail::read_with_libtorch(const std::filesystem::path& path) { (void)read(path); }
+void detail::read_with_libtorch(const std::filesystem::path& path) { (void)read_file(path); }
 
 std::shared_ptr<Module> load(const std::filesystem::path& path) {
-  jit::Module obj = read(path);
+  jit::Module obj = detail::read_file(path);
   try {
     Loader loader(std::make_shared<Unit>(), obj);
     return loader.convert(obj, "");
@@ -689,9 +710,8 @@ std::shared_ptr<Module> load(const std::filesystem::path& path) {
 }
 
 Value run_in_libtorch(const std::filesystem::path& path, const ValueList& inputs) {
-  jit::Module obj = read(path);
-  std::vector<c10::IValue> args;
-  for (const Value& v : inputs) args.push_back(to_ivalue(v));
+  jit::Module obj = detail::read_file(path);
+  std::vector<c10::IValue> args = detail::libtorch_inputs(inputs);
   c10::IValue out;
   try {
     c10::InferenceMode guard;

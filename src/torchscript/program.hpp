@@ -18,6 +18,10 @@
 #include <string>
 #include <vector>
 
+namespace torch::jit {
+struct Function;
+}  // namespace torch::jit
+
 namespace symtrace {
 class Module;
 }
@@ -82,6 +86,7 @@ enum class InstrKind : std::uint8_t {
   call_module,   ///< outputs[0] = (module at `path`).call(inputs): through the module-call seam
   call_program,  ///< outputs[0] = program(inputs), run with the module at `path` as self
   call_object,   ///< outputs[0] = program(inputs), a method of the object inputs[0], which it may change
+  call_method,   ///< outputs[0] = LibTorch's `method` (a registered class's) on inputs, the object first
   set_attr,      ///< the attribute `name` of the module at `path` = inputs[0], for this run
   if_,           ///< inputs[0] picks blocks[0] or blocks[1]; their outputs become outputs
   loop,          ///< prim::Loop(max_trip, cond, carried...) with body blocks[0]
@@ -111,8 +116,9 @@ struct Instr {
   /// value_attr: the attribute is a list or dict, one ref for all reads of the run (Note [Lists
   /// and dicts are references]).
   bool shared = false;
-  const Program* program = nullptr;  ///< call_program
-  std::vector<Block> blocks;         ///< if_: then, else; loop: body
+  const Program* program = nullptr;        ///< call_program
+  torch::jit::Function* method = nullptr;  ///< call_method
+  std::vector<Block> blocks;               ///< if_: then, else; loop: body
   /// op, inplace_op, builtin: the node as LibTorch's operator (an `op` instruction), run in
   /// its place when symtrace's throws OpUnsupported (a padding mode it lacks); null when
   /// LibTorch's cannot run here either.

@@ -1,5 +1,6 @@
 // The TorchScript front end of a build without LibTorch: it says so.
 #include "symtrace/torchscript/load.hpp"
+#include "symtrace/torchscript/operator_lists.hpp"
 
 #include <stdexcept>
 
@@ -17,5 +18,6 @@ bool available() noexcept { return false; }
 std::shared_ptr<Module> load(const std::filesystem::path&) { missing(); }
 Value run_in_libtorch(const std::filesystem::path&, const ValueList&) { missing(); }
 void detail::read_with_libtorch(const std::filesystem::path&) { missing(); }
+OperatorLists operator_lists(const std::filesystem::path&, const ValueList&) { missing(); }
 
 }  // namespace symtrace::torchscript

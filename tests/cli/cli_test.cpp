@@ -636,7 +636,7 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
       {{"report", "resnet18", "--training"}, "symtrace report: error: report takes no --training (ops does)", "report"},
       {{"ops", "resnet18", "--by-execution"}, "symtrace ops: error: ops takes no --by-execution (report does)", "ops"},
       {{"ops"}, "symtrace ops: error: ops needs a MODEL; `symtrace zoo` lists them", "ops"},
-      {{"ops", "resnet18", "--format", "dot"}, "symtrace ops: error: ops has no format 'dot'; use one of text, json", "ops"},
+      {{"ops", "resnet18", "--format", "dot"}, "symtrace ops: error: ops has no format 'dot'; use one of text, json, yaml", "ops"},
       {{"analyze", "resnet18", "--format", "dot"},
        "symtrace analyze: error: analyze has no format 'dot'; use one of text, json",
        "analyze"},

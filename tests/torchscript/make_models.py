@@ -2,13 +2,16 @@
 """Writes the TorchScript files the torchscript suite loads, made here with Debian's PyTorch
 and torchvision (seeded random weights; nothing is downloaded).
 
-    make_models.py OUTDIR [NAME ...] [--stamp FILE]
+    make_models.py OUTDIR [NAME ...] [--stamp FILE] [--custom-classes LIBRARY LIBRARY]
 
 For each model NAME it writes OUTDIR/NAME.script.pt (torch.jit.script) and, for the
 classifiers, OUTDIR/NAME.trace.pt (torch.jit.trace), the input it was run on
 (OUTDIR/NAME.input.bin: float32, C order) and LibTorch's output on it (NAME.output.bin), and
 OUTDIR/NAME.json: the input shape, the parameter count and, when torch.fx can trace the Python
-model, fx's call_module nodes counted by layer type. Files already there are kept (see write_detector).
+model, fx's call_module nodes counted by layer type; for the classifiers, OUTDIR/NAME.opnames.json:
+torch.jit.export_opnames of each file. With --custom-classes (two builds of
+tests/torchscript/custom_class.cpp) it also writes files holding an object of each library's
+class. Files already there are kept (see write_detector).
 """
 import collections
 import hashlib
@@ -847,6 +850,41 @@ def write_detector(outdir, name):
     os.replace(stem + ".json.tmp", stem + ".json")
 
 
+class HoldsObject(torch.nn.Module):
+    """Holds an object of a class a library registers with LibTorch (tests/torchscript/
+    custom_class.cpp) and calls its method."""
+    def __init__(self, class_name: str):
+        super().__init__()
+        self.offset = getattr(torch.classes.symtrace_test, class_name)(0.5)
+
+    def forward(self, x):
+        return torch.relu(self.offset.apply(x))
+
+
+# name -> the registered class its model holds (made with --custom-classes)
+CUSTOM_CLASS_MODELS = {"holds_offset": "Offset", "holds_unloaded": "Unloaded"}
+
+
+def write_custom_class_model(outdir, name):
+    path = os.path.join(outdir, name + ".script.pt")
+    if not up_to_date(path, True):
+        torch.jit.script(HoldsObject(CUSTOM_CLASS_MODELS[name])).save(path + ".tmp")
+        os.replace(path + ".tmp", path)
+
+
+def write_opnames(outdir, name):
+    """torch.jit.export_opnames of each file made of the model: the root operators `symtrace ops`
+    lists (tests/torchscript/operator_lists_test.cpp)."""
+    stem = os.path.join(outdir, name)
+    files = {form: stem + "." + form + ".pt" for form in ("script", "trace") if os.path.exists(stem + "." + form + ".pt")}
+    path = stem + ".opnames.json"
+    if not files or (os.path.exists(path) and all(os.path.getmtime(path) >= os.path.getmtime(f) for f in files.values())):
+        return
+    with open(path + ".tmp", "w") as f:
+        json.dump({form: sorted(torch.jit.export_opnames(torch.jit.load(file))) for form, file in files.items()}, f)
+    os.replace(path + ".tmp", path)
+
+
 def main():
     args = sys.argv[1:]
     stamp = None
@@ -854,13 +892,24 @@ def main():
         k = args.index("--stamp")
         stamp = args[k + 1]
         del args[k:k + 2]
+    libraries = []
+    if "--custom-classes" in args:
+        k = args.index("--custom-classes")
+        libraries = args[k + 1:k + 3]
+        del args[k:k + 3]
+        for library in libraries:
+            torch.classes.load_library(library)
     outdir = args[0]
     names = args[1:] or (list(CLASSIFIERS) + list(SMALL) + list(SEGMENTERS) + list(DETECTORS) + list(SCRIPTED_ONLY) +
-                         list(FAMILIES))
+                         list(FAMILIES) + (list(CUSTOM_CLASS_MODELS) if libraries else []))
     os.makedirs(outdir, exist_ok=True)
     torch.manual_seed(0)
     for name in names:
         torch.manual_seed(0)
+        if name in CUSTOM_CLASS_MODELS:
+            write_custom_class_model(outdir, name)
+            write_opnames(outdir, name)
+            continue
         if name in SCRIPTED_ONLY:
             path = os.path.join(outdir, name + ".script.pt")
             if not up_to_date(path, True):
@@ -884,6 +933,7 @@ def main():
         kwargs = {"aux_logits": False, "init_weights": False} if name in ("googlenet", "inception_v3") else {}
         model = getattr(torchvision.models, name)(weights=None, **kwargs)
         write(outdir, name, model, [1, 3, CLASSIFIERS[name], CLASSIFIERS[name]])
+        write_opnames(outdir, name)
     if stamp:
         open(stamp, "w").close()
 

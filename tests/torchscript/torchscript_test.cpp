@@ -658,3 +658,39 @@ TEST_CASE("the program takes a TorchScript file wherever it takes a MODEL") {
     CHECK(r.err.find("--against-torch compares with LibTorch's forward of a TorchScript file") != std::string::npos);
   }
 }
+
+TEST_CASE("symtrace ops FILE.pt lists LibTorch's operators for a selective build, in text, json and yaml") {
+  const std::string file = (models / "resnet18.script.pt").string();
+  const Run json = run_cli({"ops", file, "--input", "1x3x32x32", "--format", "json"});
+  REQUIRE(json.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  const nlohmann::json opnames = [] {
+    std::ifstream in(models / "resnet18.opnames.json");
+    return nlohmann::json::parse(in);
+  }();
+  CHECK(j["root_operators"] == opnames["script"]);
+  CHECK(j["inputs"] == nlohmann::json::parse(R"(["1x3x32x32"])"));
+  CHECK(j["custom_classes"] == nlohmann::json::array());
+  CHECK_FALSE(j["traced_operators"].empty());
+
+  const Run text = run_cli({"ops", file, "--input", "1x3x32x32"});
+  REQUIRE(text.code == 0);
+  CHECK(text.out.starts_with(fmt::format("LibTorch operators of {} on 1x3x32x32\nroot operators, called by the "
+                                         "model's code ({}):\n  aten::__getitem__.t\n",
+                                         file, opnames["script"].size())));
+  CHECK(text.out.ends_with("custom classes (0)\n"));
+
+  const Run yaml = run_cli({"ops", file, "--input", "1x3x32x32", "--format", "yaml"});
+  REQUIRE(yaml.code == 0);
+  CHECK(yaml.out.starts_with("include_all_non_op_selectives: false\nbuild_features: []\noperators:\n"
+                             "  aten::__getitem__.t:\n    is_used_for_training: false\n    is_root_operator: true\n"
+                             "    include_all_overloads: false\n"));
+  CHECK(yaml.out.ends_with("kernel_metadata: {}\ncustom_classes: []\n"));
+
+  const Run training = run_cli({"ops", file, "--input", "1x3x32x32", "--training"});
+  CHECK(training.code == 2);
+  CHECK(training.err.find("a TorchScript file's root operators already hold its training paths") != std::string::npos);
+  const Run zoo_yaml = run_cli({"ops", "resnet18", "--format", "yaml"});
+  CHECK(zoo_yaml.code == 2);
+  CHECK(zoo_yaml.err.find("--format yaml lists LibTorch's operators, which a TorchScript file has") != std::string::npos);
+}

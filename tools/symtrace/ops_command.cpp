@@ -1,6 +1,9 @@
-// `symtrace ops MODEL`: the ops a run of the model calls (OperatorCallTracer), per mode.
+// `symtrace ops MODEL`: the ops a run of the model calls (OperatorCallTracer), per mode; for a
+// TorchScript file, the operator lists of a selective build of LibTorch (operator_lists.hpp).
 #include "commands.hpp"
 #include "model_inputs.hpp"
+
+#include <symtrace/torchscript/operator_lists.hpp>
 
 #include <nlohmann/json.hpp>
 #include <fmt/format.h>
@@ -35,9 +38,52 @@ nlohmann::ordered_json uses_json(const std::vector<OperatorUse>& uses) {
   return out;
 }
 
+/// `ops FILE.pt`: LibTorch's operators, in the lists a selective build reads.
+int file_ops(const Options& options, Output& output) {
+  if (options.training) {
+    throw UsageError("ops", "--training runs a zoo model in each mode; a TorchScript file's root operators already "
+                            "hold its training paths (both branches of every if are listed)");
+  }
+  const zoo::ModelInfo info = find_model(options);
+  const ValueList args = example_values(info, options);
+  const torchscript::OperatorLists lists = torchscript::operator_lists(options.model, args);
+  std::vector<std::string> shapes;
+  for (const Value& v : args) shapes.push_back(v.is_tensor() ? shape_text(v.to_tensor().shape()) : value_text(v));
+  if (options.format == "yaml") {
+    output.write(torchscript::selective_build_yaml(lists));
+    return exit_ok;
+  }
+  if (options.format == "json") {
+    const nlohmann::ordered_json j{{"model", info.name},
+                                   {"inputs", shapes},
+                                   {"root_operators", lists.root_operators},
+                                   {"traced_operators", lists.traced_operators},
+                                   {"load_operators", lists.load_operators},
+                                   {"custom_classes", lists.custom_classes}};
+    output.write(j.dump(2) + "\n");
+    return exit_ok;
+  }
+  std::string text = fmt::format("LibTorch operators of {} on {}\n", info.name, fmt::join(shapes, ", "));
+  const auto section = [&](std::string_view title, const std::vector<std::string>& items) {
+    fmt::format_to(std::back_inserter(text), "{} ({}){}\n", title, items.size(), items.empty() ? "" : ":");
+    for (const std::string& item : items) fmt::format_to(std::back_inserter(text), "  {}\n", item);
+  };
+  section("root operators, called by the model's code", lists.root_operators);
+  section("traced operators, run by those in turn", lists.traced_operators);
+  section("operators run while loading the file", lists.load_operators);
+  section("custom classes", lists.custom_classes);
+  output.write(text);
+  return exit_ok;
+}
+
 }  // namespace
 
 int ops_command(const Options& options, Output& output, std::ostream& /*err*/) {
+  if (is_torchscript_file(options.model)) return file_ops(options, output);
+  if (options.format == "yaml") {
+    throw UsageError("ops", "--format yaml lists LibTorch's operators, which a TorchScript file has; a zoo model's "
+                            "ops are symtrace's (use text or json)");
+  }
   const zoo::ModelInfo info = find_model(options);
   const ValueList args = example_values(info, options);
   const std::shared_ptr<Module> model = info.create();

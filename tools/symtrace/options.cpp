@@ -100,12 +100,16 @@ const std::array<CommandSpec, 6>& commands() {
       {"ops", "the ops MODEL calls when run (for a selective build)",
        "Runs MODEL eagerly on random inputs and lists the ops it called (the closed set a selective build needs), "
        "with the calls of each, the calls made inside other ops (nested) and the calls that took an op's training "
-       "path.",
-       {"text", "json"}, true, input_known, false,
+       "path. For a TorchScript file it lists LibTorch's operators as a selective build of LibTorch needs them: "
+       "the root operators its code calls, the operators LibTorch runs for them in a forward, those run while "
+       "loading the file, and the custom classes it uses (yaml: the layout of PyTorch's selective build).",
+       {"text", "json", "yaml"}, true, input_known, false,
        // clang-format on
        {{"--training", "also run it in training mode and list what each mode needs", &Options::training}},
        "JSON: {\"model\", \"inputs\", \"modes\": {\"inference\": [{\"op\", \"calls\", \"nested_calls\", "
-       "\"training_calls\"}], \"training\": [...]}, \"ops\": [...], \"training_only\": [...]}.",
+       "\"training_calls\"}], \"training\": [...]}, \"ops\": [...], \"training_only\": [...]}; for a TorchScript "
+       "file {\"model\", \"inputs\", \"root_operators\", \"traced_operators\", \"load_operators\", "
+       "\"custom_classes\"}.",
        ops_command},
       // clang-format off
       {"analyze", "parameters and MACs per module, and the channel groups for pruning",
