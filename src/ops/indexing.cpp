@@ -360,9 +360,8 @@ OutputMeta index_put_meta(const OpCall& call) {
   return OutputMeta::single(self.dtype(), self.shape());
 }
 
-Value index_put_kernel(const OpCall& call, const OutputMeta&) {
-  const Tensor& self = call.tensor(0);
-  detail::check_writable(call, self);
+/// Writes the values at the indices of `self` (the call's tensor 0, or a copy of it).
+void index_put_into(const OpCall& call, const Tensor& self) {
   const ConcreteIndices ix = concrete_indices(call, self);  // read before anything is written
   const Shape result = result_shape(self.shape(), ix.placement, ix.shape);
   check_values_fit(call, call.tensor(2).shape(), result);
@@ -381,7 +380,21 @@ Value index_put_kernel(const OpCall& call, const OutputMeta&) {
       else dst[at] += src[k];
     });
   });
+}
+
+Value index_put_inplace_kernel(const OpCall& call, const OutputMeta&) {
+  const Tensor& self = call.tensor(0);
+  detail::check_writable(call, self);
+  index_put_into(call, self);
   return self;
+}
+
+Value index_put_kernel(const OpCall& call, const OutputMeta&) {
+  const Tensor& self = call.tensor(0);
+  const Tensor out = Tensor::empty(self.shape(), self.dtype());
+  detail::copy_into(out, self);
+  index_put_into(call, out);
+  return out;
 }
 
 OutputMeta nonzero_meta(const OpCall& call) {
@@ -405,8 +418,10 @@ void detail::register_indexing_ops(OpRegistry& r) {
   r.add("slice_scatter(Tensor self, Tensor src, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor",
         slice_scatter_meta, slice_scatter_kernel);
   r.add("index(Tensor self, Tensor?[] indices) -> Tensor", index_meta, index_kernel);
+  r.add("index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", index_put_meta,
+        index_put_kernel);
   r.add("index_put_(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor", index_put_meta,
-        index_put_kernel, OpFlags::inplace);
+        index_put_inplace_kernel, OpFlags::inplace);
   r.add("nonzero(Tensor self) -> Tensor", nonzero_meta, nonzero_kernel, OpFlags::unknown_rank);
 }
 

@@ -95,23 +95,45 @@ class Rewriter {
   double next_offset_ = 0;
 };
 
+/// The registry's functional form of the in-place op `target`, named without the `_` that ends
+/// the op's name (`add_` -> `add`, `aten::clamp_` -> `aten::clamp`, `aten::add_.Tensor` ->
+/// `aten::add.Tensor`), or nullptr when the registry has none taking the same arguments.
+const OpDef* functional_op(std::string_view target, const OpDef& inplace) {
+  const std::size_t ns = target.find("::");
+  const std::size_t dot = target.find('.', ns == std::string_view::npos ? 0 : ns);
+  const std::string_view name = target.substr(0, dot);
+  if (!name.ends_with('_')) return nullptr;
+  std::string functional(name.substr(0, name.size() - 1));
+  if (dot != std::string_view::npos) functional += target.substr(dot);
+  const OpDef* op = OpRegistry::instance().find(functional);
+  if (op == nullptr || op->has(OpFlags::inplace) || op->has(OpFlags::mutates_arguments) ||
+      op->schema.args.size() != inplace.schema.args.size())
+    return nullptr;
+  return op;
+}
+
 Node& Rewriter::functional_value(Node& n, Node& a) {
   const std::string_view t = n.target();
   const TensorMeta* meta = n.tensor_meta() ? n.tensor_meta() : a.tensor_meta();
   const std::optional<TensorMeta> result = meta ? std::optional<TensorMeta>(*meta) : std::nullopt;
-  if (t == "add_" || t == "mul_" || t == "relu_") {
-    if ((t == "add_" || t == "mul_") && meta != nullptr && !is_floating(meta->dtype) && n.args().size() > 1) {
-      const Argument& other = n.args()[1];
-      const Node* o = n.arg_node(1);
-      const bool float_operand = other.get_if<double>() != nullptr ||
-                                 (o != nullptr && o->tensor_meta() != nullptr && is_floating(o->tensor_meta()->dtype));
-      if (float_operand) {
-        refuse(n, "writes a floating-point result into an integer tensor ({}), which {} would not keep; cast the "
-                  "operand to {} first",
-               meta->dtype, t.substr(0, t.size() - 1), meta->dtype);
+  const OpDef* inplace = detail::op_of(n);
+  const OpDef* functional = inplace != nullptr && t != "fill_" && t != "copy_" ? functional_op(t, *inplace) : nullptr;
+  if (functional != nullptr) {
+    // The in-place op casts its result back to the tensor's dtype; the functional op would not.
+    if (meta != nullptr && !is_floating(meta->dtype)) {
+      for (std::size_t i = 1; i < n.args().size(); ++i) {
+        const Argument& other = n.args()[i];
+        const Node* o = n.arg_node(i);
+        const bool float_operand = other.get_if<double>() != nullptr ||
+                                   (o != nullptr && o->tensor_meta() != nullptr && is_floating(o->tensor_meta()->dtype));
+        if (float_operand) {
+          refuse(n, "writes a floating-point result into an integer tensor ({}), which {} would not keep; cast the "
+                    "operand to {} first",
+                 meta->dtype, functional->name(), meta->dtype);
+        }
       }
     }
-    Node& f = insert(n, n.op(), t.substr(0, t.size() - 1), n.args(), result);
+    Node& f = insert(n, n.op(), functional->name(), n.args(), result);
     f.set_kwargs(n.kwargs());
     return f;
   }
@@ -152,7 +174,8 @@ Node& Rewriter::functional_value(Node& n, Node& a) {
     }
     return *value;
   }
-  refuse(n, "is an in-place op without a functional form known to remove_inplace (add_, mul_, relu_, fill_, copy_)");
+  refuse(n, "is an in-place op whose functional form the op registry does not have (an op of the same name without "
+            "the trailing _, taking the same arguments)");
 }
 
 void Rewriter::rewrite(Node& n) {

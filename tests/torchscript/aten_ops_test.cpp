@@ -3,6 +3,7 @@
 // interpreter, through graph JSON, refused by name by ONNX export, of unknown cost in analysis.
 #include "support/checks.hpp"
 #include "torchscript/model_files.hpp"
+#include "torchscript/script_file.hpp"
 
 #include <symtrace/symtrace.hpp>
 #include <symtrace/torchscript/load.hpp>
@@ -214,4 +215,39 @@ TEST_CASE("LibTorch's ops resolve once, from any number of threads") {
   REQUIRE(seen[0] != nullptr);
   CHECK(std::all_of(seen.begin(), seen.end(), [&](const OpDef* op) { return op == seen[0]; }));
   CHECK(seen[0]->name() == "aten::hypot");
+}
+
+namespace {
+
+/// Calls LibTorch's in-place operators by name on a temporary, then reads it.
+struct LibTorchInplaceImpl : TypedModule<LibTorchInplaceImpl> {
+  Tensor forward(const Tensor& x) {
+    Tensor y = x.mul(2.0);
+    (void)symtrace::call("aten::hardtanh_", {Value(y), Value(-0.5), Value(0.5)});
+    (void)symtrace::call("aten::masked_fill_.Scalar", {Value(y), Value(x.gt(1.0)), Value(0.75)});
+    (void)symtrace::call("aten::logit_", {Value(y), Value(0.01)});
+    (void)symtrace::call("aten::add_.Tensor", {Value(y), Value(x)}, {{"alpha", Value(std::int64_t{2})}});
+    return y.add(x);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("remove_inplace turns LibTorch's in-place operators into their functional forms") {
+  // (A TorchScript file's own in-place ops come out of its graph functional already: its
+  // executor writes `y.clamp_(...)` as `y = clamp(y, ...)` where nothing else aliases y.)
+  auto model = std::make_shared<LibTorchInplaceImpl>();
+  Graph g = symbolic_trace(*model, {InputSpec(Shape{3, 4})});
+  const Tensor x = randn({3, 4});
+  const Tensor eager = model->call({x}).to_tensor();
+  CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), eager) <= 1e-6);
+  CHECK(remove_inplace(g) == 4);
+  CHECK_NOTHROW(g.lint());
+  std::vector<std::string> targets;
+  for (const Node& n : g.nodes()) {
+    if (n.op() != OpKind::placeholder && n.op() != OpKind::output) CHECK_FALSE(has_side_effects(n));
+    if (n.op() == OpKind::call_function && n.target().starts_with("aten::")) targets.emplace_back(n.target());
+  }
+  CHECK(targets == std::vector<std::string>{"aten::hardtanh", "aten::masked_fill.Scalar", "aten::logit", "aten::add.Tensor"});
+  CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), eager) <= 1e-6);
 }

@@ -24,7 +24,7 @@
 /// Slice assignment in place is `x.slice(dim, a, b).copy_(src)`.
 /// Advanced indexing (PyTorch's `x[i, :, mask]`): `index(Tensor self, Tensor?[] indices)`,
 /// `index_put_(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False)` (in
-/// place), and `nonzero(Tensor self)`.
+/// place; `index_put`, with the same arguments, writes into a copy), and `nonzero(Tensor self)`.
 
 #include "symtrace/core/tensor.hpp"
 
