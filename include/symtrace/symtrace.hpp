@@ -11,6 +11,7 @@
 #include "symtrace/core/shape.hpp"
 #include "symtrace/core/tensor.hpp"
 #include "symtrace/core/value.hpp"
+#include "symtrace/core/value_name.hpp"
 #include "symtrace/ops/callable.hpp"
 #include "symtrace/ops/creation.hpp"
 #include "symtrace/ops/detection.hpp"

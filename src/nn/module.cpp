@@ -3,6 +3,7 @@
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/stack_guard.hpp"
 #include "symtrace/core/thread_context.hpp"
+#include "symtrace/core/value_name.hpp"
 #include "symtrace/nn/module_index.hpp"
 #include "symtrace/nn/typed_module.hpp"
 #include "symtrace/ops/record_function.hpp"
@@ -185,7 +186,10 @@ Value Module::call(const ValueList& args, Where where) {
   if (!signature_) throw_not_callable(*this, where);
   if (has_callbacks()) [[unlikely]]
     return call_observed(args, where);  // Note [Observers off]
-  if (Interposer* interposer = current_interposer()) return interposer->call_module(*this, args, where);
+  if (Interposer* interposer = current_interposer()) {
+    const detail::HideValueName callers_name;  // the name is for the caller's op (core/value_name.hpp)
+    return interposer->call_module(*this, args, where);
+  }
   return run_forward(args, where);
 }
 
@@ -198,6 +202,7 @@ Value Module::run_forward(const ValueList& args, Where where) {
 Value Module::call_observed(const ValueList& args, Where where) {
   RecordFunctionRun run(*this, type_name(), args, where);
   Interposer* interposer = current_interposer();
+  const detail::HideValueName callers_name;
   Value result = interposer != nullptr ? interposer->call_module(*this, args, where) : run_forward(args, where);
   if (run.wants_outputs()) {
     run.end(std::span<const Value>(&result, 1));

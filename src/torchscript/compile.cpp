@@ -25,6 +25,7 @@
 #include <fmt/ostream.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <regex>
 #include <stdexcept>
@@ -272,10 +273,36 @@ std::source_location Compiler::where(State& s, const jit::Node* node) {
   return at;
 }
 
+namespace {
+
+/// A TorchScript value's debug name as a Python variable's (`x.1` gives `x`); empty for a
+/// name that is not an identifier once its `.N` is dropped.
+std::string variable_name(const std::string& debug_name) {
+  std::string name = debug_name.substr(0, debug_name.find('.'));
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) != 0) return {};
+  for (const char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_') return {};
+  return name;
+}
+
+}  // namespace
+
 void Compiler::compile_block(State& s, const jit::Block* block, Block& out, bool bind_inputs) {
   if (bind_inputs)
     for (const jit::Value* v : block->inputs()) out.inputs.push_back(slot(s, v));
-  for (const jit::Node* node : block->nodes()) compile_node(s, node, out);
+  for (const jit::Node* node : block->nodes()) {
+    const std::size_t first = out.instrs.size();
+    compile_node(s, node, out);
+    // The variable the op's value is assigned to names its node in a trace (`out.1`: `out`).
+    if (node->outputs().size() != 1 || !node->output()->hasDebugName()) continue;
+    const std::string name = variable_name(node->output()->debugName());
+    if (name.empty()) continue;
+    for (std::size_t i = first; i < out.instrs.size(); ++i) {
+      Instr& instr = out.instrs[i];
+      if (instr.kind == InstrKind::op || instr.kind == InstrKind::inplace_op || instr.kind == InstrKind::builtin)
+        instr.value_name = name;
+    }
+  }
   for (const jit::Value* v : block->outputs()) {
     if (const Ref* m = module_ref(s, v); m || (s.refs.count(v) && s.refs.at(v).kind == Ref::Kind::function)) {
       Instr& instr = out.instrs.emplace_back();

@@ -12,6 +12,7 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/sym_int.hpp"
+#include "symtrace/core/value_name.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/ops/record_function.hpp"
@@ -238,7 +239,8 @@ void exec(const Instr& in, Module& self, Value* frame) {
     }
     case InstrKind::training: frame[in.outputs[0]] = attr_owner(self, in).is_training(); return;
     case InstrKind::op:
-    case InstrKind::inplace_op:
+    case InstrKind::inplace_op: {
+      const ValueName name(in.value_name);  // a trace names the node after the variable
       try {
         run_op(in, frame);
       } catch (const OpUnsupported&) {
@@ -246,7 +248,9 @@ void exec(const Instr& in, Module& self, Value* frame) {
         run_op(*in.fallback, frame);  // input symtrace's op does not handle: LibTorch's
       }
       return;
-    case InstrKind::builtin:
+    }
+    case InstrKind::builtin: {
+      const ValueName name(in.value_name);
       try {
         in.builtin(in, frame);
       } catch (const OpUnsupported&) {
@@ -258,6 +262,7 @@ void exec(const Instr& in, Module& self, Value* frame) {
         throw_invalid_argument(in.where, "{}: {}", in.name, e.what());
       }
       return;
+    }
     case InstrKind::call_module: {
       Module& m = attr_owner(self, in);
       ValueList args = gather_plain(in.inputs, frame);

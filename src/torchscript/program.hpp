@@ -108,6 +108,7 @@ struct Instr {
   std::vector<std::string> path;  ///< child names from the running module (attrs and calls)
   std::string name;               ///< attribute, op, or builtin name
   std::string text;               ///< raise / unsupported message
+  std::string value_name;         ///< op, inplace_op, builtin: the variable its value goes to (core/value_name.hpp)
   Value constant;
   const OpDef* op = nullptr;
   const OpDef* copy_op = nullptr;  ///< inplace_op: copy_

@@ -11,6 +11,7 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/stack_guard.hpp"
+#include "symtrace/core/value_name.hpp"
 #include "symtrace/graph/input_path.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/ops/dispatch.hpp"
@@ -367,7 +368,10 @@ Value Tracer::create_proxy(OpKind op, std::string_view target, Arguments args, K
 Node& Tracer::create_node(OpKind op, std::string_view target, Arguments args, KeywordArguments kwargs,
                           std::source_location where) {
   TracingState& st = state();
-  Node& node = st.graph().create_node(op, target, std::move(args), std::move(kwargs), {}, where);
+  // The model's variable name for an op's value (record_op), else fx's name after the target.
+  const std::string_view name =
+      op == OpKind::call_function || op == OpKind::call_method ? std::exchange(pending_name_, {}) : std::string_view();
+  Node& node = st.graph().create_node(op, target, std::move(args), std::move(kwargs), name, where);
   if (!st.frame().path.empty()) node.set_scope(st.frame_scope());  // O(1) once the frame's scope is known
   return node;
 }
@@ -430,6 +434,9 @@ void check_inplace_target(const TracingState& st, const OpCall& call) {
 
 Value Tracer::record_op(const OpCall& call) {
   TracingState& st = state();
+  // The name is this call's: taken now, so that no other node (nor an op its meta function
+  // runs) takes it.
+  const std::string_view name = std::exchange(detail::t_value_name, {});
   for (const Value& a : call.args) detail::check_recordable(st, a, call.where);
   // In a side run nothing is recorded, so nothing can read a stale constant.
   if (call.op.has(OpFlags::inplace) && !st.meta_only()) [[unlikely]]
@@ -456,6 +463,7 @@ Value Tracer::record_op(const OpCall& call) {
       args.push_back(create_arg(call.args[i], call.where));
   }
   OpKind kind = call.style == CallStyle::method ? OpKind::call_method : OpKind::call_function;
+  const detail::SaveAndRestore<std::string_view> for_this_node(pending_name_, name);  // and for no later node
   return create_proxy(kind, call.op.name(), std::move(args), std::move(kwargs), meta, call.where);
 }
 

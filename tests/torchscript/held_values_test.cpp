@@ -71,7 +71,7 @@ TEST_CASE("a model quantized as torchvision's are traces whole: packed weights h
   REQUIRE(conv != nullptr);
   CHECK(conv->op() == OpKind::call_module);
   CHECK(*conv->tensor_meta() == TensorMeta{DType::quint8, Shape{1, 4, 8, 8}});
-  const Node* add = node_named(g, "add");
+  const Node* add = node_named(g, "r");  // FloatFunctional.add's variable: `r = ops.quantized.add(...)`
   REQUIRE(add != nullptr);
   CHECK(add->target() == "quantized::add");
   // symtrace's own op refuses the dtype by name, so an outside caller learns why.
@@ -85,11 +85,11 @@ TEST_CASE("a model quantized as torchvision's are traces whole: packed weights h
 
 TEST_CASE("a complex spectrum (torch.stft) is held as complex64 and traced through to real channels") {
   const Graph g = check_against_libtorch("spectrum", {2, 256}, {2, 8, 31}, 1e-4);
-  const Node* stft = node_named(g, "stft");
+  const Node* stft = node_named(g, "stft");  // returned by torch.functional.stft: no variable of its own
   REQUIRE(stft != nullptr);
   CHECK(stft->target() == "aten::stft");
   CHECK(*stft->tensor_meta() == TensorMeta{DType::complex64, Shape{2, 17, 33}});
-  const Node* mul = node_named(g, "mul");
+  const Node* mul = node_named(g, "mixed");  // named after the model's variable
   REQUIRE(mul != nullptr);
   CHECK(mul->target() == "aten::mul.Tensor");  // symtrace's mul refuses complex64: LibTorch's runs
   CHECK(node_named(g, "view_as_real")->tensor_meta()->dtype == DType::float32);

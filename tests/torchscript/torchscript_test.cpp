@@ -694,3 +694,18 @@ TEST_CASE("symtrace ops FILE.pt lists LibTorch's operators for a selective build
   CHECK(zoo_yaml.code == 2);
   CHECK(zoo_yaml.err.find("--format yaml lists LibTorch's operators, which a TorchScript file has") != std::string::npos);
 }
+
+TEST_CASE("a traced TorchScript file's op nodes are named after the model's variables, as LibTorch's tracer names values") {
+  const fs::path path = script_file("variables", "def forward(self, x):\n"
+                                                 "  hidden = torch.relu(x)\n"
+                                                 "  out = hidden * 2.0\n"
+                                                 "  out = out + x\n"
+                                                 "  return torch.sigmoid(out) - 1.0\n");
+  std::shared_ptr<Module> model = torchscript::load(path);
+  const Graph g = symbolic_trace(*model, {InputSpec(Shape{2, 3})});
+  std::vector<std::string> names;
+  for (const Node& n : g.nodes()) names.push_back(n.name());
+  // `hidden.1` is `hidden`; the file names the second `out` `out0` (PyTorch's serializer
+  // renames a reassigned variable); values with no variable keep fx's names.
+  CHECK(names == std::vector<std::string>{"x", "hidden", "out", "out0", "sigmoid", "sub", "output"});
+}

@@ -243,6 +243,9 @@ class Tracer : public Interposer {
   friend class detail::TraceScope;
   TracingState* state_ = nullptr;  // the trace this tracer runs, set by its TraceScope
   std::unordered_map<std::type_index, LeafMetaFn> leaves_;
+  // The model's name for the op node record_op is about to make (core/value_name.hpp), taken
+  // by create_node for that node only.
+  std::string_view pending_name_;
 };
 
 /// Traces `module` with a default Tracer: `Tracer().trace(module, inputs, concrete_args)`.
