@@ -20,6 +20,7 @@
 #include "symtrace/ops/dispatch.hpp"
 #include "symtrace/ops/record_function.hpp"
 #include "symtrace/ops/op.hpp"
+#include "symtrace/ops/registry.hpp"
 #include "symtrace/trace/tracer.hpp"
 #include "symtrace/trace/detail/value_argument.hpp"
 
@@ -51,7 +52,7 @@ using detail::TensorImpl;
 
 class Recorder {
  public:
-  Recorder(Graph& graph, Module* root) : graph_(graph) {
+  Recorder(Graph& graph, Module* root, bool force_outplace) : graph_(graph), force_outplace_(force_outplace) {
     if (root == nullptr) return;
     index_.emplace(*root);
     for (const bool parameters : {true, false}) {
@@ -257,8 +258,11 @@ class Recorder {
       if (specs[i].kwarg_only) kwargs.emplace_back(specs[i].name, argument(call.args[i], call.where));
       else args.push_back(argument(call.args[i], call.where));
     }
-    const OpKind kind = call.style == CallStyle::method ? OpKind::call_method : OpKind::call_function;
-    Node& node = create(kind, call.op.name(), std::move(args), call.where, std::move(kwargs));
+    OpKind kind = call.style == CallStyle::method ? OpKind::call_method : OpKind::call_function;
+    std::string_view target = call.op.name();
+    if (force_outplace_ && call.op.has(OpFlags::inplace) && result.is_tensor()) [[unlikely]]
+      out_of_place(call, result.to_tensor(), kind, target, args);
+    Node& node = create(kind, target, std::move(args), call.where, std::move(kwargs));
     if (result.is_tensor()) {
       node.set_tensor_meta(result.to_tensor().meta());
       map(result.to_tensor(), node);
@@ -272,7 +276,49 @@ class Recorder {
     }
   }
 
+  /// Whether a tensor the run met, other than `t`, shares its memory (a view of it, or its base).
+  [[nodiscard]] bool aliased(const Tensor& t) const {
+    const std::shared_ptr<detail::Storage>& storage = t.impl_ptr()->storage;
+    if (storage == nullptr) return false;
+    for (const auto& [impl, mapped] : values_) {
+      if (impl == t.impl_ptr().get()) continue;
+      const std::shared_ptr<TensorImpl> other = mapped.tensor.lock();
+      if (other != nullptr && other->storage == storage) return true;
+    }
+    return false;
+  }
+
+  /// ExecutionTraceOptions::force_outplace: makes `kind`, `target` and `args` (the in-place
+  /// call's) those of the out-of-place form that computes `written`'s new value, or leaves them.
+  void out_of_place(const OpCall& call, const Tensor& written, OpKind& kind, std::string_view& target, Arguments& args) {
+    if (aliased(written)) return;  // the other tensor would not see the write
+    const std::string_view name = call.op.name();
+    if (name == "fill_") {
+      kind = OpKind::call_function;
+      target = "full_like";  // full_like(self, value): self's shape and dtype
+      return;
+    }
+    if (name == "copy_") {
+      // The source, cast to the target's dtype and broadcast to its shape.
+      const Tensor& src = call.tensor(1);
+      Argument value = args[1];
+      if (src.dtype() != written.dtype()) {
+        Node& cast = create(OpKind::call_function, "to", {value, Argument(written.dtype())}, call.where);
+        cast.set_tensor_meta(TensorMeta{written.dtype(), src.shape()});
+        value = Argument(cast);
+      }
+      ArgumentList sizes;
+      for (const std::int64_t s : written.shape().sizes()) sizes.emplace_back(s);
+      kind = OpKind::call_function;
+      target = "expand";
+      args = {value, Argument(std::move(sizes))};
+      return;
+    }
+    if (const OpDef* functional = OpRegistry::instance().functional_of(call.op)) target = functional->name();
+  }
+
   Graph& graph_;
+  bool force_outplace_ = false;
   std::optional<ModuleIndex> index_;
   mutable const Module* scope_module_ = nullptr;  // the module scope_path_ is the path of (see scope())
   mutable std::string scope_path_;
@@ -350,9 +396,9 @@ bool contains_tensor(const Value& v) {
 /// One run, recorded: `run()` gives the result; `names` the placeholders.
 template <class Run>
 ExecutionTrace record_run(Module* root, const std::vector<std::string>& names, const ValueList& inputs, Run&& run,
-                          std::source_location where) {
+                          bool force_outplace, std::source_location where) {
   ExecutionTrace trace;
-  Recorder recorder(trace.graph, root);
+  Recorder recorder(trace.graph, root, force_outplace);
   for (std::size_t i = 0; i < inputs.size(); ++i) recorder.add_input(names[i], inputs[i], where);
   {
     const Installation installed(recorder);
@@ -478,7 +524,7 @@ ExecutionTrace trace_by_execution(Module& module, const ValueList& inputs, const
   for (std::size_t i = names.size(); i < inputs.size(); ++i) names.push_back(fmt::format("input_{}", i));
   auto trace_once = [&](const ValueList& args) {
     return record_run(
-        &module, names, args, [&] { return module.call(args, where); }, where);
+        &module, names, args, [&] { return module.call(args, where); }, options.force_outplace, where);
   };
   ExecutionTrace trace = trace_once(inputs);
   if (!options.check_inputs.empty()) {
@@ -500,7 +546,7 @@ ExecutionTrace detail::trace_function_by_execution(const TracedFunction& functio
   for (std::size_t i = 0; i < inputs.size(); ++i) names.push_back(fmt::format("input_{}", i));
   auto trace_once = [&](const ValueList& args) {
     return record_run(
-        nullptr, names, args, [&] { return function(args); }, where);
+        nullptr, names, args, [&] { return function(args); }, options.force_outplace, where);
   };
   ExecutionTrace trace = trace_once(inputs);
   if (!options.check_inputs.empty()) {

@@ -8,7 +8,9 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
+#include <string>
 #include <stdexcept>
 
 namespace symtrace {
@@ -63,6 +65,25 @@ std::atomic<OpRegistry::Resolver>& resolver() noexcept {
 }  // namespace
 
 void OpRegistry::set_resolver(Resolver r) noexcept { resolver().store(r, std::memory_order_release); }
+
+const OpDef* OpRegistry::functional_of(const OpDef& inplace) const noexcept {
+  const std::string_view target = inplace.name();
+  const std::size_t ns = target.find("::");
+  const std::size_t dot = target.find('.', ns == std::string_view::npos ? 0 : ns);
+  const std::string_view name = target.substr(0, dot);
+  if (!name.ends_with('_')) return nullptr;
+  try {
+    std::string functional(name.substr(0, name.size() - 1));
+    if (dot != std::string_view::npos) functional += target.substr(dot);
+    const OpDef* op = find(functional);
+    if (op == nullptr || op->has(OpFlags::inplace) || op->has(OpFlags::mutates_arguments) ||
+        op->schema.args.size() != inplace.schema.args.size())
+      return nullptr;
+    return op;
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
 
 const OpDef* OpRegistry::find(std::string_view name) const noexcept {
   if (const auto it = impl_->ops.find(name); it != impl_->ops.end()) [[likely]]

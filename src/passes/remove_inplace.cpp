@@ -95,29 +95,13 @@ class Rewriter {
   double next_offset_ = 0;
 };
 
-/// The registry's functional form of the in-place op `target`, named without the `_` that ends
-/// the op's name (`add_` -> `add`, `aten::clamp_` -> `aten::clamp`, `aten::add_.Tensor` ->
-/// `aten::add.Tensor`), or nullptr when the registry has none taking the same arguments.
-const OpDef* functional_op(std::string_view target, const OpDef& inplace) {
-  const std::size_t ns = target.find("::");
-  const std::size_t dot = target.find('.', ns == std::string_view::npos ? 0 : ns);
-  const std::string_view name = target.substr(0, dot);
-  if (!name.ends_with('_')) return nullptr;
-  std::string functional(name.substr(0, name.size() - 1));
-  if (dot != std::string_view::npos) functional += target.substr(dot);
-  const OpDef* op = OpRegistry::instance().find(functional);
-  if (op == nullptr || op->has(OpFlags::inplace) || op->has(OpFlags::mutates_arguments) ||
-      op->schema.args.size() != inplace.schema.args.size())
-    return nullptr;
-  return op;
-}
-
 Node& Rewriter::functional_value(Node& n, Node& a) {
   const std::string_view t = n.target();
   const TensorMeta* meta = n.tensor_meta() ? n.tensor_meta() : a.tensor_meta();
   const std::optional<TensorMeta> result = meta ? std::optional<TensorMeta>(*meta) : std::nullopt;
   const OpDef* inplace = detail::op_of(n);
-  const OpDef* functional = inplace != nullptr && t != "fill_" && t != "copy_" ? functional_op(t, *inplace) : nullptr;
+  const OpDef* functional =
+      inplace != nullptr && t != "fill_" && t != "copy_" ? OpRegistry::instance().functional_of(*inplace) : nullptr;
   if (functional != nullptr) {
     // The in-place op casts its result back to the tensor's dtype; the functional op would not.
     if (meta != nullptr && !is_floating(meta->dtype)) {

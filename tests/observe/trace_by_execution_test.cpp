@@ -391,3 +391,57 @@ TEST_CASE("a trace by execution inside a symbolic trace is a run of its own: not
   CHECK(max_rel_error(model.inner.outputs.to_tensor(), eager) == 0.0);
   CHECK(max_rel_error(Interpreter(*model.fc, model.inner.graph).run({model.probe}).to_tensor(), eager) == 0.0);
 }
+
+namespace {
+
+/// Writes in place: into temporaries (add_, relu_, fill_, copy_ with a cast), through a view
+/// (mul_ on a slice, which its base is read after), and into its input.
+struct WritesInPlaceImpl : TypedModule<WritesInPlaceImpl> {
+  Tensor forward(const Tensor& x, const Tensor& ids) {
+    Tensor y = x.mul(2.0);
+    y.add_(x);
+    y.relu_();
+    Tensor z = x.neg();
+    z.fill_(0.5);
+    Tensor c = x.sigmoid();
+    c.copy_(ids);  // int64 [2, 3] into float32 [2, 3]
+    Tensor v = x.exp();
+    v.slice(1, 0, 2).mul_(3.0);  // v sees the write: recorded in place
+    Tensor out = y.add(z).add(c).add(v);
+    x.add_(1.0);  // the caller's input changes; the graph's does not
+    return out;
+  }
+};
+
+std::vector<std::string> targets(const Graph& g) {
+  std::vector<std::string> out;
+  for (const Node& n : g.nodes())
+    if (n.op() == OpKind::call_function || n.op() == OpKind::call_method) out.emplace_back(n.target());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("force_outplace records in-place ops as their out-of-place forms, and the graph computes what eager does") {
+  auto model = std::make_shared<WritesInPlaceImpl>();
+  const Tensor ids = tensor(std::vector<std::int64_t>{1, 0, 2, 3, 1, 0}, {2, 3});
+  const auto input = [] { return tensor(std::vector<float>{-1.0f, 0.5f, 2.0f, -0.25f, 1.5f, 0.0f}, {2, 3}); };
+  const Tensor expected = model->call({input(), ids}).to_tensor();
+
+  ExecutionTraceOptions options;
+  options.force_outplace = true;
+  const ExecutionTrace t = trace_by_execution(*model, {input(), ids}, options);
+  CHECK_NOTHROW(t.graph.lint());
+  CHECK(targets(t.graph) == std::vector<std::string>{"mul", "add", "relu", "neg", "full_like", "sigmoid", "to", "expand",
+                                                     "exp", "slice", "mul_", "add", "add", "add", "add"});
+  // The graph leaves its input as it was and returns what the forward returned.
+  const Tensor x = input();
+  CHECK(max_rel_error(Interpreter(*model, t.graph).run({x, ids}).to_tensor(), expected) <= 1e-6);
+  CHECK(x.to_vector<float>() == input().to_vector<float>());
+
+  SUBCASE("without it, the graph holds the in-place ops as they ran") {
+    const ExecutionTrace plain = trace_by_execution(*model, {input(), ids});
+    CHECK(targets(plain.graph) == std::vector<std::string>{"mul", "add_", "relu_", "neg", "fill_", "sigmoid", "copy_",
+                                                           "exp", "slice", "mul_", "add", "add", "add", "add_"});
+  }
+}

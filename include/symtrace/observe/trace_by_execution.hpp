@@ -74,6 +74,14 @@ struct ExecutionTraceOptions {
   std::vector<ValueList> check_inputs;
   /// Relative tolerance of the output comparison (absolute for values under 1 in size).
   double check_tolerance = 1e-5;
+  /// Records in-place ops as their out-of-place forms (torch.jit.trace's `_force_outplace`):
+  /// `y.add_(x)` as `add(y, x)`, whose node later uses of `y` read; `fill_` as `full_like`,
+  /// `copy_` as `to` and `expand`; the registry's functional form otherwise
+  /// (OpRegistry::functional_of). The graph then writes into nothing: it computes what the
+  /// forward returns, and leaves its inputs and buffers as they were. An in-place op is
+  /// recorded as it is where that would be wrong: the tensor it writes shares memory with
+  /// another tensor the run met (a view), or the registry has no functional form of it.
+  bool force_outplace = false;
 };
 
 /// Runs `module.call(inputs)` eagerly and records it (see the file comment). Throws

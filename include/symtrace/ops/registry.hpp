@@ -26,6 +26,11 @@ class OpRegistry {
   /// The op called `name`; throws OpError (`unknown op 'x'`, with close names) otherwise.
   [[nodiscard]] const OpDef& get(std::string_view name,
                                  std::source_location where = std::source_location::current()) const;
+  /// The functional form of the in-place op `inplace` (OpFlags::inplace): the op of the same
+  /// name without the `_` that ends its name, taking as many arguments and writing none
+  /// (`add_` -> `add`, `aten::clamp_` -> `aten::clamp`, `aten::add_.Tensor` ->
+  /// `aten::add.Tensor`), or nullptr when there is none (`fill_` and `copy_` have other forms).
+  [[nodiscard]] const OpDef* functional_of(const OpDef& inplace) const noexcept;
   /// All built-in ops, sorted by name (callables are not listed).
   [[nodiscard]] const std::vector<const OpDef*>& ops() const noexcept { return sorted_; }
 
