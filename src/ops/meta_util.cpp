@@ -5,8 +5,20 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace symtrace::detail {
+
+std::optional<std::pair<std::int64_t, std::int64_t>> dyadic_fraction(double value) noexcept {
+  if (!std::isfinite(value)) return std::nullopt;
+  std::int64_t denominator = 1;
+  for (int k = 0; k <= 20; ++k, denominator *= 2) {
+    const double numerator = value * static_cast<double>(denominator);  // exact: a power of 2
+    if (numerator == std::floor(numerator) && std::fabs(numerator) < 0x1p31)
+      return std::pair{static_cast<std::int64_t>(numerator), denominator};
+  }
+  return std::nullopt;
+}
 
 Pair pair_arg(const OpCall& call, std::size_t index) {
   const IntList v = call.int_list(index);

@@ -5,6 +5,8 @@
 #include "symtrace/ops/op.hpp"
 
 #include <array>
+#include <optional>
+#include <utility>
 
 namespace symtrace::detail {
 
@@ -12,6 +14,11 @@ namespace symtrace::detail {
 using Pair = std::array<std::int64_t, 2>;
 /// Argument `index`, an int[] holding one value (for both spatial dims) or two (height, width).
 Pair pair_arg(const OpCall& call, std::size_t index);
+
+/// `value` as p/2^k with 2^k <= 2^20 and |p| < 2^31 (2.0 is 2/1, 0.75 is 3/4), or nullopt when
+/// it is not such a fraction (0.1, 1/3 are not exact in binary). H*value is then exact in a
+/// double for any size H, so floor(H*value) is (p*H)//2^k.
+std::optional<std::pair<std::int64_t, std::int64_t>> dyadic_fraction(double value) noexcept;
 
 /// `dim` wrapped into [0, rank) (negative counts from the end); fails naming `shape`.
 std::int64_t wrap_dim(const OpCall& call, std::int64_t dim, std::int64_t rank, const Shape& shape);

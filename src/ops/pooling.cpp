@@ -263,9 +263,12 @@ OutputMeta resampled_meta(const OpCall& call, std::size_t scale_at) {
   const std::array<double, 2> scale = scale_pair(call, scale_at);
   std::array<Dim, 2> out{};
   for (std::size_t i = 0; i < 2; ++i) {
-    // A whole scale multiplies a named dim; another scale gives an anonymous dim.
-    if (in[hd + i].is_symbolic() && scale[i] >= 1 && scale[i] == std::floor(scale[i]) && scale[i] < 1e9) {
-      out[i] = in[hd + i] * Dim(static_cast<std::int64_t>(scale[i]));
+    // A scale p/2^k (2, 0.5, 1.5, 0.75: exact in binary) gives floor(H*p/2^k), which is what
+    // LibTorch's floor(double(H) * scale) computes for every H (the product is exact), as the
+    // expression (p*H)//2^k; another scale gives an anonymous dim.
+    if (in[hd + i].is_symbolic()) {
+      if (const std::optional<std::pair<std::int64_t, std::int64_t>> r = detail::dyadic_fraction(scale[i]))
+        out[i] = floordiv(in[hd + i] * Dim(r->first), r->second);
       continue;
     }
     if (!in[hd + i].is_known()) continue;

@@ -183,6 +183,24 @@ TEST_CASE("upsample_nearest2d by scale factors floors the output size and reads 
                {1, 1, 1, 3}, {0, 1, 2});
 }
 
+TEST_CASE("upsampling named dims by a scale exact in binary keeps the dims: floor(H*scale) as an expression") {
+  const Tensor x = Tensor::symbolic(TensorMeta{DType::float32, Shape{1, 3, Dim("H"), Dim("W")}}, SymbolicRef{1, 1});
+  const auto shape_for = [&](std::vector<double> scales) {
+    return infer_meta(OpRegistry::instance().get("upsample_nearest2d"), ValueList{Value(x), Value(), Value(scales)})
+        .outputs.at(0)
+        .shape;
+  };
+  CHECK(to_string(shape_for({2.0})) == "[1, 3, 2*H, 2*W]");
+  CHECK(to_string(shape_for({0.5, 1.5})) == "[1, 3, H//2, W + W//2]");  // (3*W)//2, canonical
+  CHECK(to_string(shape_for({0.75, 0.3})) == "[1, 3, (3*H)//4, ?]");    // 0.3 is not exact in binary
+  // The expression is what LibTorch's floor(double(H) * scale) gives, at every size.
+  for (const std::int64_t h : {2, 3, 7, 224, 1023}) {
+    CAPTURE(h);
+    const Tensor real = upsample_nearest2d(zeros({1, 1, h, h}), std::nullopt, std::vector<double>{0.75, 1.5});
+    CHECK(real.shape().sizes() == std::vector<std::int64_t>{1, 1, (3 * h) / 4, (3 * h) / 2});
+  }
+}
+
 TEST_CASE("upsample_nearest2d accepts unbatched, non-contiguous and empty-batch inputs") {
   SUBCASE("unbatched [C, H, W]") {
     check_tensor(upsample_nearest2d(iota({2, 1, 1}), IntList{1, 2}), DType::float32, {2, 1, 2}, {0, 0, 1, 1});
