@@ -285,7 +285,6 @@ ThreadLocalStateGuard::ThreadLocalStateGuard(const ThreadLocalState& state)
   EntryList carried = c.callbacks;  // the steps that can throw: nothing is changed before them
   saved_->carried.reserve(carried.size());
   for (const Entry& e : carried) saved_->carried.push_back(e.handle);
-  saved_->callbacks.reserve(t_callbacks.entries.size() + carried.size());
   saved_->callbacks = std::exchange(t_callbacks.entries, std::move(carried));
   // The thread's count moves from its own callbacks to the carried ones (Note [Observers off]).
   detail::g_observer_count.fetch_add(static_cast<std::uint32_t>(t_callbacks.entries.size()), std::memory_order_relaxed);
