@@ -648,7 +648,7 @@ jit::Module detail::read_file(const std::filesystem::path& path) {
 
 namespace {
 
-at::Tensor to_aten(const Tensor& t) {
+at::Tensor input_tensor(const Tensor& t) {
   const Tensor c = t.contiguous();
   std::vector<std::int64_t> sizes;
   for (const Dim& d : c.shape()) sizes.push_back(d.value());
@@ -661,19 +661,19 @@ at::Tensor to_aten(const Tensor& t) {
   symtrace::detail::throw_not_computed(c.dtype());
 }
 
-c10::IValue to_ivalue(const Value& v) {
+c10::IValue input_ivalue(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::none: return {};
     case Value::Kind::boolean: return v.to_bool();
     case Value::Kind::integer: return v.to_int();
     case Value::Kind::floating: return v.to_double();
     case Value::Kind::string: return v.to_string_ref();
-    case Value::Kind::tensor: return to_aten(v.to_tensor());
+    case Value::Kind::tensor: return input_tensor(v.to_tensor());
     case Value::Kind::list: {
       const ValueList& l = v.to_list();
       if (!l.empty() && l[0].is_tensor()) {
         std::vector<at::Tensor> ts;
-        for (const Value& e : l) ts.push_back(to_aten(e.to_tensor()));
+        for (const Value& e : l) ts.push_back(input_tensor(e.to_tensor()));
         return ts;
       }
       std::vector<std::int64_t> ints;
@@ -689,7 +689,7 @@ c10::IValue to_ivalue(const Value& v) {
 std::vector<c10::IValue> detail::libtorch_inputs(const ValueList& inputs) {
   std::vector<c10::IValue> args;
   args.reserve(inputs.size());
-  for (const Value& v : inputs) args.push_back(to_ivalue(v));
+  for (const Value& v : inputs) args.push_back(input_ivalue(v));
   return args;
 }
 
