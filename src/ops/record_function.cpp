@@ -24,13 +24,19 @@
 
 namespace symtrace {
 
-namespace {
-
-struct Entry {
+namespace detail {
+/// A registered callback. (Not in the anonymous namespace: ThreadLocalState's captured state,
+/// a type of the public header, holds a list of them.)
+struct CallbackEntry {
   CallbackHandle handle = 0;
   std::shared_ptr<const RecordFunctionCallback> callback;
   std::shared_ptr<std::atomic<bool>> enabled;
 };
+}  // namespace detail
+
+namespace {
+
+using Entry = detail::CallbackEntry;
 using EntryList = std::vector<Entry>;
 
 std::atomic<CallbackHandle> g_next_handle{1};
