@@ -278,23 +278,20 @@ ThreadLocalState::ThreadLocalState()
           Captured{t_callbacks.entries, t_enabled, t_current_event, t_current_event_thread})) {}
 
 struct ThreadLocalStateGuard::Saved {
-  EntryList callbacks;
+  ThreadLocalState::Captured own;       // the thread's state before the guard
   std::vector<CallbackHandle> carried;  // the handles the guard brought in
-  bool enabled = true;
-  std::uint64_t event = 0;
-  std::uint64_t event_thread = 0;
 };
 
 ThreadLocalStateGuard::ThreadLocalStateGuard(const ThreadLocalState& state)
-    : saved_(std::make_unique<Saved>(Saved{{}, {}, t_enabled, t_current_event, t_current_event_thread})) {
+    : saved_(std::make_unique<Saved>(Saved{{{}, t_enabled, t_current_event, t_current_event_thread}, {}})) {
   const ThreadLocalState::Captured& c = *state.captured_;
   EntryList carried = c.callbacks;  // the steps that can throw: nothing is changed before them
   saved_->carried.reserve(carried.size());
   for (const Entry& e : carried) saved_->carried.push_back(e.handle);
-  saved_->callbacks = std::exchange(t_callbacks.entries, std::move(carried));
+  saved_->own.callbacks = std::exchange(t_callbacks.entries, std::move(carried));
   // The thread's count moves from its own callbacks to the carried ones (Note [Observers off]).
   detail::g_observer_count.fetch_add(static_cast<std::uint32_t>(t_callbacks.entries.size()), std::memory_order_relaxed);
-  detail::g_observer_count.fetch_sub(static_cast<std::uint32_t>(saved_->callbacks.size()), std::memory_order_relaxed);
+  detail::g_observer_count.fetch_sub(static_cast<std::uint32_t>(saved_->own.callbacks.size()), std::memory_order_relaxed);
   t_enabled = c.enabled;
   t_current_event = c.event;
   t_current_event_thread = c.event_thread;
@@ -302,7 +299,8 @@ ThreadLocalStateGuard::ThreadLocalStateGuard(const ThreadLocalState& state)
 
 ThreadLocalStateGuard::~ThreadLocalStateGuard() {
   // The carried callbacks go; those added under the guard stay the thread's (the class comment).
-  EntryList here = std::exchange(t_callbacks.entries, std::move(saved_->callbacks));
+  ThreadLocalState::Captured& own = saved_->own;
+  EntryList here = std::exchange(t_callbacks.entries, std::move(own.callbacks));
   detail::g_observer_count.fetch_add(static_cast<std::uint32_t>(t_callbacks.entries.size()), std::memory_order_relaxed);
   detail::g_observer_count.fetch_sub(static_cast<std::uint32_t>(here.size()), std::memory_order_relaxed);
   for (Entry& e : here) {
@@ -310,9 +308,9 @@ ThreadLocalStateGuard::~ThreadLocalStateGuard() {
     t_callbacks.entries.push_back(std::move(e));
     detail::g_observer_count.fetch_add(1, std::memory_order_relaxed);
   }
-  t_enabled = saved_->enabled;
-  t_current_event = saved_->event;
-  t_current_event_thread = saved_->event_thread;
+  t_enabled = own.enabled;
+  t_current_event = own.event;
+  t_current_event_thread = own.event_thread;
 }
 
 // ---- RecordFunctionRun ------------------------------------------------------------------------

@@ -15,6 +15,13 @@ namespace symtrace::testing {
 
 inline const std::filesystem::path models = SYMTRACE_TORCHSCRIPT_MODELS;
 
+/// The torchvision classifiers make_models.py writes, scripted and traced.
+inline const std::vector<std::string> classifiers = {
+    "resnet18", "resnet50", "resnext50_32x4d", "mobilenet_v2", "mobilenet_v3_large",
+    "efficientnet_b0", "convnext_tiny", "shufflenet_v2_x1_0", "squeezenet1_0", "vgg11",
+    "alexnet", "googlenet", "inception_v3", "densenet121", "vit_b_16",
+    "swin_t"};
+
 /// NAME.json: the input shape, the parameter count, LibTorch's results.
 inline nlohmann::json meta(const std::string& name) {
   std::ifstream in(models / (name + ".json"));

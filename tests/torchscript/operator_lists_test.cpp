@@ -27,12 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> classifiers = {
-    "resnet18", "resnet50", "resnext50_32x4d", "mobilenet_v2", "mobilenet_v3_large",
-    "efficientnet_b0", "convnext_tiny", "shufflenet_v2_x1_0", "squeezenet1_0", "vgg11",
-    "alexnet", "googlenet", "inception_v3", "densenet121", "vit_b_16",
-    "swin_t"};
-
 bool sorted_and_disjoint(const torchscript::OperatorLists& l) {
   std::vector<std::string> all;
   for (const auto* list : {&l.root_operators, &l.traced_operators, &l.load_operators}) {

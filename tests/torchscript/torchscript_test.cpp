@@ -49,12 +49,6 @@ std::map<std::string, int> call_modules_by_type(const Module& root, const Graph&
   return counts;
 }
 
-const std::vector<std::string> classifiers = {
-    "resnet18", "resnet50", "resnext50_32x4d", "mobilenet_v2", "mobilenet_v3_large",
-    "efficientnet_b0", "convnext_tiny", "shufflenet_v2_x1_0", "squeezenet1_0", "vgg11",
-    "alexnet", "googlenet", "inception_v3", "densenet121", "vit_b_16",
-    "swin_t"};
-
 // Load, trace, lint, interpreter == eager, eager == LibTorch, parameters, fx's call_modules
 // (when torch.fx can trace the Python model).
 void check_classifier(const std::string& name, const std::string& form) {

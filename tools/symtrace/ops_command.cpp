@@ -38,6 +38,13 @@ nlohmann::ordered_json uses_json(const std::vector<OperatorUse>& uses) {
   return out;
 }
 
+/// Each input as `--input` writes it: a tensor's shape, another value's text.
+std::vector<std::string> input_texts(const ValueList& args) {
+  std::vector<std::string> out;
+  for (const Value& v : args) out.push_back(v.is_tensor() ? shape_text(v.to_tensor().shape()) : value_text(v));
+  return out;
+}
+
 /// `ops FILE.pt`: LibTorch's operators, in the lists a selective build reads.
 int file_ops(const Options& options, Output& output) {
   if (options.training) {
@@ -47,8 +54,7 @@ int file_ops(const Options& options, Output& output) {
   const zoo::ModelInfo info = find_model(options);
   const ValueList args = example_values(info, options);
   const torchscript::OperatorLists lists = torchscript::operator_lists(options.model, args);
-  std::vector<std::string> shapes;
-  for (const Value& v : args) shapes.push_back(v.is_tensor() ? shape_text(v.to_tensor().shape()) : value_text(v));
+  const std::vector<std::string> shapes = input_texts(args);
   if (options.format == "yaml") {
     output.write(torchscript::selective_build_yaml(lists));
     return exit_ok;
@@ -100,8 +106,7 @@ int ops_command(const Options& options, Output& output, std::ostream& /*err*/) {
   }
   ops.insert(ops.end(), training_only.begin(), training_only.end());
   std::sort(ops.begin(), ops.end());
-  std::vector<std::string> shapes;
-  for (const Value& v : args) shapes.push_back(v.is_tensor() ? shape_text(v.to_tensor().shape()) : value_text(v));
+  const std::vector<std::string> shapes = input_texts(args);
 
   if (options.format == "json") {
     nlohmann::ordered_json modes{{"inference", uses_json(inference)}};
