@@ -642,6 +642,16 @@ jit::Module detail::read_file(const std::filesystem::path& path) {
                                               "registers: load the library that registers it (torch::class_) first",
                                               path.string(), name));
     }
+    // An operator of a library this process has not loaded (TORCH_LIBRARY).
+    constexpr std::string_view unknown_op = "Unknown builtin op: ";
+    if (const std::size_t at = why.find(unknown_op); at != std::string::npos) {
+      std::string name = why.substr(at + unknown_op.size());
+      while (!name.empty() && (name.back() == '.' || name.back() == ' ')) name.pop_back();
+      throw std::invalid_argument(fmt::format("{}: the file calls the operator {}, which no library loaded in this "
+                                              "process registers: load the library that registers it first "
+                                              "(LibTorch: {})",
+                                              path.string(), name, why));
+    }
     throw std::invalid_argument(fmt::format("{}: not a TorchScript file LibTorch can read: {}", path.string(), why));
   }
 }

@@ -1,7 +1,8 @@
-// A class registered with LibTorch (torch::class_), as a library of custom ops and classes
-// registers one: built twice, as `symtrace_test.Offset` (which the tests load) and as
-// `symtrace_test.Unloaded` (which only the script making the model files loads, so a file
-// holding one names a class the tests' process does not have).
+// A class and an operator registered with LibTorch (torch::class_, TORCH_LIBRARY), as a
+// library of custom ops and classes registers them: built twice, as `symtrace_test.Offset` and
+// `symtrace_test::twice_Offset` (which the tests load) and as `symtrace_test.Unloaded` and
+// `symtrace_test::twice_Unloaded` (which only the script making the model files loads, so a
+// file using them names what the tests' process does not have).
 #include <torch/custom_class.h>
 #include <torch/library.h>
 
@@ -22,7 +23,12 @@ struct Offset : torch::CustomClassHolder {
 
 }  // namespace
 
+namespace {
+at::Tensor twice(const at::Tensor& x) { return x.add(x); }
+}  // namespace
+
 TORCH_LIBRARY_FRAGMENT(symtrace_test, m) {
+  m.def("twice_" SYMTRACE_STRING(SYMTRACE_TEST_CLASS) "(Tensor x) -> Tensor", &twice);
   m.class_<Offset>(SYMTRACE_STRING(SYMTRACE_TEST_CLASS))
       .def(torch::init<double>())
       .def("apply", &Offset::apply)

@@ -861,14 +861,21 @@ class HoldsObject(torch.nn.Module):
         return torch.relu(self.offset.apply(x))
 
 
-# name -> the registered class its model holds (made with --custom-classes)
-CUSTOM_CLASS_MODELS = {"holds_offset": "Offset", "holds_unloaded": "Unloaded"}
+class CallsUnloadedOp(torch.nn.Module):
+    """Calls an operator of a library (tests/torchscript/custom_class.cpp) the tests do not load."""
+    def forward(self, x):
+        return torch.ops.symtrace_test.twice_Unloaded(x)
+
+
+# name -> its model (made with --custom-classes)
+CUSTOM_CLASS_MODELS = {"holds_offset": lambda: HoldsObject("Offset"), "holds_unloaded": lambda: HoldsObject("Unloaded"),
+                       "calls_unloaded_op": CallsUnloadedOp}
 
 
 def write_custom_class_model(outdir, name):
     path = os.path.join(outdir, name + ".script.pt")
     if not up_to_date(path, True):
-        torch.jit.script(HoldsObject(CUSTOM_CLASS_MODELS[name])).save(path + ".tmp")
+        torch.jit.script(CUSTOM_CLASS_MODELS[name]()).save(path + ".tmp")
         os.replace(path + ".tmp", path)
 
 

@@ -703,3 +703,19 @@ TEST_CASE("a traced TorchScript file's op nodes are named after the model's vari
   // renames a reassigned variable); values with no variable keep fx's names.
   CHECK(names == std::vector<std::string>{"x", "hidden", "out", "out0", "sigmoid", "sub", "output"});
 }
+
+TEST_CASE("a file calling an operator of a library not loaded is refused with the operator's name and LibTorch's reason, exit 2") {
+  const std::string file = (models / "calls_unloaded_op.script.pt").string();
+  CHECK_THROWS_WITH_AS((void)torchscript::load(file),
+                       doctest::Contains("calls_unloaded_op.script.pt: the file calls the operator "
+                                         "symtrace_test::twice_Unloaded, which no library loaded in this process "
+                                         "registers: load the library that registers it first (LibTorch: Unknown "
+                                         "builtin op: symtrace_test::twice_Unloaded"),
+                       std::invalid_argument);
+  for (const std::string command : {"report", "trace", "ops"}) {
+    CAPTURE(command);
+    const Run r = run_cli({command, file, "--input", "2x3"});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("the file calls the operator symtrace_test::twice_Unloaded") != std::string::npos);
+  }
+}
