@@ -9,6 +9,7 @@
 #include "symtrace/core/random.hpp"
 #include "symtrace/core/scalar.hpp"
 #include "symtrace/core/shape.hpp"
+#include "symtrace/core/sym_float.hpp"
 #include "symtrace/core/tensor.hpp"
 #include "symtrace/core/value.hpp"
 #include "symtrace/core/value_name.hpp"

@@ -37,6 +37,12 @@ bool is_library_location(std::source_location where) noexcept {
   return at != std::string_view::npos && !file.substr(at + headers.size()).starts_with("zoo/");
 }
 
+std::string proxy_origin(std::source_location made, std::source_location where) {
+  if (made.line() == 0 || is_library_location(made)) return {};
+  if (made.line() == where.line() && std::string_view(made.file_name()) == where.file_name()) return {};
+  return fmt::format(" (computed at {}:{})", made.file_name(), made.line());
+}
+
 std::source_location user_location(std::source_location where) noexcept {
   if (!is_library_location(where)) return where;
   const Interposer* interposer = current_interposer();

@@ -8,19 +8,6 @@
 
 namespace symtrace {
 
-namespace {
-
-/// " (computed at model.cpp:40)" for a proxy made in user code on another line than `where`, the
-/// line the message names; else "". Messages say where a proxy came from rather than name its
-/// node, which a rollback may have removed.
-std::string origin(std::source_location made, std::source_location where) {
-  if (made.line() == 0 || detail::is_library_location(made)) return {};
-  if (made.line() == where.line() && std::string_view(made.file_name()) == where.file_name()) return {};
-  return fmt::format(" (computed at {}:{})", made.file_name(), made.line());
-}
-
-}  // namespace
-
 SymInt SymInt::symbolic(Tensor proxy, Where where, Dim dim) noexcept {
   SymInt s;
   s.proxy_ = std::move(proxy);
@@ -37,7 +24,7 @@ std::int64_t SymInt::value(Where where) const {
                     "the value of a size cannot be traced; give the trace example shapes (known dims), keep the "
                     "size symbolic (SymInt arithmetic, reshape({{n, ...}})), make the module a leaf "
                     "(Tracer::register_leaf) or use where() or cond()",
-                    origin(where_, where));
+                    detail::proxy_origin(where_, where));
 }
 
 SymBool SymBool::symbolic(Tensor proxy, Where where) noexcept {
@@ -54,7 +41,7 @@ bool SymBool::value(Where where) const {
                     "a comparison of sizes unknown at trace time{} was converted to bool: control flow that "
                     "depends on the value of a size cannot be traced; give the trace example shapes (known "
                     "dims), make the module a leaf (Tracer::register_leaf) or use where() or cond()",
-                    origin(where_, where));
+                    detail::proxy_origin(where_, where));
 }
 
 bool SymIntList::is_known() const noexcept {

@@ -26,6 +26,10 @@ Value::Value(const SymInt& s) {
   if (s.is_known()) value = *s.maybe();
   else value = s;
 }
+Value::Value(const SymFloat& s) {
+  if (s.is_known()) value = *s.maybe();
+  else value = s;
+}
 Value::Value(const SymIntList& l) : value(ValueList(l.begin(), l.end())) {}
 
 bool Value::to_bool() const {
@@ -48,7 +52,14 @@ SymInt Value::to_sym_int() const {
 double Value::to_double() const {
   if (const auto* d = boost::variant2::get_if<double>(&value)) return *d;
   if (const auto* i = boost::variant2::get_if<std::int64_t>(&value)) return static_cast<double>(*i);
+  if (const auto* f = boost::variant2::get_if<SymFloat>(&value)) return f->value(f->where());
+  if (const auto* s = boost::variant2::get_if<SymInt>(&value)) return static_cast<double>(s->value(s->where()));
   wrong_kind(*this, "float");
+}
+
+SymFloat Value::to_sym_float() const {
+  if (const auto* f = boost::variant2::get_if<SymFloat>(&value)) return *f;
+  return to_double();
 }
 
 Scalar Value::to_scalar() const {
@@ -152,6 +163,7 @@ std::string_view Value::type_name() const noexcept {
     case Kind::tensor: return "Tensor";
     case Kind::list: return "list";
     case Kind::symint: return "SymInt";
+    case Kind::symfloat: return "SymFloat";
     case Kind::dict: return "dict";
     case Kind::ref: return deref().type_name();
     case Kind::opaque: return boost::variant2::get<OpaqueObject>(value).type_name;
@@ -173,6 +185,7 @@ std::string to_string(const Value& value) {
       return to_string(t);
     }
     std::string operator()(const SymInt& s) const { return to_string(s); }
+    std::string operator()(const SymFloat& s) const { return to_string(s); }
     std::string operator()(const ValueList& l) const {
       std::string out = "[";
       for (std::size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + to_string(l[i]);

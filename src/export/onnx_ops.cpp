@@ -385,6 +385,9 @@ void Exporter::size_arithmetic(const Node& node) {
     if (!a->is_node()) unmapped("an operand is not an integer", "pass integers");
     return value(*a);
   };
+  if (const Argument* type = node.meta(meta_keys::type); type != nullptr && *type == Argument("float"))
+    unmapped(fmt::format("'{}' computes a float from sizes, which the exporter does not map", op),
+             "trace with example inputs or InputSpecs of known shape so that sizes are numbers");
   if (op == "size") {
     const Argument* self = arg(node, 0, "self");
     if (self == nullptr) unmapped("the tensor is missing", "pass a tensor");

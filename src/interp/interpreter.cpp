@@ -32,6 +32,7 @@ std::optional<Argument> as_argument(const Value& value) {
     case Value::Kind::dtype: return Argument(value.to_dtype());
     case Value::Kind::tensor:
     case Value::Kind::symint:
+    case Value::Kind::symfloat:
     case Value::Kind::dict:
     case Value::Kind::opaque: return std::nullopt;
     case Value::Kind::ref: return as_argument(value.deref());

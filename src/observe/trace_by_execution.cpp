@@ -236,6 +236,10 @@ class Recorder {
         SYMTRACE_ASSERT(!s.is_symbolic(), "a symbolic size reached an eager op call");
         return Argument(s.value(where));
       }
+      Argument sym_float(const SymFloat& s) const {
+        SYMTRACE_ASSERT(!s.is_symbolic(), "a symbolic float reached an eager op call");
+        return Argument(s.value(where));
+      }
       Argument item(const Value& v) const { return recorder.argument(v, where); }
       Argument dict(KeywordArguments items) const {
         return Argument(recorder.create(OpKind::call_function, "dict", {}, where, std::move(items)));

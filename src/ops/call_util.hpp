@@ -24,6 +24,8 @@ inline constexpr CallStyle method = CallStyle::method;
 inline Value operand_value(const Operand& o) {
   if (o.is_sym_int()) [[unlikely]]
     return Value(SymInt::symbolic(o.tensor, o.where));
+  if (o.is_sym_float()) [[unlikely]]
+    return Value(SymFloat::symbolic(o.tensor, o.where));
   return o.is_tensor() ? Value(o.tensor) : Value(o.scalar);
 }
 

@@ -88,7 +88,9 @@ bool promised(const TensorMeta& expected, const TensorMeta& got) noexcept {
 // metadata its meta function promised (see Note [Data-dependent sizes]).
 void check_outputs(const OpCall& call, const OutputMeta& meta, const Value& result) {
   if (meta.is_number) {
-    SYMTRACE_ASSERT(meta.outputs.at(0).dtype == DType::bool_ ? result.is_bool() : result.is_int(),
+    const DType kind = meta.outputs.at(0).dtype;
+    SYMTRACE_ASSERT(kind == DType::bool_ ? result.is_bool() : kind == DType::float32 ? result.is_double()
+                                                                                     : result.is_int(),
                     "kernel returned something other than the number its meta function promised");
     return;
   }
@@ -174,7 +176,7 @@ Value run_kernel(const OpCall& call) {
 
 bool contains_symbolic(const Value& value) noexcept {
   if (const Tensor* t = boost::variant2::get_if<Tensor>(&value.value)) return t->is_symbolic();
-  if (value.is_symint()) return true;
+  if (value.is_symint() || value.is_symfloat()) return true;
   if (const ValueList* l = boost::variant2::get_if<ValueList>(&value.value))
     for (const Value& v : *l)
       if (contains_symbolic(v)) return true;

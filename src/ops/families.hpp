@@ -17,7 +17,8 @@ void register_embedding_ops(OpRegistry& registry);      // embedding.cpp
 void register_view_ops(OpRegistry& registry);           // views.cpp
 void register_join_ops(OpRegistry& registry);           // joins.cpp (cat, stack, splits, pad, roll, repeat)
 void register_indexing_ops(OpRegistry& registry);       // indexing.cpp (index_select, slice_scatter)
-void register_sym_int_ops(OpRegistry& registry);        // sym_int_ops.cpp (size arithmetic, zeros, arange, ...)
+void register_sym_int_ops(OpRegistry& registry);        // sym_int_ops.cpp (size, numel, zeros, arange, ...)
+void register_number_ops(OpRegistry& registry);         // number_ops.cpp (operator.add, ..., sym_int, math.floor)
 void register_sorting_ops(OpRegistry& registry);        // sorting.cpp (topk, sort, unique_sorted)
 void register_detection_ops(OpRegistry& registry);      // detection.cpp (torchvision's nms)
 }  // namespace symtrace::detail

@@ -111,6 +111,7 @@ bool fits(const Shape& result, const Shape& target) noexcept {
 TensorMeta operand_meta(const Value& v) {
   if (v.is_tensor()) return v.to_tensor().meta();
   if (v.is_symint()) return TensorMeta{DType::int64, Shape{}};  // a size unknown at trace time
+  if (v.is_symfloat()) return TensorMeta{DType::float32, Shape{}};
   return TensorMeta{v.to_scalar().dtype(), Shape{}};
 }
 

@@ -197,6 +197,7 @@ Value binary_kernel(const OpCall& call, const OutputMeta& meta) {
 std::string operand_text(const Value& v) {
   if (v.is_tensor()) return fmt::format("{} of shape {}", v.to_tensor().dtype(), v.to_tensor().shape());
   if (v.is_symint()) return "a size (int64)";
+  if (v.is_symfloat()) return "a float computed from sizes";
   return fmt::format("the number {}", v);
 }
 

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -52,6 +53,21 @@ Shape with_spatial(const Shape& in, Dim h, Dim w) {
   out[in.rank() - 2] = h;
   out[in.rank() - 1] = w;
   return out;
+}
+
+// An output_size argument (`index`): one size for both spatial dims or two, each an int or a
+// proxy SymInt (`interpolate(x, size=[int(H * 0.5), W])` traced with named dims), as Dims; a
+// known size must be at least `least`.
+std::array<Dim, 2> output_size_dims(const OpCall& call, std::size_t index, std::int64_t least, const Shape& in) {
+  const std::vector<OpCall::SizeArg> v = call.size_args(index);
+  if (v.size() != 1 && v.size() != 2)
+    call.fail("argument 'output_size' must hold one value (for both spatial dims) or two (height, width), got {}",
+              v.size());
+  for (const OpCall::SizeArg& s : v)
+    if (s.value != OpCall::unknown_size && s.value < least)
+      call.fail("output_size must be {}, got {}{}", least == 0 ? "non-negative" : "positive", call.arg(index),
+                least == 0 ? std::string() : fmt::format(" (input of shape {})", in));
+  return {v[0].dim, v.back().dim};
 }
 
 // ---- max_pool2d and avg_pool2d -----------------------------------------------------------
@@ -200,9 +216,7 @@ Value avg_pool_kernel(const OpCall& call, const OutputMeta& meta) {
 
 OutputMeta adaptive_avg_pool_meta(const OpCall& call) {
   check_spatial_input(call, false);
-  const Pair size = pair_arg(call, 1);
-  if (size[0] < 0 || size[1] < 0)
-    call.fail("output_size must be non-negative, got [{}]", fmt::join(call.int_list(1), ", "));
+  const std::array<Dim, 2> size = output_size_dims(call, 1, 0, call.tensor(0).shape());
   return OutputMeta::single(DType::float32, with_spatial(call.tensor(0).shape(), size[0], size[1]));
 }
 
@@ -255,9 +269,7 @@ OutputMeta resampled_meta(const OpCall& call, std::size_t scale_at) {
     call.fail("needs exactly one of output_size and scale_factors, got {} (input of shape {})",
               has_size ? "both" : "neither", in);
   if (has_size) {
-    const Pair size = pair_arg(call, 1);
-    if (size[0] <= 0 || size[1] <= 0)
-      call.fail("output_size must be positive, got [{}] (input of shape {})", fmt::join(call.int_list(1), ", "), in);
+    const std::array<Dim, 2> size = output_size_dims(call, 1, 1, in);
     return OutputMeta::single(call.tensor(0).dtype(), with_spatial(in, size[0], size[1]));
   }
   const std::array<double, 2> scale = scale_pair(call, scale_at);

@@ -36,6 +36,7 @@ OpRegistry::OpRegistry() : impl_(std::make_unique<Impl>()) {
   detail::register_join_ops(*this);
   detail::register_indexing_ops(*this);
   detail::register_sym_int_ops(*this);
+  detail::register_number_ops(*this);
   detail::register_sorting_ops(*this);
   detail::register_detection_ops(*this);
   for (const auto& [name, def] : impl_->ops) sorted_.push_back(&def);

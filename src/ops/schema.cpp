@@ -18,7 +18,8 @@ constexpr TypeName kTypes[] = {
     // clang-format off
     {"Tensor|Scalar", ArgType::TensorOrScalar}, {"Tensor", ArgType::Tensor}, {"int", ArgType::int_},
     {"float", ArgType::float_}, {"bool", ArgType::bool_}, {"Scalar", ArgType::Scalar},
-    {"str", ArgType::str}, {"ScalarType", ArgType::ScalarType}, {"Any", ArgType::Any}};
+    {"str", ArgType::str}, {"ScalarType", ArgType::ScalarType}, {"Any", ArgType::Any},
+    {"number", ArgType::number}};
 // clang-format on
 
 // A tiny recursive-descent parser over the schema text.
@@ -68,8 +69,14 @@ class SchemaParser {
     } else if (text_.substr(pos_, 4) == "bool") {
       schema.returns = ReturnType::bool_;
       pos_ += 4;
+    } else if (text_.substr(pos_, 5) == "float") {
+      schema.returns = ReturnType::float_;
+      pos_ += 5;
+    } else if (text_.substr(pos_, 6) == "number") {
+      schema.returns = ReturnType::number;
+      pos_ += 6;
     } else {
-      fail("expected the return type Tensor, Tensor[], int or bool");
+      fail("expected the return type Tensor, Tensor[], int, bool, float or number");
     }
     skip_space();
     if (pos_ != text_.size()) fail("unexpected text after the return type");
@@ -195,8 +202,9 @@ bool accepts_one(ArgType type, const Value& v) noexcept {
     case ArgType::Scalar: return v.is_number();
     case ArgType::str: return v.is_string();
     case ArgType::ScalarType: return v.is_dtype();
-    case ArgType::TensorOrScalar: return v.is_number() || v.is_symint() || (v.is_tensor() && v.to_tensor().defined());
+    case ArgType::TensorOrScalar: return v.is_number() || v.is_symint() || v.is_symfloat() || (v.is_tensor() && v.to_tensor().defined());
     case ArgType::Any: return true;
+    case ArgType::number: return v.is_number() || v.is_symint() || v.is_symfloat();
   }
   return false;
 }
@@ -259,6 +267,8 @@ std::string to_string(const OpSchema& schema) {
     case ReturnType::TensorList: return out + ") -> Tensor[]";
     case ReturnType::int_: return out + ") -> int";
     case ReturnType::bool_: return out + ") -> bool";
+    case ReturnType::float_: return out + ") -> float";
+    case ReturnType::number: return out + ") -> number";
   }
   return out;
 }

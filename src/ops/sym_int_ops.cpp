@@ -75,26 +75,11 @@ Value size_kernel(const OpCall& call, const OutputMeta&) {
 OutputMeta numel_meta(const OpCall& call) { return number_meta(call.tensor(0).shape().numel_dim()); }
 Value numel_kernel(const OpCall& call, const OutputMeta&) { return *call.tensor(0).shape().numel(); }
 
-// add, sub, mul, sym_min, sym_max: the expression of the result when both operands have one.
-OutputMeta int_meta(const OpCall& call) {
+// sym_min, sym_max: the expression of the result when both operands have one.
+OutputMeta min_max_meta(const OpCall& call) {
   const std::optional<SymExpr> a = int_expr(call.arg(0)), b = int_expr(call.arg(1));
   if (!a || !b) return number_meta(Dim());
-  const std::string& name = call.op.name();
-  if (name == "operator.add") return number_meta(*a + *b);
-  if (name == "operator.sub") return number_meta(*a - *b);
-  if (name == "operator.mul") return number_meta(*a * *b);
-  if (name == "sym_min") return number_meta(min(*a, *b));
-  return number_meta(max(*a, *b));
-}
-OutputMeta bool_meta(const OpCall&) { return OutputMeta::number(DType::bool_); }
-// Division: a known zero divisor fails in the trace as it would when run. By a positive
-// constant, the result has an expression; by anything else it is anonymous.
-OutputMeta division_meta(const OpCall& call) {
-  if (call.arg(1).is_int() && call.integer(1) == 0) call.fail("integer division or modulo by zero");
-  const std::optional<SymExpr> a = int_expr(call.arg(0));
-  if (!a || !call.arg(1).is_int() || call.integer(1) < 0) return number_meta(Dim());
-  const std::int64_t k = call.integer(1);
-  return number_meta(call.op.name() == "operator.mod" ? mod(*a, k) : floordiv(*a, k));
+  return number_meta(call.op.name() == "sym_min" ? min(*a, *b) : max(*a, *b));
 }
 
 template <class F>
@@ -153,17 +138,19 @@ struct Ge {
   bool operator()(std::int64_t a, std::int64_t b) const noexcept { return a >= b; }
 };
 
-// zeros / ones / full with sizes that may be proxies (argument `index`).
+// zeros / ones / full with sizes that may be proxies (argument `index`): a proxy's size is what
+// is known of it (`zeros({x.size(0) * 2})` of a named N is `[2*N]`).
 Shape factory_shape(const OpCall& call, std::size_t index = 0) {
-  const IntList sizes = call.size_list(index);
+  const std::vector<OpCall::SizeArg> sizes = call.size_args(index);
   Shape shape;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    if (sizes[i] == OpCall::unknown_size) {
-      shape.push_back(Dim::unknown());
-    } else if (sizes[i] < 0) {
-      call.fail("size {} at dim {} of shape {} is negative", sizes[i], i, detail::size_list_text(sizes));
+    if (sizes[i].value == OpCall::unknown_size) {
+      shape.push_back(sizes[i].dim);
+    } else if (sizes[i].value < 0) {
+      call.fail("size {} at dim {} of shape {} is negative", sizes[i].value, i,
+                detail::size_list_text(call.size_list(index)));
     } else {
-      shape.push_back(sizes[i]);
+      shape.push_back(sizes[i].value);
     }
   }
   return shape;
@@ -286,21 +273,19 @@ Value new_full_kernel(const OpCall& call, const OutputMeta& meta) {
 
 // ---- Dispatch of the symbolic path ----------------------------------------------------------
 
-/// Records `op` on operands at least one of which is a proxy; the result's proxy, with what is
-/// known of its value.
-SymInt record(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b) {
+/// Records `op` on operands at least one of which is a proxy: the result's proxy, with what is
+/// known of its value, or the number itself when the meta function knows it (`n - n`).
+Value record(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b) {
   const std::array<Value, 2> args{Value(a.value), Value(b.value)};
-  const Value result = dispatch(op, args, b.where, CallStyle::function);
-  const SymInt* proxy = boost::variant2::get_if<SymInt>(&result.value);
-  SYMTRACE_ASSERT(proxy != nullptr, "a traced size operation did not return a proxy");
-  return *proxy;
+  return dispatch(op, args, b.where, CallStyle::function);
 }
 
 template <class F>
 SymInt arithmetic(const OpDef& op, const SymIntOperand& a, const SymIntOperand& b) {
   if (a.value.is_known() && b.value.is_known()) [[likely]]
     return F{}(*a.value.maybe(), *b.value.maybe());
-  const SymInt r = record(op, a, b);
+  const SymInt r = record(op, a, b).to_sym_int();
+  if (r.is_known()) return r;
   return SymInt::symbolic(r.proxy(), b.where, r.dim());
 }
 
@@ -320,7 +305,9 @@ SymBool comparison(const OpDef& op, const SymIntOperand& a, const SymIntOperand&
   if (x && y) {
     if (const std::optional<bool> decided = SymFact{*x, rel, *y}.decide()) return *decided;
   }
-  return SymBool::symbolic(record(op, a, b).proxy(), b.where);
+  const Value r = record(op, a, b);
+  if (r.is_bool()) return r.to_bool();
+  return SymBool::symbolic(r.to_sym_int().proxy(), b.where);
 }
 
 }  // namespace
@@ -328,19 +315,8 @@ SymBool comparison(const OpDef& op, const SymIntOperand& a, const SymIntOperand&
 void detail::register_sym_int_ops(OpRegistry& r) {
   r.add("size(Tensor self, int dim) -> int", size_meta, size_kernel);
   r.add("numel(Tensor self) -> int", numel_meta, numel_kernel);
-  r.add("operator.add(int a, int b) -> int", int_meta, int_kernel<Add>());
-  r.add("operator.sub(int a, int b) -> int", int_meta, int_kernel<Sub>());
-  r.add("operator.mul(int a, int b) -> int", int_meta, int_kernel<Mul>());
-  r.add("operator.floordiv(int a, int b) -> int", division_meta, int_kernel<FloorDiv>());
-  r.add("operator.mod(int a, int b) -> int", division_meta, int_kernel<FloorMod>());
-  r.add("sym_min(int a, int b) -> int", int_meta, int_kernel<Min>());
-  r.add("sym_max(int a, int b) -> int", int_meta, int_kernel<Max>());
-  r.add("operator.eq(int a, int b) -> bool", bool_meta, int_kernel<Eq>());
-  r.add("operator.ne(int a, int b) -> bool", bool_meta, int_kernel<Ne>());
-  r.add("operator.lt(int a, int b) -> bool", bool_meta, int_kernel<Lt>());
-  r.add("operator.le(int a, int b) -> bool", bool_meta, int_kernel<Le>());
-  r.add("operator.gt(int a, int b) -> bool", bool_meta, int_kernel<Gt>());
-  r.add("operator.ge(int a, int b) -> bool", bool_meta, int_kernel<Ge>());
+  r.add("sym_min(int a, int b) -> int", min_max_meta, int_kernel<Min>());
+  r.add("sym_max(int a, int b) -> int", min_max_meta, int_kernel<Max>());
   r.add("zeros(int[] size, ScalarType? dtype=None) -> Tensor", filled_meta, filled_kernel);
   r.add("ones(int[] size, ScalarType? dtype=None) -> Tensor", filled_meta, filled_kernel);
   r.add("full(int[] size, Scalar fill_value, ScalarType? dtype=None) -> Tensor", filled_meta, filled_kernel);

@@ -82,9 +82,16 @@ std::optional<Value> synthetic_value(const Value& v, Generator& gen, const RunSi
     if (t.dtype() == DType::float32) return Value(randn(dims, gen));
     return Value(zeros(SymIntList(dims), t.dtype()));
   }
+  // A proxy number: its value at these sizes, when it is an expression over named dims.
   if (v.is_symint()) {
-    if (!v.to_sym_int().is_known()) return std::nullopt;
-    return v;
+    const std::optional<std::int64_t> n = sizes.size(v.to_sym_int().dim());
+    return n ? std::optional<Value>(*n) : std::nullopt;
+  }
+  if (v.is_symfloat()) {
+    const SymFloat f = v.to_sym_float();
+    const std::optional<std::int64_t> n = sizes.size(f.numerator());
+    if (!n) return std::nullopt;
+    return Value(static_cast<double>(*n) / static_cast<double>(f.denominator()));
   }
   if (v.is_list()) {
     ValueList out;

@@ -141,9 +141,17 @@ std::int64_t integer(const Value& v, const Probe& probe) {
   return v.to_int();
 }
 
+// A float computed from sizes: its value at the probe's sizes when it is a fraction of them.
+double real(const Value& v, const Probe& probe) {
+  if (!v.is_symfloat()) return v.to_double();
+  const SymFloat f = v.to_sym_float();
+  if (probe.kind == Probe::Kind::share) return f.value(f.where());  // throws: a proxy in an eager call
+  return static_cast<double>(probe.size(f.numerator())) / static_cast<double>(f.denominator());
+}
+
 c10::IValue number(const Value& v, const Probe& probe) {
   if (v.is_bool()) return v.to_bool();
-  if (v.is_double()) return v.to_double();
+  if (v.is_double() || v.is_symfloat()) return real(v, probe);
   if (v.is_int() || v.is_symint()) return integer(v, probe);
   if (v.is_tensor()) {  // a 0-dim tensor where a number goes
     const at::Tensor t = make_tensor(v.to_tensor(), probe);
@@ -229,7 +237,8 @@ c10::IValue to_ivalue(const Value& v, const c10::TypePtr& declared, const Probe&
     case Value::Kind::boolean: return v.to_bool();
     case Value::Kind::integer:
     case Value::Kind::symint: return integer(v, probe);
-    case Value::Kind::floating: return v.to_double();
+    case Value::Kind::floating:
+    case Value::Kind::symfloat: return real(v, probe);
     case Value::Kind::string: return v.to_string_ref();
     case Value::Kind::dtype: return static_cast<std::int64_t>(scalar_type(v.to_dtype()));
     case Value::Kind::tensor: return make_tensor(v.to_tensor(), probe);
@@ -415,6 +424,8 @@ struct Symbols {
       for (const Dim& d : v.to_tensor().shape()) add(d);
     } else if (v.is_symint()) {
       add(v.to_sym_int().dim());
+    } else if (v.is_symfloat()) {
+      add(v.to_sym_float().numerator());
     } else if (v.is_list()) {
       for (const Value& e : v.to_list()) add(e);
     }

@@ -298,19 +298,16 @@ Value numeric(const Value& v) { return v.is_bool() ? Value(static_cast<std::int6
 }
 
 bool is_float(const Value& v) { return v.is_double(); }
+// A proxy number: a size, or a float computed from sizes, unknown at trace time.
+bool is_proxy(const Value& v) noexcept { return v.is_symint() || v.is_symfloat(); }
 
 template <Arith A>
 Value arith_values(const Instr& i, const Value& a_in, const Value& b_in) {
   const Value a = numeric(a_in), b = numeric(b_in);
-  if (a.is_symint() || b.is_symint()) {
+  if (is_proxy(a) || is_proxy(b)) [[unlikely]] {
     static constexpr std::array<const char*, 6> names = {"operator.add", "operator.sub", "operator.mul",
-                                                         "operator.floordiv", "operator.mod", nullptr};
-    if constexpr (A == Arith::truediv) {
-      throw_trace_error(i.where, "a size unknown at trace time was divided with '/', which gives a float: "
-                                 "give the trace example shapes, or use '//'");
-    } else {
-      return call_op(names[static_cast<int>(A)], {a, b}, i.where);
-    }
+                                                         "operator.floordiv", "operator.mod", "operator.truediv"};
+    return call_op(names[static_cast<int>(A)], {a, b}, i.where);
   }
   if (A == Arith::truediv || is_float(a) || is_float(b)) {
     const double x = a.to_double(), y = b.to_double();
@@ -371,7 +368,7 @@ template <Cmp C>
 void compare(const Instr& i, Value* frame) {
   const Value a = numeric(in(i, frame, 0));
   const Value b = numeric(in(i, frame, 1));
-  if (a.is_symint() || b.is_symint()) {
+  if (is_proxy(a) || is_proxy(b)) {
     static constexpr std::array<const char*, 6> names = {"operator.eq", "operator.ne", "operator.lt",
                                                          "operator.le", "operator.gt", "operator.ge"};
     out(i, frame) = call_op(names[static_cast<int>(C)], {a, b}, i.where);
@@ -400,12 +397,14 @@ void compare(const Instr& i, Value* frame) {
 void neg(const Instr& i, Value* frame) {
   const Value& a = in(i, frame, 0);
   if (a.is_symint()) out(i, frame) = call_op("operator.sub", {0, a}, i.where);
+  else if (a.is_symfloat()) out(i, frame) = call_op("operator.neg", {a}, i.where);
   else if (a.is_double()) out(i, frame) = -a.to_double();
   else out(i, frame) = -a.to_int();
 }
 
 bool truth(const Instr& i, const Value& v) {
   if (v.is_symint()) return SymBool::symbolic(v.to_sym_int().proxy(), i.where).value(i.where);
+  if (v.is_symfloat()) return v.to_sym_float().value(i.where) != 0.0;  // throws: unknown at trace time
   if (v.is_tensor()) return v.to_tensor().to_bool(i.where);
   if (v.is_none()) return false;
   if (v.is_int()) return v.to_int() != 0;
@@ -445,13 +444,15 @@ void to_int(const Instr& i, Value* frame) {
   const Value& v = in(i, frame, 0);
   if (v.is_tensor()) out(i, frame) = v.to_tensor().item<std::int64_t>(i.where);
   else if (v.is_double()) out(i, frame) = static_cast<std::int64_t>(v.to_double());
+  else if (v.is_symfloat()) out(i, frame) = call_op("sym_int", {v}, i.where);
   else if (v.is_bool()) out(i, frame) = static_cast<std::int64_t>(v.to_bool());
   else out(i, frame) = v;
 }
 void to_float(const Instr& i, Value* frame) {
   const Value v = numeric(in(i, frame, 0));
   if (v.is_tensor()) out(i, frame) = static_cast<double>(v.to_tensor().item<float>(i.where));
-  else if (v.is_symint()) out(i, frame) = static_cast<double>(v.to_sym_int().value(i.where));
+  else if (v.is_symint()) out(i, frame) = call_op("sym_float", {v}, i.where);
+  else if (v.is_symfloat()) out(i, frame) = v;
   else out(i, frame) = v.to_double();
 }
 void identity(const Instr& i, Value* frame) {
@@ -467,11 +468,15 @@ void nothing(const Instr&, Value*) {}
 
 void float_floor(const Instr& i, Value* frame) {
   const Value& v = in(i, frame, 0);
-  out(i, frame) = v.is_double() ? static_cast<std::int64_t>(std::floor(v.to_double())) : v.to_int();
+  if (v.is_symfloat()) out(i, frame) = call_op("math.floor", {v}, i.where);
+  else if (v.is_symint()) out(i, frame) = v;
+  else out(i, frame) = v.is_double() ? static_cast<std::int64_t>(std::floor(v.to_double())) : v.to_int();
 }
 void float_ceil(const Instr& i, Value* frame) {
   const Value& v = in(i, frame, 0);
-  out(i, frame) = v.is_double() ? static_cast<std::int64_t>(std::ceil(v.to_double())) : v.to_int();
+  if (v.is_symfloat()) out(i, frame) = call_op("math.ceil", {v}, i.where);
+  else if (v.is_symint()) out(i, frame) = v;
+  else out(i, frame) = v.is_double() ? static_cast<std::int64_t>(std::ceil(v.to_double())) : v.to_int();
 }
 
 void range_length(const Instr& i, Value* frame) {

@@ -86,6 +86,8 @@ bool condition(const Value& v, std::source_location where) {
       return SymBool::symbolic(s.proxy(), s.where()).value(where);
     }
     case Value::Kind::tensor: return v.to_tensor().to_bool(where);
+    case Value::Kind::floating: return boost::variant2::get<double>(v.value) != 0.0;
+    case Value::Kind::symfloat: return v.to_sym_float().value(where) != 0.0;  // throws: unknown at trace time
     default: throw_invalid_argument(where, "a condition must be a bool, not {}", v.type_name());
   }
 }

@@ -64,13 +64,14 @@ std::shared_ptr<const ForwardSignature> signature_of(const std::vector<const Pro
 bool accepts(std::string_view type, const Value& v, bool numbers_as_tensors) {
   if (type.starts_with("Optional[") && v.is_none()) return true;
   if (type.starts_with("Optional[")) type = type.substr(9, type.size() - 10);
-  if (type == "Tensor") return v.is_tensor() || (numbers_as_tensors && (v.is_number() || v.is_symint()));
+  if (type == "Tensor")
+    return v.is_tensor() || (numbers_as_tensors && (v.is_number() || v.is_symint() || v.is_symfloat()));
   if (type == "List[Tensor]") {
     if (!v.is_list()) return false;
     return std::all_of(v.to_list().begin(), v.to_list().end(), [](const Value& e) { return e.is_tensor(); });
   }
   if (type == "int") return v.is_int() || v.is_symint() || v.is_bool();
-  if (type == "float") return v.is_number();
+  if (type == "float") return v.is_number() || v.is_symfloat();
   if (type == "bool") return v.is_bool();
   if (type == "str") return v.is_string();
   if (type.starts_with("List[") || type.starts_with("Tuple[")) return v.is_list();

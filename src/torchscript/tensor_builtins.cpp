@@ -76,7 +76,9 @@ void flatten_numbers(const Instr& i, const Value& v, std::size_t depth, IntList&
                      DType& kind) {
   if (!v.is_list()) {
     if (depth != shape.size()) throw_invalid_argument(i.where, "torch.tensor: the nested lists are ragged");
-    Value n = v.is_symint() ? Value(v.to_sym_int().value(i.where)) : as_number(i, v);
+    Value n = v.is_symint()     ? Value(v.to_sym_int().value(i.where))
+              : v.is_symfloat() ? Value(v.to_sym_float().value(i.where))
+                                : as_number(i, v);
     if (!n.is_number())
       throw_invalid_argument(i.where, "torch.tensor takes numbers and lists of them, not {}", n.type_name());
     if (n.is_double()) kind = DType::float32;
@@ -255,7 +257,7 @@ bool is_of_type(const Value& v, std::string_view type) {
   }
   if (base == "Optional" && params.size() == 1) return v.is_none() || is_of_type(v, params[0]);
   return ((base == "list" || base == "tuple") && v.is_list()) || (base == "Tensor" && v.is_tensor()) ||
-         (base == "int" && (v.is_int() || v.is_symint())) || (base == "float" && v.is_double()) ||
+         (base == "int" && (v.is_int() || v.is_symint())) || (base == "float" && (v.is_double() || v.is_symfloat())) ||
          (base == "bool" && v.is_bool()) || (base == "str" && v.is_string()) || (base == "NoneType" && v.is_none()) ||
          (base == "dict" && v.is_dict());
 }

@@ -78,12 +78,20 @@ Value unflatten_result(const OutputMeta& meta, std::size_t& pos, std::size_t& ne
   return items;
 }
 
+// A number's proxy: a SymFloat for a float, else a SymInt (a comparison's, of dtype bool, is made
+// a SymBool by the operator that recorded it).
+Value number_proxy(const OutputMeta& meta, Tensor proxy, std::source_location where) {
+  if (meta.outputs.at(0).dtype == DType::float32)
+    return SymFloat::symbolic(std::move(proxy), where, meta.number_value, meta.number_denominator);
+  return SymInt::symbolic(std::move(proxy), where, meta.number_value);
+}
+
 }  // namespace
 
 Value Tracer::meta_result(const OutputMeta& meta, std::source_location where) const {
   // Node 0 is never read: nothing is recorded in a side run, and its tensors die with it.
   const SymbolicRef ref{state().id(), 0};
-  if (meta.is_number) return SymInt::symbolic(Tensor::symbolic(meta.outputs.at(0), ref), where, meta.number_value);
+  if (meta.is_number) return number_proxy(meta, Tensor::symbolic(meta.outputs.at(0), ref), where);
   if (!meta.is_list) return Tensor::symbolic(meta.outputs.at(0), ref);
   if (!meta.nesting.empty()) {
     if (meta.nesting.front() == -1) return Value();  // None
@@ -103,9 +111,10 @@ Value Tracer::wrap_result(Node& node, const OutputMeta& meta, std::source_locati
   // and is made a SymBool by the operator that recorded it.
   if (meta.is_number) {
     const TensorMeta& number = meta.outputs.at(0);
-    node.set_meta(meta_keys::type, std::string(number.dtype == DType::bool_ ? "bool" : "int"));
-    return SymInt::symbolic(Tensor::symbolic(number, SymbolicRef{state().id(), node.id().value}), where,
-                            meta.number_value);
+    node.set_meta(meta_keys::type, std::string(number.dtype == DType::bool_     ? "bool"
+                                               : number.dtype == DType::float32 ? "float"
+                                                                                : "int"));
+    return number_proxy(meta, Tensor::symbolic(number, SymbolicRef{state().id(), node.id().value}), where);
   }
   if (!meta.is_list) return proxy(node, meta.outputs.at(0));
   if (!meta.nesting.empty()) {

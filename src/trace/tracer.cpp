@@ -47,6 +47,8 @@ void detail::check_recordable(const TracingState& state, const Value& value, std
     check_tensor(state, *t, where);
   } else if (const SymInt* s = boost::variant2::get_if<SymInt>(&value.value)) {
     check_tensor(state, s->proxy(), where);
+  } else if (const SymFloat* f = boost::variant2::get_if<SymFloat>(&value.value)) {
+    check_tensor(state, f->proxy(), where);
   } else if (const ValueList* list = boost::variant2::get_if<ValueList>(&value.value)) {
     for (const Value& v : *list) check_recordable(state, v, where);
   } else if (const ValueDict* dict = boost::variant2::get_if<ValueDict>(&value.value)) {
@@ -397,6 +399,10 @@ Argument Tracer::create_arg(const Value& value, std::source_location where) {
       detail::check_tensor(st, s.proxy(), where);
       return Argument(NodeId(s.proxy().symbolic_ref().node));
     }
+    Argument sym_float(const SymFloat& s) const {
+      detail::check_tensor(st, s.proxy(), where);
+      return Argument(NodeId(s.proxy().symbolic_ref().node));
+    }
     Argument item(const Value& v) const { return tracer.create_arg(v, where); }
     Argument dict(KeywordArguments items) const {
       return Argument(tracer.create_node(OpKind::call_function, "dict", {}, std::move(items), where));
@@ -448,7 +454,11 @@ Value Tracer::record_op(const OpCall& call) {
   // `aten::size` of a known dim) is that number, as `Tensor::size` gives it: not a node.
   if (meta.is_number && meta.number_value.is_known()) [[unlikely]] {
     const std::int64_t v = meta.number_value.value();
-    return meta.outputs.at(0).dtype == DType::bool_ ? Value(v != 0) : Value(v);
+    switch (meta.outputs.at(0).dtype) {
+      case DType::bool_: return v != 0;
+      case DType::float32: return static_cast<double>(v) / static_cast<double>(meta.number_denominator);  // exact
+      default: return v;
+    }
   }
   if (st.meta_only()) return meta_result(meta, call.where);
   Arguments args;

@@ -91,7 +91,11 @@ std::optional<OutputMeta> meta_at_rank(const OpCall& call, std::size_t rank) {
 /// rank, which the meta function shows by giving the same shape at ranks 1 and 2.
 OutputMeta detail::unknown_rank_meta(const OpCall& call) {
   const OpSchema& schema = call.op.schema;
-  if (schema.returns_number()) return OutputMeta::number(schema.returns == ReturnType::bool_ ? DType::bool_ : DType::int64);
+  if (schema.returns_number()) {
+    return OutputMeta::number(schema.returns == ReturnType::bool_    ? DType::bool_
+                              : schema.returns == ReturnType::float_ ? DType::float32
+                                                                     : DType::int64);
+  }
   if (schema.returns_list()) {
     // As many outputs at ranks 1 and 2 (topk's two): that many, of those dtypes.
     std::optional<OutputMeta> one = meta_at_rank(call, 1);

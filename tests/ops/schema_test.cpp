@@ -44,6 +44,16 @@ TEST_CASE("every registered schema prints back to text that parses to the same s
   CHECK(mul.returns_number());
   CHECK(to_string(mul) == "operator.mul(int a, int b) -> int");
   CHECK(parse_schema("operator.lt(int a, int b) -> bool").returns == ReturnType::bool_);
+  // Numbers of either kind, proxies included: an int or a float as the operands decide.
+  const OpSchema add = parse_schema("operator.add(number a, number b) -> number");
+  CHECK(add.returns == ReturnType::number);
+  CHECK(add.returns_number());
+  CHECK(to_string(add) == "operator.add(number a, number b) -> number");
+  CHECK(parse_schema("operator.truediv(number a, number b) -> float").returns == ReturnType::float_);
+  CHECK(OpSchema::accepts(add.args[0], Value(2.5)));
+  CHECK(OpSchema::accepts(add.args[0], Value(true)));
+  CHECK_FALSE(OpSchema::accepts(add.args[0], Value("2")));
+  CHECK_FALSE(OpSchema::accepts(add.args[0], Value(zeros({1}))));
   CHECK(parse_schema("f(Tensor x) -> Tensor[]").returns_list());
   const OpSchema floats = parse_schema("f(float x=1.0, float[] s=[2.0, 0.5]) -> Tensor");
   CHECK(to_string(floats) == "f(float x=1.0, float[] s=[2.0, 0.5]) -> Tensor");
@@ -54,8 +64,8 @@ TEST_CASE("schema syntax errors name the schema and the column") {
   CHECK_THROWS_WITH_AS(parse_schema("f(Tensr x) -> Tensor"),
                        "invalid op schema 'f(Tensr x) -> Tensor': unknown argument type at column 3",
                        std::invalid_argument);
-  CHECK_THROWS_WITH_AS(parse_schema("f(Tensor x) -> float"),
-                       doctest::Contains("expected the return type Tensor, Tensor[], int or bool"),
+  CHECK_THROWS_WITH_AS(parse_schema("f(Tensor x) -> double"),
+                       doctest::Contains("expected the return type Tensor, Tensor[], int, bool, float or number"),
                        std::invalid_argument);
   CHECK_THROWS_WITH_AS(parse_schema("f(Tensor x.y) -> Tensor"), doctest::Contains("expected ')' at column 11"),
                        std::invalid_argument);

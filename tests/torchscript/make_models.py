@@ -18,6 +18,7 @@ import hashlib
 import inspect
 import json
 import linecache
+import math
 import os
 import sys
 import warnings
@@ -510,6 +511,17 @@ class Aliasing(torch.nn.Module):
                             summed(held[0]).expand(2, 3)])
 
 
+class FloatSizes(torch.nn.Module):
+    """Sizes scaled by floats, as decoders and resamplers compute them: int(H * 0.5) and
+    math.floor(float(W) * 0.75) as the size of an interpolation, an upsampling by a scale
+    factor, and a tensor scaled by a float computed from a size."""
+    def forward(self, x):
+        h = int(x.size(2) * 0.5)
+        w = math.floor(float(x.size(3)) * 0.75)
+        y = torch.nn.functional.interpolate(x, size=[h, w], mode="nearest")
+        return torch.nn.functional.interpolate(y, scale_factor=2.0, mode="nearest") * (x.size(3) / 4)
+
+
 # Models saved scripted only: the tests make their inputs.
 SCRIPTED_ONLY = {"nms_topk": NmsTopk, "nms_branch": NmsBranch, "list_sum": ListSum, "dict_sum": DictSum}
 
@@ -524,7 +536,7 @@ SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, 
          "layers": (Layers, [5, 2, 16]), "aliasing": (Aliasing, [2, 3]),
          "fallback_ops": (FallbackOps, [1, 16, 64, 64]), "string_gate": (StringGate, [2, 3]),
          "quantized_block": (quantized_block, [1, 3, 8, 8]), "spectrum": (Spectrum, [2, 256]),
-         "up_down": (UpDown, [1, 2, 16])}
+         "up_down": (UpDown, [1, 2, 16]), "float_sizes": (FloatSizes, [1, 3, 10, 13])}
 TRACED = {"lstm_tagger", "layers", "recurrent", "pass_through", "up_down"}
 
 

@@ -719,3 +719,37 @@ TEST_CASE("a file calling an operator of a library not loaded is refused with th
     CHECK(r.err.find("the file calls the operator symtrace_test::twice_Unloaded") != std::string::npos);
   }
 }
+
+TEST_CASE("sizes scaled by floats (int(H * 0.5), floor(W * 0.75), scale_factor) keep the named dims") {
+  const fs::path file = models / "float_sizes.script.pt";
+  std::shared_ptr<Module> model = torchscript::load(file);
+  const Tensor x = read_floats(models / "float_sizes.input.bin", {1, 3, 10, 13});
+  const Tensor expected = read_floats(models / "float_sizes.output.bin", {1, 3, 10, 18});
+  CHECK(max_rel_error(model->call({x}).to_tensor(), expected) <= 1e-6);
+
+  const Graph g = symbolic_trace(*model, {InputSpec(Shape{Dim("N"), 3, Dim("H"), Dim("W")})});
+  CHECK_NOTHROW(g.lint());
+  const Node* output = g.output_node();
+  REQUIRE(output != nullptr);
+  CHECK(to_string(output->input_nodes().front()->tensor_meta()->shape) == "[N, 3, 2*(H//2), 2*((3*W)//4)]");
+  // int() is sym_int, math.floor is math.floor, float() is sym_float, '/' is operator.truediv.
+  std::vector<std::string> targets;
+  for (const Node& n : g.nodes())
+    if (const Argument* type = n.meta(meta_keys::type); type != nullptr && *type == Argument("float"))
+      targets.emplace_back(n.target());
+  CHECK(targets == std::vector<std::string>{"operator.mul", "sym_float", "operator.mul", "operator.truediv"});
+  CHECK(max_rel_error(Interpreter(*model, g).run({x}).to_tensor(), expected) <= 1e-6);
+  for (const IntList& shape : {IntList{2, 3, 7, 9}, IntList{1, 3, 16, 4}}) {
+    CAPTURE(shape);
+    const Tensor other = randn(shape);
+    const Tensor eager = model->call({other}).to_tensor();
+    const Tensor traced = Interpreter(*model, g).run({other}).to_tensor();
+    CHECK(traced.shape() == Shape{shape[0], 3, 2 * (shape[2] / 2), 2 * (3 * shape[3] / 4)});
+    CHECK(max_rel_error(traced, eager) <= 1e-6);
+  }
+
+  // The command line: --input Nx3xHxW shows the formulas.
+  const Run r = run_cli({"trace", file.string(), "--input", "Nx3xHxW"});
+  CHECK(r.code == 0);
+  CHECK(r.out.find("float32[N, 3, 2*(H//2), 2*((3*W)//4)]") != std::string::npos);
+}

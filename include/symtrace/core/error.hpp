@@ -84,6 +84,10 @@ struct TraceLocation {
 /// True for a location in symtrace's own code (its sources and public headers, not the zoo's
 /// models, which are written against the public API as user code is). O(length of the path).
 [[nodiscard]] bool is_library_location(std::source_location where) noexcept;
+/// " (computed at model.cpp:40)" for a proxy made in user code at `made`, on another line than
+/// `where`, the line a message names; else "". Messages say where a proxy came from rather than
+/// name its node, which a rollback may have removed.
+[[nodiscard]] std::string proxy_origin(std::source_location made, std::source_location where);
 /// `where` when it is user code; else the innermost user call site of this thread's trace
 /// (see TraceLocation), when there is one; else `where`.
 [[nodiscard]] std::source_location user_location(std::source_location where) noexcept;

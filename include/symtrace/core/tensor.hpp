@@ -34,7 +34,8 @@ namespace symtrace {
 class Tensor;
 using TensorList = std::vector<Tensor>;
 using IntList = std::vector<std::int64_t>;
-class SymInt;  // core/sym_int.hpp, included at the end of this file
+class SymInt;    // core/sym_int.hpp, included at the end of this file
+class SymFloat;  // core/sym_float.hpp
 class SymIntList;
 
 /// The identity of a symbolic tensor: the trace that made it and its node there.
@@ -293,15 +294,20 @@ struct Operand {
       : scalar(s), where(where) {}
   /// A size (`x / x.size(-1)`): a known one is a number; a proxy is recorded as an argument.
   Operand(const SymInt& s, std::source_location where = std::source_location::current());  // NOLINT
+  /// A float computed from sizes (`x * (x.size(-1) * 0.5)`), likewise.
+  Operand(const SymFloat& s, std::source_location where = std::source_location::current());  // NOLINT
   /// True when made from a Tensor (even an undefined one, which ops then reject).
   [[nodiscard]] bool is_tensor() const noexcept { return from_tensor; }
   /// True when made from a proxy SymInt (`tensor` is then its proxy).
   [[nodiscard]] bool is_sym_int() const noexcept { return from_sym_int; }
-  Tensor tensor;  ///< set when the operand is a tensor (or the proxy of a SymInt)
+  /// True when made from a proxy SymFloat (`tensor` is then its proxy).
+  [[nodiscard]] bool is_sym_float() const noexcept { return from_sym_float; }
+  Tensor tensor;  ///< set when the operand is a tensor (or the proxy of a SymInt or SymFloat)
   Scalar scalar;  ///< the number otherwise
   std::source_location where;
   bool from_tensor = false;
   bool from_sym_int = false;
+  bool from_sym_float = false;
 };
 
 struct ScalarOperand {

@@ -2,12 +2,14 @@
 /// \file
 /// `Value`: what flows through a module's `forward` and an op's argument list: none, bool,
 /// int64, double, string, dtype, Tensor, a list of values, a proxy SymInt (a size unknown at
-/// trace time; known SymInts are stored as int64), a dict of values, (inside the TorchScript
+/// trace time; known SymInts are stored as int64), a dict of values, a proxy SymFloat (a float
+/// computed from such sizes; known ones are stored as double), (inside the TorchScript
 /// executor only) a list or dict shared by reference, or another library's object held opaque. It is the boxed form the
 /// type-erased module entry point, the op registry and (later) the interpreter exchange.
 
 #include "symtrace/core/dtype.hpp"
 #include "symtrace/core/scalar.hpp"
+#include "symtrace/core/sym_float.hpp"
 #include "symtrace/core/tensor.hpp"
 
 #include <boost/variant2/variant.hpp>
@@ -71,7 +73,8 @@ struct OpaqueObject {
 struct Value {
   using None = boost::variant2::monostate;
   using Variant = boost::variant2::variant<None, bool, std::int64_t, double, std::string, DType,
-                                           Tensor, ValueList, SymInt, ValueDict, ValueRef, OpaqueObject>;
+                                           Tensor, ValueList, SymInt, ValueDict, ValueRef, OpaqueObject,
+                                           SymFloat>;
   /// Alternative indices, for switch statements.
   enum class Kind : std::uint8_t {
     none,
@@ -85,7 +88,8 @@ struct Value {
     symint,
     dict,
     ref,
-    opaque
+    opaque,
+    symfloat
   };
 
   Value() noexcept = default;
@@ -105,6 +109,8 @@ struct Value {
   Value(const std::vector<double>& l);             // NOLINT
   /// A known SymInt becomes an int64, a proxy stays a SymInt.
   Value(const SymInt& s);  // NOLINT
+  /// A known SymFloat becomes a double, a proxy stays a SymFloat.
+  Value(const SymFloat& s);  // NOLINT
   /// A list of ints and proxy SymInts.
   Value(const SymIntList& l);  // NOLINT
   template <class T>
@@ -126,6 +132,8 @@ struct Value {
   /// A proxy SymInt (a size unknown at trace time).
   [[nodiscard]] bool is_symint() const noexcept { return kind() == Kind::symint; }
   [[nodiscard]] bool is_dict() const noexcept { return kind() == Kind::dict; }
+  /// A proxy SymFloat (a float computed from sizes unknown at trace time).
+  [[nodiscard]] bool is_symfloat() const noexcept { return kind() == Kind::symfloat; }
   /// A list or dict shared by reference (ValueRef).
   [[nodiscard]] bool is_ref() const noexcept { return kind() == Kind::ref; }
   /// Another library's object (OpaqueObject).
@@ -141,8 +149,11 @@ struct Value {
   [[nodiscard]] std::int64_t to_int() const;
   /// An int or a proxy SymInt.
   [[nodiscard]] SymInt to_sym_int() const;
-  /// A double, also from an int.
+  /// A double, also from an int; a proxy SymFloat or SymInt throws TraceError (its value is
+  /// unknown).
   [[nodiscard]] double to_double() const;
+  /// A double, an int or a proxy SymFloat, as a SymFloat.
+  [[nodiscard]] SymFloat to_sym_float() const;
   [[nodiscard]] Scalar to_scalar() const;
   [[nodiscard]] const std::string& to_string_ref() const;
   [[nodiscard]] DType to_dtype() const;
@@ -155,7 +166,7 @@ struct Value {
   [[nodiscard]] std::vector<double> to_double_list() const;
   [[nodiscard]] TensorList to_tensor_list() const;
 
-  /// "None", "bool", "int", "float", "str", "dtype", "Tensor", "list", "SymInt", "dict" (a
+  /// "None", "bool", "int", "float", "str", "dtype", "Tensor", "list", "SymInt", "SymFloat", "dict" (a
   /// ref's is its list's or dict's), or an opaque object's class name.
   [[nodiscard]] std::string_view type_name() const noexcept;
 

@@ -95,8 +95,11 @@ struct OutputMeta {
   std::vector<std::int32_t> nesting;
   /// The keys of the dicts in `nesting`, in pre-order (str keys only).
   std::vector<std::string> keys;
-  /// For a number: what is known of its value (an expression over named dims, or anonymous).
+  /// For a number: what is known of its value (an expression over named dims, or anonymous);
+  /// for a float, of its value times `number_denominator`.
   Dim number_value;
+  /// For a float: the power of two its value is `number_value` divided by (SymFloat).
+  std::int64_t number_denominator = 1;
   /// A single-tensor result.
   static OutputMeta single(DType dtype, Shape shape) { return single(TensorMeta{dtype, std::move(shape)}); }
   /// A single-tensor result from its metadata (moved in once: OutputMeta is not cheap to move).
@@ -105,7 +108,8 @@ struct OutputMeta {
     m.outputs.push_back(std::move(meta));
     return m;
   }
-  /// A number result: `DType::int64` for `-> int`, `DType::bool_` for `-> bool`.
+  /// A number result: `DType::int64` for an int, `DType::bool_` for a bool, `DType::float32`
+  /// for a float (a double: the dtype only tells the kinds apart).
   static OutputMeta number(DType dtype) {
     OutputMeta m;
     m.outputs.push_back(TensorMeta{dtype, Shape{}});

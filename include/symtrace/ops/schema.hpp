@@ -3,12 +3,13 @@
 /// `OpSchema`: an op's signature, written in PyTorch's schema language and parsed once at
 /// registration: `add(Tensor self, Tensor|Scalar other) -> Tensor`,
 /// `sum(Tensor self, int[] dim=[], bool keepdim=False) -> Tensor`. Types: Tensor, int, float,
-/// bool, Scalar, str, ScalarType, the union `Tensor|Scalar`, `Any` (any value); a `[]` suffix makes a list and `?`
+/// bool, Scalar, str, ScalarType, the union `Tensor|Scalar`, `Any` (any value), `number` (size
+/// arithmetic's operands, proxies included); a `[]` suffix makes a list and `?`
 /// makes it optional (None allowed); `?` before the `[]` makes the list's items optional
 /// (`Tensor?[] indices`: advanced indexing's list, None for a whole dim). Arguments after a
-/// lone `*` are keyword-only. Ops return `Tensor`, `Tensor[]`, or a number (`int`, `bool`: size
-/// arithmetic such as `size(Tensor self, int dim) -> int` and `operator.lt(int a, int b) ->
-/// bool`). An `int` argument also takes a proxy SymInt.
+/// lone `*` are keyword-only. Ops return `Tensor`, `Tensor[]`, or a number (`int`, `bool`, `float`,
+/// or `number`, an int or a float as the operands decide: size arithmetic such as
+/// `size(Tensor self, int dim) -> int` and `operator.lt(number a, number b) -> bool`). An `int` argument also takes a proxy SymInt.
 
 #include "symtrace/core/value.hpp"
 
@@ -33,7 +34,9 @@ enum class ArgType : std::uint8_t {
   TensorOrScalar,
   /// Any value: an argument of a type symtrace does not model (a device, a layout, a memory
   /// format), passed through to an op that does (the LibTorch ops of decision 14).
-  Any
+  Any,
+  /// A number of size arithmetic: a bool, int or float, or a proxy SymInt or SymFloat.
+  number
 };
 
 /// One argument of a schema.
@@ -52,7 +55,10 @@ enum class ReturnType : std::uint8_t {
   Tensor,
   TensorList,
   int_,
-  bool_
+  bool_,
+  float_,
+  /// An int or a float, as the operands decide (Python's `a * b`).
+  number
 };
 
 /// A parsed op signature.
@@ -61,9 +67,10 @@ struct OpSchema {
   std::vector<ArgSpec> args;
   ReturnType returns = ReturnType::Tensor;
   [[nodiscard]] bool returns_list() const noexcept { return returns == ReturnType::TensorList; }
-  /// True for `-> int` and `-> bool`.
+  /// True for `-> int`, `-> bool`, `-> float` and `-> number`.
   [[nodiscard]] bool returns_number() const noexcept {
-    return returns == ReturnType::int_ || returns == ReturnType::bool_;
+    return returns == ReturnType::int_ || returns == ReturnType::bool_ || returns == ReturnType::float_ ||
+           returns == ReturnType::number;
   }
 
   /// Index of the argument called `arg`, or nullopt.

@@ -40,7 +40,7 @@ inline void check_dict_keys(const ValueDict& dict, std::source_location where) {
 }
 
 /// `value` as a node argument: None, bools, ints, floats, strings and dtypes as themselves; a
-/// Tensor `maker.tensor(t)`; a proxy SymInt `maker.sym_int(s)`; a list element by element,
+/// Tensor `maker.tensor(t)`; a proxy SymInt `maker.sym_int(s)`, a proxy SymFloat `maker.sym_float(s)`; a list element by element,
 /// each `maker.item(v)`; a dict, as `dict(out=x, aux=y)` in Python, the node made by
 /// `maker.dict(kwargs)` from its items in insertion order (keys as keyword names, values
 /// `maker.item(v)`; TraceError for a key that is not a str). `maker.item` is how an element is
@@ -58,6 +58,7 @@ Argument to_argument(const Value& value, std::source_location where, Maker& make
           [](DType d) { return Argument(d); },
           [&](const Tensor& t) -> Argument { return maker.tensor(t); },
           [&](const SymInt& s) -> Argument { return maker.sym_int(s); },
+          [&](const SymFloat& s) -> Argument { return maker.sym_float(s); },
           [&](const ValueList& list) {
             ArgumentList items;
             items.reserve(list.size());
