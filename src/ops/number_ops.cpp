@@ -93,7 +93,14 @@ std::optional<SymExpr> fraction_trunc(const Fraction& f) {
 
 // `a op b` of fractions: sums over the larger denominator, products of both; a quotient only
 // by a constant power of two.
-enum class NumArith : std::uint8_t { add, sub, mul, floordiv, mod, truediv };
+enum class NumArith : std::uint8_t {
+  add,
+  sub,
+  mul,
+  floordiv,
+  mod,
+  truediv
+};
 
 std::optional<Fraction> combine(NumArith op, const Fraction& a, const Fraction& b) {
   switch (op) {
@@ -243,19 +250,25 @@ Value compare_kernel(const OpCall& call, const OutputMeta&) {
 OutputMeta sym_float_meta(const OpCall& call) { return float_result(fraction_of(call.arg(0))); }
 Value sym_float_kernel(const OpCall& call, const OutputMeta&) { return double_of(call.arg(0)); }
 
-enum class Rounding : std::uint8_t { trunc, floor, ceil };
+enum class Rounding : std::uint8_t {
+  trunc,
+  floor,
+  ceil
+};
 
 template <Rounding R>
 OutputMeta round_meta(const OpCall& call) {
   const std::optional<Fraction> f = fraction_of(call.arg(0));
   if (!f) return int_result(std::nullopt);
-  return int_result(R == Rounding::floor ? fraction_floor(*f) : R == Rounding::ceil ? fraction_ceil(*f) : fraction_trunc(*f));
+  return int_result(R == Rounding::floor ? fraction_floor(*f) : R == Rounding::ceil ? fraction_ceil(*f)
+                                                                                    : fraction_trunc(*f));
 }
 template <Rounding R>
 Value round_kernel(const OpCall& call, const OutputMeta&) {
   if (!call.arg(0).is_double()) return int_of(call.arg(0));
   const double x = call.real(0);
-  const double r = R == Rounding::floor ? std::floor(x) : R == Rounding::ceil ? std::ceil(x) : std::trunc(x);
+  const double r = R == Rounding::floor ? std::floor(x) : R == Rounding::ceil ? std::ceil(x)
+                                                                              : std::trunc(x);
   if (!(r >= -0x1p63 && r < 0x1p63)) call.fail("cannot convert {} to an integer", x);
   return static_cast<std::int64_t>(r);
 }

@@ -100,7 +100,18 @@ struct SymFloatOperand {
 };
 
 namespace detail {
-enum class SymFloatOp : std::uint8_t { add, sub, mul, truediv, eq, ne, lt, le, gt, ge };
+enum class SymFloatOp : std::uint8_t {
+  add,
+  sub,
+  mul,
+  truediv,
+  eq,
+  ne,
+  lt,
+  le,
+  gt,
+  ge
+};
 [[nodiscard]] SymFloat sym_float_arithmetic(SymFloatOp op, const SymFloatOperand& a, const SymFloatOperand& b);
 [[nodiscard]] SymBool sym_float_comparison(SymFloatOp op, const SymFloatOperand& a, const SymFloatOperand& b);
 }  // namespace detail
