@@ -511,13 +511,23 @@ class Analysis {
     };
     for (std::size_t k = 1; k < n.args().size(); ++k) for_each_tensor(n.args()[k], secondary);
     for (const auto& [key, a] : n.kwargs()) for_each_tensor(a, secondary);
-    if (out != nullptr && normalized != nullptr && !member_here) {
-      // Normalised over dims that include the channels, with no weight to carry their new
-      // number: the op's normalized_shape would keep the old one.
+    if (out != nullptr && normalized != nullptr) {
+      // Normalised over dims that include the channels: each channel's result depends on the
+      // statistics of all of them, so a cut would change what the kept ones compute; and with
+      // no weight to carry their new number, the op's normalized_shape would keep the old one.
       const std::optional<std::vector<std::int64_t>> dims = ints_argument(n, op, "normalized_shape");
       if (!dims || out->dim >= rank_of(n) - static_cast<int>(dims->size())) {
-        fix(*out, fmt::format("normalised over the channels by {}{} without a weight to cut with them", n.target(), at(n)));
+        fix(*out, member_here ? fmt::format("normalised together by {}{}: cutting some channels changes what the "
+                                            "others compute",
+                                            n.target(), at(n))
+                              : fmt::format("normalised over the channels by {}{} without a weight to cut with them",
+                                            n.target(), at(n)));
       }
+    }
+    if (out != nullptr && n.target() == "group_norm") {
+      fix(*out, fmt::format("normalised in groups of channels by {}{}: cutting some channels changes what the others "
+                            "compute",
+                            n.target(), at(n)));
     }
   }
 

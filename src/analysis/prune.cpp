@@ -1,5 +1,5 @@
-// Structured pruning. prune_channels checks everything and computes every new tensor before it
-// replaces any, so a bad selection leaves the model as it was; the replacement itself
+// Structured pruning. prune_channels (and mask_channels) checks everything and computes every
+// new tensor before it replaces any, so a bad selection leaves the model as it was; the replacement itself
 // (Tensor::set_) cannot fail. The layers' size fields are then made to agree with their
 // new weights: that is the one place where layer types matter, as in any pruning tool.
 
@@ -12,6 +12,7 @@
 #include "symtrace/nn/layer_norm.hpp"
 #include "symtrace/nn/linear.hpp"
 #include "symtrace/nn/module.hpp"
+#include "symtrace/ops/creation.hpp"
 
 #include <algorithm>
 #include <map>
@@ -64,7 +65,7 @@ void update_layer(Module& m) {
 }  // namespace
 
 std::vector<std::int64_t> channels_to_keep(const Module& model, const ChannelGroup& group, double amount,
-                                           std::source_location where) {
+                                           PruneCriterion criterion, std::source_location where) {
   if (!(amount >= 0.0 && amount < 1.0)) throw_invalid_argument(where, "channels_to_keep(): amount {} is not in [0, 1)", amount);
   if (!group.prunable) throw_invalid_argument(where, "channels_to_keep(): the group cannot be pruned: {}", group.reason);
   std::vector<double> norm(static_cast<std::size_t>(group.channels), 0.0);
@@ -73,7 +74,8 @@ std::vector<std::int64_t> channels_to_keep(const Module& model, const ChannelGro
     if (m.role != ChannelRole::out) continue;
     any = true;
     // |t| with the member's dim first, one row per channel, summed along the rows.
-    Tensor t = member_tensor(model, m, group.channels, where).narrow(m.dim, m.offset, group.channels).abs();
+    Tensor t = member_tensor(model, m, group.channels, where).narrow(m.dim, m.offset, group.channels);
+    t = criterion == PruneCriterion::l1 ? t.abs() : t * t;  // L2: the squared norm ranks the same
     if (m.dim != 0) t = t.transpose(0, m.dim);
     const std::vector<float> sums = t.contiguous().reshape({group.channels, -1}).sum({1}).to_vector<float>();
     for (std::size_t c = 0; c < norm.size(); ++c) norm[c] += static_cast<double>(sums[c]);
@@ -93,29 +95,40 @@ std::vector<std::int64_t> channels_to_keep(const Module& model, const ChannelGro
   return keep;
 }
 
-void prune_channels(Module& model, std::span<const ChannelSelection> selections, std::source_location where) {
-  // (tensor, dim) -> the ranges the selections cover: offset, channels, kept indices.
-  struct Range {
-    std::int64_t offset, channels;
-    const std::vector<std::int64_t>* keep;
-  };
-  std::map<std::pair<std::string, std::int64_t>, std::vector<Range>> cuts;
-  std::map<std::string, Tensor> tensors;
+namespace {
+
+// (tensor, dim) -> the ranges the selections cover: offset, channels, kept indices.
+struct Range {
+  std::int64_t offset, channels;
+  const std::vector<std::int64_t>* keep;
+};
+struct Cuts {
+  std::map<std::pair<std::string, std::int64_t>, std::vector<Range>> ranges;
+  std::map<std::string, Tensor> tensors;  ///< every member tensor, by path
+};
+
+// The selections checked (groups prunable, indices valid, no group twice, members present with
+// the right sizes, no two groups on the same channels) and what each tensor's dims lose.
+Cuts checked_cuts(const Module& model, std::span<const ChannelSelection> selections, const char* what,
+                  std::source_location where) {
+  Cuts out;
+  auto& cuts = out.ranges;
+  auto& tensors = out.tensors;
   std::set<const ChannelGroup*> seen;
   for (std::size_t k = 0; k < selections.size(); ++k) {
     const ChannelSelection& s = selections[k];
-    if (s.group == nullptr) throw_invalid_argument(where, "prune_channels(): selection {} has no group", k);
-    if (!seen.insert(s.group).second) throw_invalid_argument(where, "prune_channels(): selection {} repeats a group", k);
+    if (s.group == nullptr) throw_invalid_argument(where, "{}(): selection {} has no group", what, k);
+    if (!seen.insert(s.group).second) throw_invalid_argument(where, "{}(): selection {} repeats a group", what, k);
     if (!s.group->prunable) {
-      throw_invalid_argument(where, "prune_channels(): the group of selection {} cannot be pruned: {}", k, s.group->reason);
+      throw_invalid_argument(where, "{}(): the group of selection {} cannot be pruned: {}", what, k, s.group->reason);
     }
-    if (s.keep.empty()) throw_invalid_argument(where, "prune_channels(): selection {} keeps no channel", k);
+    if (s.keep.empty()) throw_invalid_argument(where, "{}(): selection {} keeps no channel", what, k);
     for (std::size_t i = 0; i < s.keep.size(); ++i) {
       if (s.keep[i] < 0 || s.keep[i] >= s.group->channels || (i > 0 && s.keep[i] <= s.keep[i - 1])) {
         throw_invalid_argument(where,
-                               "prune_channels(): selection {} keeps channel {} at position {}: indices must increase "
+                               "{}(): selection {} keeps channel {} at position {}: indices must increase "
                                "and lie in [0, {})",
-                               k, s.keep[i], i, s.group->channels);
+                               what, k, s.keep[i], i, s.group->channels);
       }
     }
     for (const GroupMember& m : s.group->members) {
@@ -123,7 +136,7 @@ void prune_channels(Module& model, std::span<const ChannelSelection> selections,
       std::vector<Range>& ranges = cuts[{m.tensor, m.dim}];
       for (const Range& r : ranges) {
         if (m.offset < r.offset + r.channels && r.offset < m.offset + s.group->channels && r.keep != &s.keep) {
-          throw_invalid_argument(where, "prune_channels(): two groups cut the same channels of '{}' (dim {})", m.tensor, m.dim);
+          throw_invalid_argument(where, "{}(): two groups cut the same channels of '{}' (dim {})", what, m.tensor, m.dim);
         }
       }
       if (std::none_of(ranges.begin(), ranges.end(), [&](const Range& r) { return r.keep == &s.keep && r.offset == m.offset; })) {
@@ -131,6 +144,15 @@ void prune_channels(Module& model, std::span<const ChannelSelection> selections,
       }
     }
   }
+  return out;
+}
+
+}  // namespace
+
+void prune_channels(Module& model, std::span<const ChannelSelection> selections, std::source_location where) {
+  Cuts checked = checked_cuts(model, selections, "prune_channels", where);
+  const auto& cuts = checked.ranges;
+  auto& tensors = checked.tensors;
   // The new tensors, all computed before any replaces its original.
   std::map<std::string, Tensor> cut_tensors;
   for (const auto& [key, ranges] : cuts) {
@@ -155,6 +177,27 @@ void prune_channels(Module& model, std::span<const ChannelSelection> selections,
     owners.insert(owner_of(path));
   }
   for (const std::string& owner : owners) update_layer(model.get_submodule(owner));
+}
+
+void mask_channels(Module& model, std::span<const ChannelSelection> selections, std::source_location where) {
+  Cuts checked = checked_cuts(model, selections, "mask_channels", where);
+  // The masked tensors, all computed before any replaces its original.
+  std::map<std::string, Tensor> masked;
+  for (const ChannelSelection& s : selections) {
+    std::vector<bool> kept(static_cast<std::size_t>(s.group->channels), false);
+    for (std::int64_t c : s.keep) kept[static_cast<std::size_t>(c)] = true;
+    for (const GroupMember& m : s.group->members) {
+      if (m.role != ChannelRole::in) continue;
+      auto it = masked.find(m.tensor);
+      if (it == masked.end()) {
+        const Tensor& original = checked.tensors.at(m.tensor);
+        it = masked.emplace(m.tensor, zeros_like(original).copy_(original)).first;
+      }
+      for (std::int64_t c = 0; c < s.group->channels; ++c)
+        if (!kept[static_cast<std::size_t>(c)]) (void)it->second.narrow(m.dim, m.offset + c, 1).fill_(0.0);
+    }
+  }
+  for (const auto& [path, t] : masked) checked.tensors.at(path).set_(t);
 }
 
 }  // namespace symtrace

@@ -18,5 +18,7 @@ torch::jit::Module read_file(const std::filesystem::path& path);
 /// `inputs` as arguments of LibTorch's forward (tensors copied; lists of tensors or ints).
 /// Throws std::invalid_argument for a value LibTorch cannot take.
 std::vector<c10::IValue> libtorch_inputs(const ValueList& inputs);
+/// A copy of the concrete tensor `t` (float32, int64 or bool) as a LibTorch tensor.
+at::Tensor libtorch_tensor(const Tensor& t);
 
 }  // namespace symtrace::torchscript::detail

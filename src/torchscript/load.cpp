@@ -241,6 +241,11 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
          auto groups = scalar<std::int64_t>(h.get("groups", {{"aten::_convolution", 8}, {"aten::conv2d", 6}}));
          auto transposed = scalar<bool>(h.get("transposed", {{"aten::_convolution", 6}}));
          if (!stride || !padding || !dilation || !groups || (transposed && *transposed)) return nullptr;
+         // A depthwise convolution pruned by symtrace (torchscript/save.hpp) keeps its class's
+         // groups constant and computes the groups from its weight: one group per channel.
+         if (*groups > 1 && w.size(1) == 1 && *groups != w.size(0) &&
+             scalar<std::int64_t>(h.get("in_channels")) == groups)
+           groups = w.size(0);
          const bool bias = tensor_attr(m, "bias").defined();
          return nn::Conv2d(w.size(1) * *groups, w.size(0), nn::Size2(w.size(2), w.size(3)),
                            {.stride = *stride, .padding = *padding, .dilation = *dilation, .groups = *groups, .bias = bias})
@@ -656,9 +661,7 @@ jit::Module detail::read_file(const std::filesystem::path& path) {
   }
 }
 
-namespace {
-
-at::Tensor input_tensor(const Tensor& t) {
+at::Tensor detail::libtorch_tensor(const Tensor& t) {
   const Tensor c = t.contiguous();
   std::vector<std::int64_t> sizes;
   for (const Dim& d : c.shape()) sizes.push_back(d.value());
@@ -671,6 +674,8 @@ at::Tensor input_tensor(const Tensor& t) {
   symtrace::detail::throw_not_computed(c.dtype());
 }
 
+namespace {
+
 c10::IValue input_ivalue(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::none: return {};
@@ -678,12 +683,12 @@ c10::IValue input_ivalue(const Value& v) {
     case Value::Kind::integer: return v.to_int();
     case Value::Kind::floating: return v.to_double();
     case Value::Kind::string: return v.to_string_ref();
-    case Value::Kind::tensor: return input_tensor(v.to_tensor());
+    case Value::Kind::tensor: return detail::libtorch_tensor(v.to_tensor());
     case Value::Kind::list: {
       const ValueList& l = v.to_list();
       if (!l.empty() && l[0].is_tensor()) {
         std::vector<at::Tensor> ts;
-        for (const Value& e : l) ts.push_back(input_tensor(e.to_tensor()));
+        for (const Value& e : l) ts.push_back(detail::libtorch_tensor(e.to_tensor()));
         return ts;
       }
       std::vector<std::int64_t> ints;

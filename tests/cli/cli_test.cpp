@@ -1,6 +1,6 @@
 // The symtrace program, run in-process: each command's text and JSON output on small models
 // (JSON parsed and checked), exit codes, and every bad-usage case.
-#include "cli.hpp"
+#include "support/run_cli.hpp"
 #include "compare.hpp"
 #include "options.hpp"
 #include "progress.hpp"
@@ -29,21 +29,8 @@ using Json = nlohmann::json;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-Run run(std::vector<std::string> args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  Run r;
-  r.code = cli::run(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
+using Run = testing::CliRun;
+Run run(const std::vector<std::string>& args) { return testing::run_cli(args); }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
@@ -615,7 +602,7 @@ TEST_CASE("bad usage: a one-line error with the fix, the help text, exit 2") {
        "symtrace trace: error: cannot write '/tmp': it is a directory; give a file name with -o",
        "trace"},
       {{"compile", "resnet18"},
-       "symtrace: error: unknown command 'compile'; the commands are zoo, trace, report, check, ops and analyze",
+       "symtrace: error: unknown command 'compile'; the commands are zoo, trace, report, check, ops, analyze and prune",
        ""},
       {{"trace", "resnet18", "--verbose"}, "symtrace trace: error: unknown option '--verbose'; see --help for the options", "trace"},
       {{"trace"}, "symtrace trace: error: trace needs a MODEL; `symtrace zoo` lists them", "trace"},

@@ -9,7 +9,7 @@
 #include <symtrace/symtrace.hpp>
 #include <symtrace/torchscript/load.hpp>
 
-#include "cli.hpp"
+#include "support/run_cli.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -525,28 +525,10 @@ TEST_CASE("LibTorch's own forward of a file is the reference check --against-tor
   CHECK(max_rel_error(out.to_tensor(), expected) <= 1e-5);
 }
 
-namespace {
-
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
-
-Run run_cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  Run r;
-  r.code = cli::run(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
-
-}  // namespace
-
 TEST_CASE("symtrace analyze of resnet50.pt gives the zoo resnet50's parameters, MACs and channel groups") {
-  const Run zoo = run_cli({"analyze", "resnet50", "--input", "1x3x224x224", "--format", "json"});
-  const Run file = run_cli({"analyze", (models / "resnet50.script.pt").string(), "--input", "1x3x224x224", "--format",
-                            "json"});
+  const CliRun zoo = run_cli({"analyze", "resnet50", "--input", "1x3x224x224", "--format", "json"});
+  const CliRun file = run_cli({"analyze", (models / "resnet50.script.pt").string(), "--input", "1x3x224x224", "--format",
+                               "json"});
   REQUIRE(zoo.code == 0);
   REQUIRE(file.code == 0);
   const nlohmann::json a = nlohmann::json::parse(zoo.out), b = nlohmann::json::parse(file.out);
@@ -561,26 +543,26 @@ TEST_CASE("symtrace analyze of resnet50.pt gives the zoo resnet50's parameters, 
 TEST_CASE("the program takes a TorchScript file wherever it takes a MODEL") {
   const std::string file = (models / "three_ifs.script.pt").string();
   SUBCASE("report: the three failed modules") {
-    const Run r = run_cli({"report", file, "--input", "1x3x16x16", "--format", "json"});
+    const CliRun r = run_cli({"report", file, "--input", "1x3x16x16", "--format", "json"});
     REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     CHECK(j["failed"].size() == 3);
     CHECK(j["model"] == file);
   }
   SUBCASE("--input is required: a file stores no example inputs") {
-    const Run r = run_cli({"report", file});
+    const CliRun r = run_cli({"report", file});
     CHECK(r.code == 2);
     CHECK(r.err.find("is a TorchScript file, which stores no example inputs; give the shape of each input of its "
                      "forward with --input") != std::string::npos);
   }
   SUBCASE("a missing file is exit 2 with a one-line reason") {
-    const Run r = run_cli({"trace", "missing/model.pt", "--input", "1x3x8x8"});
+    const CliRun r = run_cli({"trace", "missing/model.pt", "--input", "1x3x8x8"});
     CHECK(r.code == 2);
     CHECK(r.err == "symtrace trace: error: missing/model.pt: no such file\n");
   }
   SUBCASE("check --against-torch compares eager and graph with LibTorch") {
-    const Run r = run_cli({"check", (models / "mobilenet_v2.trace.pt").string(), "--input", "1x3x32x32",
-                           "--against-torch", "--format", "json"});
+    const CliRun r = run_cli({"check", (models / "mobilenet_v2.trace.pt").string(), "--input", "1x3x32x32",
+                              "--against-torch", "--format", "json"});
     REQUIRE(r.code == 0);
     const nlohmann::json j = nlohmann::json::parse(r.out);
     CHECK(j["ok"] == true);
@@ -595,39 +577,39 @@ TEST_CASE("the program takes a TorchScript file wherever it takes a MODEL") {
                                    .string();
     CHECK(run_cli({"check", ranged, "--input", "4x8:float32[2,3)", "--against-torch"}).code == 0);
     CHECK(run_cli({"check", ranged, "--input", "[4x8:float32[2,3)]"}).code == 2);  // not a list input
-    const Run normal = run_cli({"check", ranged, "--input", "4x8"});
+    const CliRun normal = run_cli({"check", ranged, "--input", "4x8"});
     CHECK(normal.code == 2);
     CHECK(normal.err.find("out of range") != std::string::npos);
-    const Run empty = run_cli({"check", ranged, "--input", "4x8:float32[3,2)"});
+    const CliRun empty = run_cli({"check", ranged, "--input", "4x8:float32[3,2)"});
     CHECK(empty.code == 2);
     CHECK(empty.err.find("the range [3,2) is empty") != std::string::npos);
-    const Run boolean = run_cli({"check", ranged, "--input", "4x8:bool[0,1)"});
+    const CliRun boolean = run_cli({"check", ranged, "--input", "4x8:bool[0,1)"});
     CHECK(boolean.code == 2);
     CHECK(boolean.err.find("a range [low,high) is for int64 and float32 inputs") != std::string::npos);
   }
   SUBCASE("a list of tensors is one --input of shapes in brackets; optional inputs need none") {
     const std::string list_file = (models / "list_sum.script.pt").string();
-    const Run r = run_cli({"trace", list_file, "--input", "[2x3,2x3]"});
+    const CliRun r = run_cli({"trace", list_file, "--input", "[2x3,2x3]"});
     REQUIRE(r.code == 0);
     CHECK(r.out.find("%images : [num_users=2] = placeholder[target=images]") != std::string::npos);
     CHECK(r.out.find("%getitem_1 : float32[2, 3] [num_users=1] = call_function[target=getitem](args = (%images, 1)") !=
           std::string::npos);
-    const Run bad = run_cli({"trace", list_file, "--input", "[2x3,2x3"});
+    const CliRun bad = run_cli({"trace", list_file, "--input", "[2x3,2x3"});
     CHECK(bad.code == 2);
     CHECK(bad.err.find("--input '[2x3,2x3': ']' is missing at the end; write a shape as 1x3x224x224") != std::string::npos);
     CHECK(bad.err.find("a list of shapes as [SHAPE,SHAPE,...]") != std::string::npos);
     // An optional input given as None (issue 49): a guard of the graph, as a concrete arg.
-    const Run none = run_cli({"trace", list_file, "--input", "[2x3,2x3]", "--input", "none", "--format", "json"});
+    const CliRun none = run_cli({"trace", list_file, "--input", "[2x3,2x3]", "--input", "none", "--format", "json"});
     REQUIRE(none.code == 0);
     CHECK(nlohmann::json::parse(none.out)["guards"] == nlohmann::json::parse(R"([{"input": "scale", "value": null}])"));
     // check runs the model on a list too (issue 49), against LibTorch's run of the file.
-    const Run runs = run_cli({"check", list_file, "--input", "[2x3,2x3]", "--against-torch", "--format", "json"});
+    const CliRun runs = run_cli({"check", list_file, "--input", "[2x3,2x3]", "--against-torch", "--format", "json"});
     CHECK(runs.code == 0);
     CHECK(nlohmann::json::parse(runs.out)["ok"] == true);
   }
   SUBCASE("a dict of tensors is one --input of keyed shapes in braces") {
     const std::string dict_file = (models / "dict_sum.script.pt").string();
-    const Run r = run_cli({"trace", dict_file, "--input", "{a:2x3,b:2x3}"});
+    const CliRun r = run_cli({"trace", dict_file, "--input", "{a:2x3,b:2x3}"});
     REQUIRE(r.code == 0);
     CHECK(r.out.find("%getitem : float32[2, 3] [num_users=1] = call_function[target=getitem](args = (%feats, 'a')") !=
           std::string::npos);
@@ -641,13 +623,13 @@ TEST_CASE("the program takes a TorchScript file wherever it takes a MODEL") {
              {"[2x3]x", "'x' after the end of the input"},
              {"{a:2x$}", "'$' cannot name a dim"}}) {
       CAPTURE(text);
-      const Run bad = run_cli({"trace", dict_file, "--input", text});
+      const CliRun bad = run_cli({"trace", dict_file, "--input", text});
       CHECK(bad.code == 2);
       CHECK(bad.err.find(error) != std::string::npos);
     }
   }
   SUBCASE("check --against-torch needs a file") {
-    const Run r = run_cli({"check", "resnet18", "--against-torch"});
+    const CliRun r = run_cli({"check", "resnet18", "--against-torch"});
     CHECK(r.code == 2);
     CHECK(r.err.find("--against-torch compares with LibTorch's forward of a TorchScript file") != std::string::npos);
   }
@@ -655,7 +637,7 @@ TEST_CASE("the program takes a TorchScript file wherever it takes a MODEL") {
 
 TEST_CASE("symtrace ops FILE.pt lists LibTorch's operators for a selective build, in text, json and yaml") {
   const std::string file = (models / "resnet18.script.pt").string();
-  const Run json = run_cli({"ops", file, "--input", "1x3x32x32", "--format", "json"});
+  const CliRun json = run_cli({"ops", file, "--input", "1x3x32x32", "--format", "json"});
   REQUIRE(json.code == 0);
   const nlohmann::json j = nlohmann::json::parse(json.out);
   const nlohmann::json opnames = [] {
@@ -667,24 +649,24 @@ TEST_CASE("symtrace ops FILE.pt lists LibTorch's operators for a selective build
   CHECK(j["custom_classes"] == nlohmann::json::array());
   CHECK_FALSE(j["traced_operators"].empty());
 
-  const Run text = run_cli({"ops", file, "--input", "1x3x32x32"});
+  const CliRun text = run_cli({"ops", file, "--input", "1x3x32x32"});
   REQUIRE(text.code == 0);
   CHECK(text.out.starts_with(fmt::format("LibTorch operators of {} on 1x3x32x32\nroot operators, called by the "
                                          "model's code ({}):\n  aten::__getitem__.t\n",
                                          file, opnames["script"].size())));
   CHECK(text.out.ends_with("custom classes (0)\n"));
 
-  const Run yaml = run_cli({"ops", file, "--input", "1x3x32x32", "--format", "yaml"});
+  const CliRun yaml = run_cli({"ops", file, "--input", "1x3x32x32", "--format", "yaml"});
   REQUIRE(yaml.code == 0);
   CHECK(yaml.out.starts_with("include_all_non_op_selectives: false\nbuild_features: []\noperators:\n"
                              "  aten::__getitem__.t:\n    is_used_for_training: false\n    is_root_operator: true\n"
                              "    include_all_overloads: false\n"));
   CHECK(yaml.out.ends_with("kernel_metadata: {}\ncustom_classes: []\n"));
 
-  const Run training = run_cli({"ops", file, "--input", "1x3x32x32", "--training"});
+  const CliRun training = run_cli({"ops", file, "--input", "1x3x32x32", "--training"});
   CHECK(training.code == 2);
   CHECK(training.err.find("a TorchScript file's root operators already hold its training paths") != std::string::npos);
-  const Run zoo_yaml = run_cli({"ops", "resnet18", "--format", "yaml"});
+  const CliRun zoo_yaml = run_cli({"ops", "resnet18", "--format", "yaml"});
   CHECK(zoo_yaml.code == 2);
   CHECK(zoo_yaml.err.find("--format yaml lists LibTorch's operators, which a TorchScript file has") != std::string::npos);
 }
@@ -714,7 +696,7 @@ TEST_CASE("a file calling an operator of a library not loaded is refused with th
                        std::invalid_argument);
   for (const std::string command : {"report", "trace", "ops"}) {
     CAPTURE(command);
-    const Run r = run_cli({command, file, "--input", "2x3"});
+    const CliRun r = run_cli({command, file, "--input", "2x3"});
     CHECK(r.code == 2);
     CHECK(r.err.find("the file calls the operator symtrace_test::twice_Unloaded") != std::string::npos);
   }
@@ -749,7 +731,7 @@ TEST_CASE("sizes scaled by floats (int(H * 0.5), floor(W * 0.75), scale_factor) 
   }
 
   // The command line: --input Nx3xHxW shows the formulas.
-  const Run r = run_cli({"trace", file.string(), "--input", "Nx3xHxW"});
+  const CliRun r = run_cli({"trace", file.string(), "--input", "Nx3xHxW"});
   CHECK(r.code == 0);
   CHECK(r.out.find("float32[N, 3, 2*(H//2), 2*((3*W)//4)]") != std::string::npos);
 }

@@ -25,5 +25,7 @@ int check_command(const Options& options, Output& output, std::ostream& err);
 int ops_command(const Options& options, Output& output, std::ostream& err);
 /// `symtrace analyze MODEL`: the summary table (parameters, MACs) and the pruning groups.
 int analyze_command(const Options& options, Output& output, std::ostream& err);
+/// `symtrace prune MODEL --amount A`: channel pruning, and the pruned TorchScript file (-o).
+int prune_command(const Options& options, Output& output, std::ostream& err);
 
 }  // namespace symtrace::cli

@@ -17,6 +17,7 @@
 #include <limits>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 namespace symtrace::cli {
 namespace {
@@ -49,8 +50,8 @@ constexpr std::string_view input_default = "the shape of the next input, sizes s
                                            "dict); default: the model's example inputs";
 constexpr std::string_view input_known = "the shape of the next input (1x3x64x64); default: the model's example inputs";
 
-const std::array<CommandSpec, 6>& commands() {
-  static const std::array<CommandSpec, 6> specs{{
+const std::array<CommandSpec, 7>& commands() {
+  static const std::array<CommandSpec, 7> specs{{
       // clang-format off
       {"zoo", "the zoo's models, with parameter counts",
        "Lists the zoo's models with their parameter counts and a one-line description.", {"text", "json"}, false, {},
@@ -123,6 +124,21 @@ const std::array<CommandSpec, 6>& commands() {
        "JSON: {\"model\", \"summary\": {\"parameters\", \"macs\", \"flops\", \"activation_bytes\", "
        "\"complete\", \"unknown\", \"modules\": [...]}, \"pruning\": {\"groups\": [...], \"hidden\": [...]}}.",
        analyze_command},
+      // clang-format off
+      {"prune", "prune channels of MODEL (a TorchScript file: write the smaller file with -o)",
+       "Finds MODEL's channel groups (as analyze does), ranks each prunable group's channels by the norm of the "
+       "weights that produce them (--criterion) and cuts the smallest fraction --amount of every group (rounded down), "
+       "then prints what it did: each group pruned (channels before and after) or refused (with the reason), and "
+       "parameters and MACs before and after. For a TorchScript file, -o writes the pruned model as a TorchScript "
+       "file (parameters and buffers cut, the layers' size attributes updated) after LibTorch has loaded it and run "
+       "its forward on the inputs. Exit 2 for an amount outside [0, 1) or a model with no group to prune.",
+       {"text", "json"}, true, input_known, false, {},
+       // clang-format on
+       "JSON: {\"model\", \"amount\", \"criterion\", \"groups\": [{\"group\", \"graph\", \"channels\", "
+       "\"kept\", \"prunable\", \"reason\", \"members\": [{\"tensor\", \"dim\", \"offset\", \"role\"}]}], "
+       "\"parameters\": {\"before\", \"after\"}, \"macs\": {\"before\", \"after\"}, \"output\"}: the groups "
+       "are a search space (kept is null for a group not cut).",
+       prune_command},
   }};
   return specs;
 }
@@ -248,7 +264,7 @@ class HelpFormatter : public CLI::Formatter {
 /// extras, which parse() turns into the program's errors. One command at most (a second
 /// command's name is an argument); an option given twice takes its last value, as before;
 /// a switch takes no value (`--training=false` is an error, not a way to turn it off).
-std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance) {
+std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance, std::string& amount) {
   auto app = std::make_unique<CLI::App>(std::string(program_description), "symtrace");
   app->formatter(std::make_shared<HelpFormatter>());
   app->footer(std::string(program_footer));
@@ -281,6 +297,15 @@ std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance) {
           ->type_name("SIZES")
           ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }
+    if (c.name == "prune") {
+      sub->add_option("--amount", amount, "the fraction of each group's channels to cut, in [0, 1) (e.g. 0.3)")
+          ->type_name("A")
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+      sub->add_option("--criterion", options.criterion,
+                      "how channels are ranked: l1 (default) or l2, the norm of the weights producing them")
+          ->type_name("l1|l2")
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    }
     if (c.takes_tolerance) {
       sub->add_option("--tolerance", tolerance,
                       "the largest relative error accepted (default 1e-05): max |graph - eager| over max |eager|")
@@ -308,7 +333,7 @@ std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance) {
     if (first.starts_with("-")) {
       throw UsageError("", "options need a command first, e.g. symtrace report resnet50_fail4 --format json");
     }
-    throw UsageError("", fmt::format("unknown command '{}'; the commands are zoo, trace, report, check, ops and analyze", first));
+    throw UsageError("", fmt::format("unknown command '{}'; the commands are zoo, trace, report, check, ops, analyze and prune", first));
   }
   const std::string command(spec->name);
   if (first.starts_with("-")) {
@@ -319,6 +344,8 @@ std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance) {
     if (name == "--input" || name == "--dim") throw UsageError(command, fmt::format("{} takes no {}", command, name));
     if (name == "--tolerance") throw UsageError(command, fmt::format("{} takes no --tolerance (check does)", command));
     if (name == "--at") throw UsageError(command, fmt::format("{} takes no --at (analyze does)", command));
+    if (name == "--amount" || name == "--criterion")
+      throw UsageError(command, fmt::format("{} takes no {} (prune does)", command, name));
     throw UsageError(command, fmt::format("unknown option '{}'; see --help for the options", first));
   }
   if (!spec->takes_model) throw UsageError(command, fmt::format("{} takes no argument, got '{}'", command, first));
@@ -330,8 +357,8 @@ std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance) {
 
 Options parse_options(const std::vector<std::string>& args) {
   Options o;
-  std::string tolerance;
-  std::unique_ptr<CLI::App> app = make_app(o, tolerance);
+  std::string tolerance, amount;
+  std::unique_ptr<CLI::App> app = make_app(o, tolerance, amount);
   const CommandSpec* spec = nullptr;
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last first
   try {
@@ -385,6 +412,19 @@ Options parse_options(const std::vector<std::string>& args) {
       throw UsageError(command, fmt::format("--tolerance '{}' is not a number >= 0; write e.g. --tolerance 1e-4", text));
     }
     o.tolerance = value;
+  }
+  if (command == "prune") {
+    if (sub->count("--amount") == 0)
+      throw UsageError(command, "prune needs --amount A, the fraction of each group's channels to cut (e.g. --amount 0.3)");
+    double value = 0;
+    auto [end, ec] = std::from_chars(amount.data(), amount.data() + amount.size(), value);
+    if (ec != std::errc() || end != amount.data() + amount.size() || !(value >= 0 && value < 1))
+      throw UsageError(command, fmt::format("--amount '{}' is not a number in [0, 1); write e.g. --amount 0.3", amount));
+    o.amount = value;
+    if (o.criterion != "l1" && o.criterion != "l2")
+      throw UsageError(command, fmt::format("--criterion '{}' is not l1 or l2", o.criterion));
+    // -o is the pruned model's file; what prune did goes to standard output.
+    o.pruned_file = std::exchange(o.output, {});
   }
   for (const std::string& text : o.dims) {
     auto bad = [&](const std::string& why) {
@@ -466,8 +506,8 @@ Options parse_options(const std::vector<std::string>& args) {
 
 std::string help_text(std::string_view command) {
   Options o;
-  std::string tolerance;
-  std::unique_ptr<CLI::App> app = make_app(o, tolerance);
+  std::string tolerance, amount;
+  std::unique_ptr<CLI::App> app = make_app(o, tolerance, amount);
   if (const CommandSpec* spec = find_command(command)) return app->get_subcommand(std::string(spec->name))->help();
   return app->help();
 }

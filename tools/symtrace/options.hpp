@@ -12,22 +12,25 @@ namespace symtrace::cli {
 
 /// What the command line asks for.
 struct Options {
-  std::string command;              ///< zoo, trace, report, check or ops; empty when none was given
+  std::string command;              ///< zoo, trace, report, check, ops, analyze or prune; empty when none was given
   std::string model;                ///< the MODEL argument
   std::vector<std::string> inputs;  ///< each --input, as written
   std::vector<std::string> dims;    ///< each --dim, as written (NAME=LO..HI)
   /// The ranges --dim gives the named dims of --input shapes, read from `dims`.
   std::vector<std::pair<std::string, SymRange>> dim_ranges;
-  std::string at;               ///< analyze --at, as written (N=8,H=224)
-  SymBindings at_values;        ///< the values --at gives the named dims
-  std::string format = "text";  ///< --format
-  std::string output;           ///< -o FILE; empty: standard output
-  double tolerance = 1e-5;      ///< check --tolerance: the largest relative error accepted
-  bool by_execution = false;    ///< report --by-execution: capture failed modules by execution
-  bool training = false;        ///< ops --training: also run the model in training mode
-  bool against_torch = false;   ///< check --against-torch: also compare with LibTorch's forward
-  bool help = false;            ///< --help
-  bool version = false;         ///< --version
+  std::string at;                ///< analyze --at, as written (N=8,H=224)
+  SymBindings at_values;         ///< the values --at gives the named dims
+  std::string format = "text";   ///< --format
+  std::string output;            ///< -o FILE; empty: standard output (prune: see pruned_file)
+  double amount = 0.0;           ///< prune --amount: the fraction of each group's channels to cut
+  std::string criterion = "l1";  ///< prune --criterion: l1 or l2
+  std::string pruned_file;       ///< prune -o FILE: the pruned TorchScript file (its report goes to standard output)
+  double tolerance = 1e-5;       ///< check --tolerance: the largest relative error accepted
+  bool by_execution = false;     ///< report --by-execution: capture failed modules by execution
+  bool training = false;         ///< ops --training: also run the model in training mode
+  bool against_torch = false;    ///< check --against-torch: also compare with LibTorch's forward
+  bool help = false;             ///< --help
+  bool version = false;          ///< --version
 };
 
 /// Bad usage: a one-line message saying what was wrong and how to fix it, and the command

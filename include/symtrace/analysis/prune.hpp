@@ -22,12 +22,20 @@
 
 namespace symtrace {
 
+/// How channels are ranked for pruning: by the L1 norm (sum of magnitudes) or the L2 norm of
+/// the slices of the group's `out` members (Torch-Pruning's MagnitudeImportance, p = 1 or 2).
+enum class PruneCriterion : std::uint8_t {
+  l1,
+  l2
+};
+
 /// The channels of `group` to keep when a fraction `amount` (in [0, 1)) of them is pruned:
-/// floor(amount x channels) channels go, those whose `out` members have the smallest L1 norm
-/// (summed over those members' slices; ties keep the lower index). Returned in increasing
-/// order. Throws std::invalid_argument for an amount out of range, a group that is not
-/// prunable or has no `out` member, or a member the model does not hold.
+/// floor(amount x channels) channels go, those whose `out` members have the smallest norm by
+/// `criterion` (over those members' slices together; ties keep the lower index). Returned in
+/// increasing order. Throws std::invalid_argument for an amount out of range, a group that is
+/// not prunable or has no `out` member, or a member the model does not hold.
 [[nodiscard]] std::vector<std::int64_t> channels_to_keep(const Module& model, const ChannelGroup& group, double amount,
+                                                         PruneCriterion criterion = PruneCriterion::l1,
                                                          std::source_location where = std::source_location::current());
 
 /// A group and the channels of it to keep (indices into the group, increasing).
@@ -44,5 +52,13 @@ struct ChannelSelection {
 /// naming the problem leaves the model unchanged.
 void prune_channels(Module& model, std::span<const ChannelSelection> selections,
                     std::source_location where = std::source_location::current());
+
+/// Zeroes, in `model`, the weights with which the layers reading each group's channels read the
+/// ones `selections` does not keep (each `in` member's slices), so that no layer sees them: what
+/// the model then computes is what `prune_channels` with the same selections computes, exactly
+/// (the test of a cut: the removed channels were read by nothing else). Checked as
+/// prune_channels checks; the model is unchanged on error.
+void mask_channels(Module& model, std::span<const ChannelSelection> selections,
+                   std::source_location where = std::source_location::current());
 
 }  // namespace symtrace

@@ -1,0 +1,157 @@
+// Pruning a PyTorch model: the channel groups of a TorchScript file cut by prune_channels and
+// written back by torchscript::save_with_tensors, checked by LibTorch itself. The pruned file
+// must compute exactly what the original computes when the cut channels are zeroed in every
+// layer that reads them (their `in` slices): the cut then removes only what no consumer sees.
+#include "support/checks.hpp"
+#include "torchscript/model_files.hpp"
+
+#include <symtrace/symtrace.hpp>
+#include <symtrace/torchscript/load.hpp>
+#include <symtrace/torchscript/save.hpp>
+
+#include "support/run_cli.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+using namespace symtrace;
+using namespace symtrace::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A directory of this test's files, removed at the end.
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / fmt::format("symtrace-prune-test-{}", ::getpid());
+  Scratch() { fs::create_directories(dir); }
+  ~Scratch() {
+    std::error_code ignored;
+    fs::remove_all(dir, ignored);
+  }
+};
+
+/// The plan prune makes at `amount`: every prunable group, its smallest channels by L1 cut.
+std::vector<ChannelSelection> plan_for(const Module& model, const ChannelGroups& groups, double amount) {
+  std::vector<ChannelSelection> plan;
+  for (const ChannelGroup& g : groups.groups) {
+    if (!g.prunable) continue;
+    std::vector<std::int64_t> keep = channels_to_keep(model, g, amount);
+    if (static_cast<std::int64_t>(keep.size()) < g.channels) plan.push_back({&g, std::move(keep)});
+  }
+  return plan;
+}
+
+const Tensor& first_tensor(const Value& v) { return v.is_list() ? v.to_list().front().to_tensor() : v.to_tensor(); }
+
+}  // namespace
+
+TEST_CASE("every classifier pruned at 0.3 computes what the original computes with the cut channels unread") {
+  Scratch scratch;
+  for (const std::string& name : classifiers) {
+    SUBCASE(name.c_str()) {
+      const fs::path file = models / (name + ".script.pt");
+      const IntList shape = meta(name)["input"].get<IntList>();
+      const Tensor x = read_floats(models / (name + ".input.bin"), shape);
+      std::shared_ptr<Module> model = torchscript::load(file);
+      const GraphCollection collection = trace_for_analysis(*model, {InputSpec(Shape(shape))});
+      const ChannelGroups groups = channel_groups(*model, collection);
+      const std::vector<ChannelSelection> plan = plan_for(*model, groups, 0.3);
+      REQUIRE_FALSE(plan.empty());
+
+      std::shared_ptr<Module> reference = torchscript::load(file);
+      mask_channels(*reference, plan);
+      prune_channels(*model, plan);
+      const fs::path pruned = scratch.dir / (name + ".pruned.pt"), zeroed = scratch.dir / (name + ".zeroed.pt");
+      torchscript::save_with_tensors(file, *model, pruned);
+      torchscript::save_with_tensors(file, *reference, zeroed);
+
+      // LibTorch runs both files.
+      const Value cut = torchscript::run_in_libtorch(pruned, {x});
+      const Value unread = torchscript::run_in_libtorch(zeroed, {x});
+      const Tensor& a = first_tensor(cut);
+      const Tensor& b = first_tensor(unread);
+      CHECK(a.shape() == b.shape());
+      CHECK(max_rel_error(a, b) <= 1e-5);
+      // The pruned file, loaded by symtrace, has the pruned model's parameters.
+      CHECK(torchscript::load(pruned)->num_parameters() == model->num_parameters());
+      CHECK(model->num_parameters() < reference->num_parameters());
+    }
+  }
+}
+
+TEST_CASE("symtrace prune writes a file LibTorch runs, and analyze of it counts what prune printed") {
+  Scratch scratch;
+  const std::string file = (models / "mobilenet_v2.script.pt").string();
+  const std::string out = (scratch.dir / "small.pt").string();
+  const CliRun r = run_cli({"prune", file, "--amount", "0.3", "--input", "1x3x32x32", "-o", out, "--format", "json"});
+  REQUIRE(r.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  CHECK(doc["output"] == out);
+  CHECK(doc["max_rel_error"].get<double>() <= 1e-5);
+  CHECK(doc["parameters"]["after"].get<std::int64_t>() < doc["parameters"]["before"].get<std::int64_t>());
+  // At least a quarter of the MACs go at 0.3 (each group keeps 70% of its channels: ~49% of a
+  // convolution's MACs between two cut groups).
+  CHECK(doc["macs"]["after"].get<double>() <= 0.75 * doc["macs"]["before"].get<double>());
+  std::size_t pruned = 0, refused = 0;
+  for (const nlohmann::json& g : doc["groups"]) {
+    if (!g["prunable"].get<bool>()) {
+      ++refused;
+      CHECK_FALSE(g["reason"].get<std::string>().empty());
+      CHECK(g["kept"].is_null());
+    } else if (!g["kept"].is_null()) {
+      ++pruned;
+      const auto channels = g["channels"].get<std::int64_t>();
+      CHECK(g["kept"].get<std::int64_t>() == channels - static_cast<std::int64_t>(0.3 * static_cast<double>(channels)));
+    }
+  }
+  CHECK(pruned == 25);
+  CHECK(refused == 2);
+  const nlohmann::json analysis =
+      nlohmann::json::parse(run_cli({"analyze", out, "--input", "1x3x32x32", "--format", "json"}).out);
+  CHECK(analysis["summary"]["parameters"] == doc["parameters"]["after"]);
+  CHECK(analysis["summary"]["macs"] == doc["macs"]["after"]);
+  CHECK(torchscript::run_in_libtorch(out, {randn({2, 3, 32, 32})}).to_tensor().shape() == Shape{2, 1000});
+}
+
+TEST_CASE("prune refuses bad input with exit 2 and writes nothing") {
+  Scratch scratch;
+  const std::string file = (models / "resnet18.script.pt").string();
+  const auto before = fs::last_write_time(file);
+  const std::string out = (scratch.dir / "out.pt").string();
+  SUBCASE("an amount outside [0, 1)") {
+    for (const char* amount : {"1", "1.5", "-0.1", "x"}) {
+      CAPTURE(amount);
+      const CliRun r = run_cli({"prune", file, "--amount", amount, "--input", "1x3x32x32", "-o", out});
+      CHECK(r.code == 2);
+      CHECK(r.err.find(fmt::format("--amount '{}' is not a number in [0, 1)", amount)) != std::string::npos);
+    }
+  }
+  SUBCASE("no --amount, an unknown criterion, -o for a zoo model") {
+    CHECK(run_cli({"prune", file, "--input", "1x3x32x32", "-o", out}).err.find("prune needs --amount A") !=
+          std::string::npos);
+    CHECK(run_cli({"prune", file, "--amount", "0.3", "--criterion", "l3", "--input", "1x3x32x32"}).code == 2);
+    const CliRun zoo = run_cli({"prune", "resnet18", "--amount", "0.3", "-o", out});
+    CHECK(zoo.code == 2);
+    CHECK(zoo.err.find("'resnet18' is a zoo model") != std::string::npos);
+  }
+  SUBCASE("an amount that cuts nothing") {
+    const CliRun r = run_cli({"prune", file, "--amount", "0.001", "--input", "1x3x32x32", "-o", out});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("cuts no channel") != std::string::npos);
+  }
+  SUBCASE("a model with no group to prune") {
+    const CliRun r = run_cli({"prune", (models / "fallback_ops.script.pt").string(), "--amount", "0.3", "--input",
+                           "1x16x8x8", "-o", out});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("cannot be pruned") != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(out));
+  CHECK(fs::last_write_time(file) == before);  // the input file untouched
+}
