@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -87,10 +88,12 @@ TEST_CASE("every classifier pruned at 0.3 computes what the original computes wi
 }
 
 TEST_CASE("symtrace prune writes a file LibTorch runs, and analyze of it counts what prune printed") {
+  // --check: LibTorch runs the pruned file against the original with the cut channels unread.
   Scratch scratch;
   const std::string file = (models / "mobilenet_v2.script.pt").string();
   const std::string out = (scratch.dir / "small.pt").string();
-  const CliRun r = run_cli({"prune", file, "--amount", "0.3", "--input", "1x3x32x32", "-o", out, "--format", "json"});
+  const CliRun r =
+      run_cli({"prune", file, "--amount", "0.3", "--input", "1x3x32x32", "-o", out, "--format", "json", "--check"});
   REQUIRE(r.code == 0);
   const nlohmann::json doc = nlohmann::json::parse(r.out);
   CHECK(doc["output"] == out);
@@ -148,10 +151,51 @@ TEST_CASE("prune refuses bad input with exit 2 and writes nothing") {
   }
   SUBCASE("a model with no group to prune") {
     const CliRun r = run_cli({"prune", (models / "fallback_ops.script.pt").string(), "--amount", "0.3", "--input",
-                           "1x16x8x8", "-o", out});
+                              "1x16x8x8", "-o", out});
     CHECK(r.code == 2);
     CHECK(r.err.find("cannot be pruned") != std::string::npos);
   }
   CHECK_FALSE(fs::exists(out));
   CHECK(fs::last_write_time(file) == before);  // the input file untouched
+}
+
+TEST_CASE("prune --plan cuts the channels a plan keeps, and refuses a plan naming what does not exist") {
+  Scratch scratch;
+  const std::string file = (models / "resnet18.script.pt").string();
+  const std::string out = (scratch.dir / "planned.pt").string();
+  const auto plan = [&](const std::string& text) {
+    const std::string path = (scratch.dir / "plan.json").string();
+    std::ofstream(path) << text;
+    return path;
+  };
+  // Group 2 is the stem's 64 channels with layer1's residual stream; group 3 layer1.0's inner 64.
+  const CliRun r = run_cli({"prune", file, "--plan", plan(R"({"groups": [{"group": 3, "keep": [0, 1, 2, 3]}]})"),
+                            "--input", "1x3x32x32", "-o", out, "--format", "json", "--check"});
+  REQUIRE(r.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  CHECK(doc["groups"][2]["kept"] == 4);
+  CHECK(doc["groups"][1]["kept"].is_null());
+  CHECK(doc["max_rel_error"].get<double>() <= 1e-5);
+  // layer1.0.conv1 keeps 4 of its 64 output channels; conv2 reads those 4.
+  CHECK(doc["parameters"]["before"].get<std::int64_t>() - doc["parameters"]["after"].get<std::int64_t>() ==
+        60 * (64 * 9 + 2) + 64 * 60 * 9);
+
+  struct Bad {
+    const char* plan;
+    const char* message;
+  };
+  for (const Bad& bad : {Bad{R"({"groups": [{"group": 99, "keep": [0]}]})", "group 99 does not exist"},
+                         Bad{R"({"groups": [{"group": 1, "keep": [0]}]})", "group 1 cannot be pruned"},
+                         Bad{R"({"groups": [{"group": 3, "keep": [0, 64]}]})", "group 3 keeps channel 64"},
+                         Bad{R"({"groups": [{"group": 3, "keep": [2, 1]}]})", "group 3 keeps channel 1"},
+                         Bad{R"({"groups": [{"group": 3, "keep": []}]})", "group 3 keeps no channel"},
+                         Bad{R"({"cut": 3})", "it has no list of groups"}, Bad{"{", "not a JSON plan"}}) {
+    CAPTURE(bad.plan);
+    const std::string bad_out = (scratch.dir / "bad.pt").string();
+    const CliRun b = run_cli({"prune", file, "--plan", plan(bad.plan), "--input", "1x3x32x32", "-o", bad_out});
+    CHECK(b.code == 2);
+    CHECK(b.err.find(bad.message) != std::string::npos);
+    CHECK_FALSE(fs::exists(bad_out));
+  }
+  CHECK(run_cli({"prune", file, "--plan", plan("{}"), "--amount", "0.3", "--input", "1x3x32x32"}).err.find("give --amount or --plan, not both") != std::string::npos);
 }

@@ -130,14 +130,24 @@ const std::array<CommandSpec, 7>& commands() {
        "weights that produce them (--criterion) and cuts the smallest fraction --amount of every group (rounded down), "
        "then prints what it did: each group pruned (channels before and after) or refused (with the reason), and "
        "parameters and MACs before and after. For a TorchScript file, -o writes the pruned model as a TorchScript "
-       "file (parameters and buffers cut, the layers' size attributes updated) after LibTorch has loaded it and run "
-       "its forward on the inputs. Exit 2 for an amount outside [0, 1) or a model with no group to prune.",
-       {"text", "json"}, true, input_known, false, {},
+       "file (parameters and buffers cut; a cut depthwise convolution computes its groups from its weight), kept "
+       "only when symtrace loads and analyses it as it did the original; with --check, only when LibTorch runs it "
+       "and it computes what the original computes with the cut channels unread by any layer (a zoo model is always "
+       "checked so, in memory). Exit 1 when the pruned model fails those checks. --plan FILE cuts the channels a plan chooses instead (the JSON output is the "
+       "search space to choose them from). Exit 2 for an amount outside [0, 1), a plan naming groups or channels "
+       "that do not exist, or a model with no group to prune; nothing is written then.",
+       {"text", "json"}, true, input_known, false,
+       {{"--check",
+         "also run the pruned file and the original with the cut channels unread by any layer in LibTorch, and "
+         "keep the file only when they compute the same (relative error 1e-5); a zoo model is always checked so",
+         &Options::check_pruned}},
        // clang-format on
-       "JSON: {\"model\", \"amount\", \"criterion\", \"groups\": [{\"group\", \"graph\", \"channels\", "
+       "JSON: {\"model\", \"amount\", \"criterion\", \"plan\", \"groups\": [{\"group\", \"graph\", \"channels\", "
        "\"kept\", \"prunable\", \"reason\", \"members\": [{\"tensor\", \"dim\", \"offset\", \"role\"}]}], "
-       "\"parameters\": {\"before\", \"after\"}, \"macs\": {\"before\", \"after\"}, \"output\"}: the groups "
-       "are a search space (kept is null for a group not cut).",
+       "\"parameters\": {\"before\", \"after\"}, \"macs\": {\"before\", \"after\", \"complete\"}, "
+       "\"max_rel_error\", \"output\"}: the groups are a search space (kept is null for a group not cut); "
+       "max_rel_error is the pruned model against the original with the cut channels unread (null when nothing "
+       "was cut).",
        prune_command},
   }};
   return specs;
@@ -301,6 +311,12 @@ std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance, std
       sub->add_option("--amount", amount, "the fraction of each group's channels to cut, in [0, 1) (e.g. 0.3)")
           ->type_name("A")
           ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+      sub->add_option("--plan", options.plan,
+                      "cut as the JSON plan in FILE says instead of by --amount: {\"groups\": [{\"group\": 2, "
+                      "\"keep\": [0, 3, ...]}, ...]}, the groups numbered as prune and analyze number them, the "
+                      "channels to keep in increasing order")
+          ->type_name("FILE")
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
       sub->add_option("--criterion", options.criterion,
                       "how channels are ranked: l1 (default) or l2, the norm of the weights producing them")
           ->type_name("l1|l2")
@@ -344,7 +360,7 @@ std::unique_ptr<CLI::App> make_app(Options& options, std::string& tolerance, std
     if (name == "--input" || name == "--dim") throw UsageError(command, fmt::format("{} takes no {}", command, name));
     if (name == "--tolerance") throw UsageError(command, fmt::format("{} takes no --tolerance (check does)", command));
     if (name == "--at") throw UsageError(command, fmt::format("{} takes no --at (analyze does)", command));
-    if (name == "--amount" || name == "--criterion")
+    if (name == "--amount" || name == "--criterion" || name == "--plan")
       throw UsageError(command, fmt::format("{} takes no {} (prune does)", command, name));
     throw UsageError(command, fmt::format("unknown option '{}'; see --help for the options", first));
   }
@@ -414,13 +430,18 @@ Options parse_options(const std::vector<std::string>& args) {
     o.tolerance = value;
   }
   if (command == "prune") {
-    if (sub->count("--amount") == 0)
-      throw UsageError(command, "prune needs --amount A, the fraction of each group's channels to cut (e.g. --amount 0.3)");
-    double value = 0;
-    auto [end, ec] = std::from_chars(amount.data(), amount.data() + amount.size(), value);
-    if (ec != std::errc() || end != amount.data() + amount.size() || !(value >= 0 && value < 1))
-      throw UsageError(command, fmt::format("--amount '{}' is not a number in [0, 1); write e.g. --amount 0.3", amount));
-    o.amount = value;
+    const bool by_amount = sub->count("--amount") > 0, by_plan = sub->count("--plan") > 0;
+    if (by_amount == by_plan)
+      throw UsageError(command, by_plan ? "give --amount or --plan, not both"
+                                        : "prune needs --amount A, the fraction of each group's channels to cut (e.g. "
+                                          "--amount 0.3), or --plan FILE");
+    if (by_amount) {
+      double value = 0;
+      auto [end, ec] = std::from_chars(amount.data(), amount.data() + amount.size(), value);
+      if (ec != std::errc() || end != amount.data() + amount.size() || !(value >= 0 && value < 1))
+        throw UsageError(command, fmt::format("--amount '{}' is not a number in [0, 1); write e.g. --amount 0.3", amount));
+      o.amount = value;
+    }
     if (o.criterion != "l1" && o.criterion != "l2")
       throw UsageError(command, fmt::format("--criterion '{}' is not l1 or l2", o.criterion));
     // -o is the pruned model's file; what prune did goes to standard output.

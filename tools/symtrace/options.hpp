@@ -24,6 +24,8 @@ struct Options {
   std::string output;            ///< -o FILE; empty: standard output (prune: see pruned_file)
   double amount = 0.0;           ///< prune --amount: the fraction of each group's channels to cut
   std::string criterion = "l1";  ///< prune --criterion: l1 or l2
+  std::string plan;              ///< prune --plan FILE: the channels to keep per group, instead of --amount
+  bool check_pruned = false;     ///< prune --check: run the pruned file in LibTorch against the masked original
   std::string pruned_file;       ///< prune -o FILE: the pruned TorchScript file (its report goes to standard output)
   double tolerance = 1e-5;       ///< check --tolerance: the largest relative error accepted
   bool by_execution = false;     ///< report --by-execution: capture failed modules by execution

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 #include <optional>
 #include <string>
@@ -66,6 +67,54 @@ std::string modules_of(const ChannelGroup& g) {
   return fmt::format("{}", fmt::join(out, ", "));
 }
 
+// The plan in `path`: `{"groups": [{"group": 2, "keep": [0, 3, ...]}, ...]}`, groups numbered
+// from 1 in the order of `groups`. std::invalid_argument (exit 2) naming what is wrong.
+std::vector<ChannelSelection> read_plan(const std::string& path, const ChannelGroups& groups, const std::string& model) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(fmt::format("{}: cannot read the plan", path));
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(fmt::format("{}: not a JSON plan: {}", path, e.what()));
+  }
+  const auto bad = [&](const std::string& why) {
+    return std::invalid_argument(fmt::format("{}: {}; a plan is {{\"groups\": [{{\"group\": 2, \"keep\": [0, 3, ...]}}, "
+                                             "...]}}",
+                                             path, why));
+  };
+  if (!doc.is_object() || !doc.contains("groups") || !doc["groups"].is_array()) throw bad("it has no list of groups");
+  std::vector<ChannelSelection> plan;
+  for (const nlohmann::json& entry : doc["groups"]) {
+    if (!entry.is_object() || !entry.contains("group") || !entry["group"].is_number_integer() || !entry.contains("keep") ||
+        !entry["keep"].is_array())
+      throw bad(fmt::format("the entry {} is not {{\"group\": N, \"keep\": [...]}}", entry.dump()));
+    const auto number = entry["group"].get<std::int64_t>();
+    if (number < 1 || number > static_cast<std::int64_t>(groups.groups.size()))
+      throw bad(fmt::format("group {} does not exist: {} has groups 1 to {}", number, model, groups.groups.size()));
+    const ChannelGroup& g = groups.groups[static_cast<std::size_t>(number - 1)];
+    if (!g.prunable) throw bad(fmt::format("group {} cannot be pruned: {}", number, g.reason));
+    if (std::any_of(plan.begin(), plan.end(), [&](const ChannelSelection& s) { return s.group == &g; }))
+      throw bad(fmt::format("group {} is given twice", number));
+    std::vector<std::int64_t> keep;
+    for (const nlohmann::json& c : entry["keep"]) {
+      if (!c.is_number_integer()) throw bad(fmt::format("group {} keeps {}, which is not a channel index", number, c.dump()));
+      const auto channel = c.get<std::int64_t>();
+      if (channel < 0 || channel >= g.channels || (!keep.empty() && channel <= keep.back()))
+        throw bad(fmt::format("group {} keeps channel {}: its channels are 0 to {}, kept in increasing order", number,
+                              channel, g.channels - 1));
+      keep.push_back(channel);
+    }
+    if (keep.empty()) throw bad(fmt::format("group {} keeps no channel", number));
+    if (static_cast<std::int64_t>(keep.size()) < g.channels) plan.push_back({&g, std::move(keep)});
+  }
+  return plan;
+}
+
+// The largest relative error of the pruned model against the masked original that counts as
+// the same computation: float32 sums of the same terms, in LibTorch or symtrace's kernels.
+constexpr double exact_enough = 1e-5;
+
 // Removes a file at the end of the scope when armed.
 struct Remove {
   std::filesystem::path path;
@@ -113,94 +162,110 @@ int prune_command(const Options& options, Output& output, std::ostream& err) {
     throw std::invalid_argument(fmt::format("{} cannot be pruned: {}; see symtrace analyze {}", info.name, why,
                                             options.model));
   }
-  progress.stage("ranking the channels");
   std::vector<ChannelSelection> plan;
   std::vector<std::optional<std::int64_t>> kept(groups.groups.size());
-  for (std::size_t i = 0; i < groups.groups.size(); ++i) {
-    const ChannelGroup& g = groups.groups[i];
-    if (!g.prunable) continue;
-    std::vector<std::int64_t> keep = channels_to_keep(*model, g, options.amount, criterion);
-    if (static_cast<std::int64_t>(keep.size()) == g.channels) continue;  // the amount cuts none of it
-    kept[i] = static_cast<std::int64_t>(keep.size());
-    plan.push_back({&g, std::move(keep)});
+  if (!options.plan.empty()) {
+    plan = read_plan(options.plan, groups, info.name);
+    for (const ChannelSelection& sel : plan)
+      kept[static_cast<std::size_t>(sel.group - groups.groups.data())] = static_cast<std::int64_t>(sel.keep.size());
+  } else {
+    progress.stage("ranking the channels");
+    for (std::size_t i = 0; i < groups.groups.size(); ++i) {
+      const ChannelGroup& g = groups.groups[i];
+      if (!g.prunable) continue;
+      std::vector<std::int64_t> keep = channels_to_keep(*model, g, options.amount, criterion);
+      if (static_cast<std::int64_t>(keep.size()) == g.channels) continue;  // the amount cuts none of it
+      kept[i] = static_cast<std::int64_t>(keep.size());
+      plan.push_back({&g, std::move(keep)});
+    }
   }
-  if (plan.empty() && !options.pruned_file.empty())
+  if (plan.empty() && !options.pruned_file.empty()) {
+    if (!options.plan.empty())
+      throw std::invalid_argument(fmt::format("{}: the plan cuts no channel, so no file was written", options.plan));
     throw std::invalid_argument(fmt::format("--amount {} cuts no channel of {} (every prunable group has fewer than "
                                             "1/{} channels), so no file was written",
                                             options.amount, info.name, options.amount));
-  std::optional<Value> reference;  // the original's result, for the pruned model's shapes
-  std::optional<OutputComparison> exactness;  // the pruned model against the original with the cut unread
-  if (!plan.empty()) {
-    progress.stage("running the original");
-    reference = file ? torchscript::run_in_libtorch(options.model, args) : model->call(args);
-    // A zoo model is checked in memory: the cut channels masked first (what mask_channels
-    // zeroes, prune_channels then removes), then cut.
-    std::optional<Value> masked;
-    if (!file) {
-      progress.stage("running the original with the cut channels unread");
-      mask_channels(*model, plan);
-      masked = model->call(args);
-    }
-    progress.stage("cutting the channels");
-    prune_channels(*model, plan);
-    if (!file) {  // the zoo model, pruned in memory, runs with the original's result shapes
-      progress.stage("running the pruned model");
-      const Value result = model->call(args);
-      if (result_text(result) != result_text(*reference))
-        throw std::runtime_error(fmt::format("the pruned model gives {} where the original gives {}",
-                                             result_text(result), result_text(*reference)));
-      exactness = compare_outputs(result, *masked);
-    }
   }
-  // A file is written (to -o, or to a temporary file) and the pruned model is that file as
-  // LibTorch runs it and symtrace analyses it.
+  std::optional<OutputComparison> exactness;  // the pruned model against the original with the cut unread
   std::string written;
   Counts after = before;
-  if (file && !plan.empty()) {
-    const bool keep_file = !options.pruned_file.empty();
-    const std::filesystem::path path =
-        keep_file ? std::filesystem::path(options.pruned_file)
-                  : std::filesystem::temp_directory_path() / fmt::format("symtrace-prune-{}.pt", ::getpid());
-    Remove remove_later{path, !keep_file};
-    progress.stage("writing the pruned file");
-    torchscript::save_with_tensors(options.model, *model, path);
-    progress.stage("running the pruned file in LibTorch");
-    std::string problem;
-    try {
-      const Value result = torchscript::run_in_libtorch(path, args);
-      if (reference && result_text(result) != result_text(*reference))
-        problem = fmt::format("its forward gives {} where the original's gives {}", result_text(result),
-                              result_text(*reference));
-      written = result_text(result);
-    } catch (const std::exception& e) {
-      problem = e.what();
+  if (!plan.empty()) {
+    // The cut's test: what the model computes with the cut channels unread by any layer (what
+    // mask_channels zeroes, prune_channels then removes) against what the pruned model computes.
+    std::optional<std::filesystem::path> masked_file;
+    std::optional<Value> masked;
+    if (options.check_pruned || !file) {
+      progress.stage("masking the cut channels");
+      mask_channels(*model, plan);
+      if (file) {
+        masked_file = std::filesystem::temp_directory_path() / fmt::format("symtrace-prune-masked-{}.pt", ::getpid());
+        torchscript::save_with_tensors(options.model, *model, *masked_file);
+      } else {
+        masked = model->call(args);
+      }
     }
-    if (!problem.empty()) {
-      remove_later.armed = true;
-      throw std::runtime_error(fmt::format("the pruned model does not run in LibTorch, so no file was written: {}",
-                                           problem));
+    const Remove remove_masked{masked_file.value_or(std::filesystem::path()), masked_file.has_value()};
+    progress.stage("cutting the channels");
+    prune_channels(*model, plan);
+    if (!file) {  // the zoo model, pruned in memory
+      progress.stage("running the pruned model");
+      const Value result = model->call(args);
+      if (result_text(result) != result_text(*masked))
+        throw std::runtime_error(fmt::format("the pruned model gives {} where the original gives {}",
+                                             result_text(result), result_text(*masked)));
+      exactness = compare_outputs(result, *masked);
+      if (exactness->max_rel_error > exact_enough || !exactness->mismatch.empty())
+        throw std::runtime_error(fmt::format("the pruned model computes something else than the original with the cut "
+                                             "channels unread (relative error {:.2g})",
+                                             exactness->max_rel_error));
+      progress.stage("counting the pruned model");
+      after = count(*model, specs, info.name);
+    } else {
+      // The file is written (to -o, or to a temporary file) and analysed as symtrace loads it
+      // (with LibTorch's loader): what it has to count is what analyze of it counts.
+      const bool keep_file = !options.pruned_file.empty();
+      const std::filesystem::path path =
+          keep_file ? std::filesystem::path(options.pruned_file)
+                    : std::filesystem::temp_directory_path() / fmt::format("symtrace-prune-{}.pt", ::getpid());
+      Remove remove_later{path, !keep_file};
+      progress.stage("writing the pruned file");
+      torchscript::save_with_tensors(options.model, *model, path);
+      progress.stage("analysing the pruned file");
+      std::string problem;
+      try {
+        after = count(*torchscript::load(path), specs, info.name);
+        if (before.complete && !after.complete) problem = "symtrace's analysis of it fails where the original's did not";
+        if (problem.empty() && options.check_pruned) {
+          progress.stage("running the pruned file in LibTorch");
+          const Value result = torchscript::run_in_libtorch(path, args);
+          const Value unread = torchscript::run_in_libtorch(*masked_file, args);
+          written = result_text(result);
+          if (written != result_text(unread))
+            problem = fmt::format("its forward gives {} where the original's gives {}", written, result_text(unread));
+          else
+            exactness = compare_outputs(result, unread);
+          if (exactness && (exactness->max_rel_error > exact_enough || !exactness->mismatch.empty()))
+            problem = fmt::format("it computes something else than the original with the cut channels unread "
+                                  "(relative error {:.2g}{})",
+                                  exactness->max_rel_error, exactness->mismatch.empty() ? "" : "; " + exactness->mismatch);
+        }
+      } catch (const std::exception& e) {
+        problem = e.what();
+      }
+      if (!problem.empty()) {
+        remove_later.armed = true;
+        throw std::runtime_error(fmt::format("the pruned model does not work, so no file was written: {}", problem));
+      }
     }
-    progress.stage("analysing the pruned file");
-    after = count(*torchscript::load(path), specs, info.name);
-    // The cut's test: the original with the cut channels unread by any layer, run by LibTorch,
-    // computes what the pruned file computes.
-    progress.stage("checking the cut against the original");
-    const std::shared_ptr<Module> masked = torchscript::load(options.model);
-    mask_channels(*masked, plan);
-    const std::filesystem::path masked_path =
-        std::filesystem::temp_directory_path() / fmt::format("symtrace-prune-masked-{}.pt", ::getpid());
-    const Remove remove_masked{masked_path, true};
-    torchscript::save_with_tensors(options.model, *masked, masked_path);
-    exactness = compare_outputs(torchscript::run_in_libtorch(path, args), torchscript::run_in_libtorch(masked_path, args));
-  } else if (!plan.empty()) {
-    progress.stage("counting the pruned model");
-    after = count(*model, specs, info.name);
   }
   shown.reset();
 
   const auto count_text = [](const SymExpr& e, bool complete) { return (complete ? "" : "≥ ") + format_count(e); };
   if (options.format == "json") {
-    nlohmann::ordered_json doc{{"model", info.name}, {"amount", options.amount}, {"criterion", options.criterion}};
+    nlohmann::ordered_json doc{{"model", info.name}};
+    doc["amount"] = options.plan.empty() ? nlohmann::ordered_json(options.amount) : nlohmann::ordered_json(nullptr);
+    doc["criterion"] = options.plan.empty() ? nlohmann::ordered_json(options.criterion) : nlohmann::ordered_json(nullptr);
+    doc["plan"] = options.plan.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(options.plan);
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     const nlohmann::ordered_json analysed = nlohmann::ordered_json::parse(to_string(groups, ReportFormat::json));
     for (std::size_t i = 0; i < groups.groups.size(); ++i) {
@@ -224,15 +289,16 @@ int prune_command(const Options& options, Output& output, std::ostream& err) {
     output.write(doc.dump(2) + "\n");
     return exit_ok;
   }
-  std::string text = fmt::format("{}: {} of {} channel groups pruned at --amount {} ({}), {} refused\n", info.name,
-                                 plan.size(), groups.groups.size(), options.amount, options.criterion,
-                                 groups.groups.size() - groups.num_prunable());
+  const std::string how = options.plan.empty() ? fmt::format("at --amount {} ({})", options.amount, options.criterion)
+                                               : fmt::format("by the plan {}", options.plan);
+  std::string text = fmt::format("{}: {} of {} channel groups pruned {}, {} refused\n", info.name, plan.size(),
+                                 groups.groups.size(), how, groups.groups.size() - groups.num_prunable());
   for (std::size_t i = 0; i < groups.groups.size(); ++i) {
     const ChannelGroup& g = groups.groups[i];
     if (kept[i]) {
       text += fmt::format("  group {}: {} -> {} channels: {}\n", i + 1, g.channels, *kept[i], modules_of(g));
     } else if (g.prunable) {
-      text += fmt::format("  group {}: {} channels, none cut at this amount\n", i + 1, g.channels);
+      text += fmt::format("  group {}: {} channels, none cut\n", i + 1, g.channels);
     } else {
       text += fmt::format("  group {}: {} channels, refused: {}\n", i + 1, g.channels, g.reason);
     }
@@ -248,8 +314,10 @@ int prune_command(const Options& options, Output& output, std::ostream& err) {
                         exactness->max_rel_error, file ? " (LibTorch running both)" : "",
                         exactness->mismatch.empty() ? "" : "; " + exactness->mismatch);
   }
-  if (!options.pruned_file.empty())
-    text += fmt::format("wrote {} (LibTorch loads it; its forward gives {})\n", options.pruned_file, written);
+  if (!options.pruned_file.empty()) {
+    text += fmt::format("wrote {} (LibTorch loads it{})\n", options.pruned_file,
+                        written.empty() ? "" : fmt::format("; its forward gives {}", written));
+  }
   output.write(text);
   return exit_ok;
 }
