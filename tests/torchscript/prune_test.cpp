@@ -149,6 +149,11 @@ TEST_CASE("prune refuses bad input with exit 2 and writes nothing") {
     CHECK(r.code == 2);
     CHECK(r.err.find("cuts no channel") != std::string::npos);
   }
+  SUBCASE("-o naming the model's own file") {
+    const CliRun r = run_cli({"prune", file, "--amount", "0.3", "--input", "1x3x32x32", "-o", file});
+    CHECK(r.code == 2);
+    CHECK(r.err.find("is the model's own file") != std::string::npos);
+  }
   SUBCASE("a model with no group to prune") {
     const CliRun r = run_cli({"prune", (models / "fallback_ops.script.pt").string(), "--amount", "0.3", "--input",
                               "1x16x8x8", "-o", out});

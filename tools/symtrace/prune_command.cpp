@@ -16,9 +16,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <system_error>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 namespace symtrace::cli {
@@ -137,6 +137,10 @@ int prune_command(const Options& options, Output& output, std::ostream& err) {
                                                   "code, pruned in memory); leave out -o",
                                                   options.model));
   }
+  std::error_code same_error;
+  if (file && !options.pruned_file.empty() && std::filesystem::equivalent(options.pruned_file, options.model, same_error))
+    throw UsageError(options.command, fmt::format("-o {} is the model's own file; write the pruned model to another file",
+                                                  options.pruned_file));
   const PruneCriterion criterion = options.criterion == "l2" ? PruneCriterion::l2 : PruneCriterion::l1;
   const zoo::ModelInfo info = find_model(options);
   const ValueList args = example_values(info, options);
