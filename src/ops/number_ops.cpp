@@ -212,20 +212,8 @@ OutputMeta compare_meta(const OpCall& call) {
   return OutputMeta::number(DType::bool_);
 }
 
-template <SymRel R>
-bool relation_holds(double x, double y) noexcept {
-  switch (R) {
-    case SymRel::eq: return x == y;
-    case SymRel::ne: return x != y;
-    case SymRel::lt: return x < y;
-    case SymRel::le: return x <= y;
-    case SymRel::gt: return x > y;
-    case SymRel::ge: return x >= y;
-  }
-  return false;
-}
-template <SymRel R>
-bool relation_holds(std::int64_t x, std::int64_t y) noexcept {
+template <SymRel R, class T>
+bool relation_holds(T x, T y) noexcept {
   switch (R) {
     case SymRel::eq: return x == y;
     case SymRel::ne: return x != y;

@@ -27,11 +27,7 @@ int check_command(const Options& options, Output& output, std::ostream& err) {
                                                   options.model));
   const zoo::ModelInfo info = find_model(options);
   const ValueList args = example_values(info, options);
-  std::vector<InputSpec> specs;
-  for (const Value& v : args) {
-    std::optional<InputSpec> spec = InputSpec::of(v);
-    specs.push_back(spec ? std::move(*spec) : InputSpec::constant(v));
-  }
+  const std::vector<InputSpec> specs = specs_of(args);
   OutputComparison result;
   std::optional<OutputComparison> eager_vs_torch, graph_vs_torch;
   std::size_t nodes = 0;

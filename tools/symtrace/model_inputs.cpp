@@ -345,4 +345,14 @@ std::string shape_text(const Shape& shape) {
   return out;
 }
 
+std::vector<InputSpec> specs_of(const ValueList& args) {
+  std::vector<InputSpec> specs;
+  specs.reserve(args.size());
+  for (const Value& v : args) {
+    std::optional<InputSpec> spec = InputSpec::of(v);
+    specs.push_back(spec ? std::move(*spec) : InputSpec::constant(v));
+  }
+  return specs;
+}
+
 }  // namespace symtrace::cli

@@ -58,6 +58,9 @@ struct InputText {
 /// that is not known, std::invalid_argument for a tensor too large to make.
 [[nodiscard]] ValueList example_values(const zoo::ModelInfo& model, const Options& options);
 
+/// Input specs of `args` for a trace that runs them: each tensor's shape and dtype, anything
+/// else a constant input.
+[[nodiscard]] std::vector<InputSpec> specs_of(const ValueList& args);
 /// `float32[1, 3]`, `[float32[3, 8, 8], float32[3, 8, 8]]`, `None`: a value as the commands
 /// describe their inputs.
 [[nodiscard]] std::string value_text(const Value& value);

@@ -38,9 +38,6 @@ Counts count(Module& model, const std::vector<InputSpec>& specs, const std::stri
   return {s.parameters, s.macs, s.complete};
 }
 
-// The shapes of a result, as the commands describe values (`float32[1, 1000]`).
-std::string result_text(const Value& v) { return value_text(v); }
-
 std::string percent_change(double before, double after) {
   if (before == 0) return "";
   return fmt::format(" ({:+.1f}%)", 100.0 * (after - before) / before);
@@ -144,11 +141,7 @@ int prune_command(const Options& options, Output& output, std::ostream& err) {
   const PruneCriterion criterion = options.criterion == "l2" ? PruneCriterion::l2 : PruneCriterion::l1;
   const zoo::ModelInfo info = find_model(options);
   const ValueList args = example_values(info, options);
-  std::vector<InputSpec> specs;
-  for (const Value& v : args) {
-    std::optional<InputSpec> spec = InputSpec::of(v);
-    specs.push_back(spec ? std::move(*spec) : InputSpec::constant(v));
-  }
+  const std::vector<InputSpec> specs = specs_of(args);
 
   std::optional<Progress> shown(std::in_place, err, fmt::format("symtrace prune {}", info.name));
   Progress& progress = *shown;
@@ -214,9 +207,9 @@ int prune_command(const Options& options, Output& output, std::ostream& err) {
     if (!file) {  // the zoo model, pruned in memory
       progress.stage("running the pruned model");
       const Value result = model->call(args);
-      if (result_text(result) != result_text(*masked))
+      if (value_text(result) != value_text(*masked))
         throw std::runtime_error(fmt::format("the pruned model gives {} where the original gives {}",
-                                             result_text(result), result_text(*masked)));
+                                             value_text(result), value_text(*masked)));
       exactness = compare_outputs(result, *masked);
       if (exactness->max_rel_error > exact_enough || !exactness->mismatch.empty())
         throw std::runtime_error(fmt::format("the pruned model computes something else than the original with the cut "
@@ -243,9 +236,9 @@ int prune_command(const Options& options, Output& output, std::ostream& err) {
           progress.stage("running the pruned file in LibTorch");
           const Value result = torchscript::run_in_libtorch(path, args);
           const Value unread = torchscript::run_in_libtorch(*masked_file, args);
-          written = result_text(result);
-          if (written != result_text(unread))
-            problem = fmt::format("its forward gives {} where the original's gives {}", written, result_text(unread));
+          written = value_text(result);
+          if (written != value_text(unread))
+            problem = fmt::format("its forward gives {} where the original's gives {}", written, value_text(unread));
           else
             exactness = compare_outputs(result, unread);
           if (exactness && (exactness->max_rel_error > exact_enough || !exactness->mismatch.empty()))
