@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -83,6 +84,8 @@ struct Set {
   std::int64_t channels;
   bool fixed = false;
   std::string reason;
+  std::int64_t period = 0;    ///< 0, or the blocks a cut keeps alike (grouped convolutions)
+  std::string period_reason;  ///< the grouped convolution that set `period`
 };
 
 class Analysis {
@@ -100,7 +103,7 @@ class Analysis {
 
   int new_set(std::int64_t channels) {
     const int id = static_cast<int>(sets_.size());
-    sets_.push_back(Set{id, 1, channels, false, {}});
+    sets_.push_back(Set{id, 1, channels, false, {}, 0, {}});
     return id;
   }
   int find(int s) {
@@ -121,6 +124,18 @@ class Analysis {
       sets_[a].fixed = true;
       sets_[a].reason = std::move(sets_[b].reason);
     }
+    if (sets_[b].period != 0) constrain(a, sets_[b].period, sets_[b].period_reason);
+  }
+  /// Requires a cut of set `s` to keep the same positions in every block of `period` channels
+  /// (with another period already there: every block of their gcd).
+  void constrain(int s, std::int64_t period, const std::string& why) {
+    Set& set = sets_[find(s)];
+    const std::int64_t p = set.period == 0 ? period : std::gcd(set.period, period);
+    if (p != set.period) {
+      set.period = p;
+      set.period_reason = why;
+    }
+    if (p == 1) fix(s, fmt::format("{}: one channel per group, which no cut keeps alike in every group", why));
   }
   void fix(int s, const std::string& reason) {
     Set& set = sets_[find(s)];
@@ -131,8 +146,9 @@ class Analysis {
   void fix(const Info& info, const std::string& reason) {
     for (const Segment& seg : info.segments) fix(seg.set, reason);
   }
-  void add_member(int set, std::string tensor, std::int64_t dim, std::int64_t offset, ChannelRole role) {
-    members_.push_back({set, GroupMember{prefix_ + tensor, dim, offset, role}});
+  void add_member(int set, std::string tensor, std::int64_t dim, std::int64_t offset, ChannelRole role,
+                  std::int64_t period = 0) {
+    members_.push_back({set, GroupMember{prefix_ + tensor, dim, offset, role, period}});
   }
 
   // ---- Nodes --------------------------------------------------------------------------------
@@ -358,20 +374,26 @@ class Analysis {
       out.segments = in;
       return;
     }
+    // A grouped convolution: its weight's dim 1 holds one group's input channels, read by
+    // every group, and its groups must stay equal. So a cut keeps the same positions in every
+    // group, of its input channels and of its output channels (Torch-Pruning cuts grouped
+    // convolutions so too); the number of groups does not change.
+    const bool grouped = groups > 1;
+    const std::string grouped_reason =
+        grouped ? fmt::format("grouped by {}{} (groups={})", n.target(), at(n), groups) : std::string();
     std::int64_t offset = 0;
     for (const Segment& s : in) {
-      add_member(s.set, weight_path, 1, offset, ChannelRole::in);
+      add_member(s.set, weight_path, 1, grouped ? 0 : offset, ChannelRole::in, grouped ? *c_in_group : 0);
+      if (grouped && in.size() > 1) fix(s.set, grouped_reason + ", reading concatenated channels");
       offset += s.length;
     }
+    if (grouped && in.size() == 1) constrain(in[0].set, *c_in_group, grouped_reason);
     const int set = new_set(*c_out);
     add_member(set, weight_path, 0, 0, ChannelRole::out);
     if (bias_param) add_member(set, b->param->first, 0, 0, ChannelRole::out);
     if (computed_bias) fix(set, bias_reason);
-    if (groups > 1) {
-      const std::string reason = fmt::format("grouped by {}{} (groups={})", n.target(), at(n), groups);
-      for (const Segment& s : in) fix(s.set, reason);
-      fix(set, reason);
-    }
+    if (grouped && *c_out % groups != 0) fix(set, grouped_reason);
+    if (grouped && *c_out % groups == 0) constrain(set, *c_out / groups, grouped_reason);
     out.dim = out_dim;
     out.segments = {Segment{set, *c_out}};
   }
@@ -696,6 +718,8 @@ class Analysis {
         g.channels = sets_[static_cast<std::size_t>(root)].channels;
         g.prunable = !sets_[static_cast<std::size_t>(root)].fixed;
         g.reason = sets_[static_cast<std::size_t>(root)].reason;
+        const std::int64_t period = sets_[static_cast<std::size_t>(root)].period;
+        g.period = period == g.channels ? 0 : period;
         out.push_back(std::move(g));
       }
       std::vector<GroupMember>& ms = out[it->second].members;

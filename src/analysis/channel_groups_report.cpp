@@ -27,6 +27,7 @@ std::string text(const ChannelGroups& groups) {
   for (std::size_t i = 0; i < groups.groups.size(); ++i) {
     const ChannelGroup& g = groups.groups[i];
     out += fmt::format("group {}: {} channels, {}", i + 1, g.channels, g.prunable ? "prunable" : "fixed: " + g.reason);
+    if (g.period > 0) out += fmt::format(", cut alike in each block of {} (grouped convolution)", g.period);
     if (!g.graph.empty()) out += fmt::format(" (in the graph of '{}')", g.graph);
     out += '\n';
     for (ChannelRole role : {ChannelRole::out, ChannelRole::in, ChannelRole::param}) {
@@ -55,10 +56,15 @@ std::string json_text(const ChannelGroups& groups) {
   for (const ChannelGroup& g : groups.groups) {
     json members = json::array();
     for (const GroupMember& m : g.members) {
-      members.push_back(json{{"tensor", m.tensor}, {"dim", m.dim}, {"offset", m.offset}, {"role", to_string(m.role)}});
+      members.push_back(json{{"tensor", m.tensor},
+                             {"dim", m.dim},
+                             {"offset", m.offset},
+                             {"role", to_string(m.role)},
+                             {"period", m.period > 0 ? json(m.period) : json(nullptr)}});
     }
     list.push_back(json{{"graph", g.graph},
                         {"channels", g.channels},
+                        {"period", g.period > 0 ? json(g.period) : json(nullptr)},
                         {"prunable", g.prunable},
                         {"reason", g.reason},
                         {"members", std::move(members)}});

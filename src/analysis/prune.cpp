@@ -15,6 +15,7 @@
 #include "symtrace/ops/creation.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <numeric>
 #include <set>
@@ -29,8 +30,15 @@ std::string owner_of(const std::string& tensor) {
   return dot == std::string::npos ? std::string() : tensor.substr(0, dot);
 }
 
+/// How many channels a member's dim holds of a group of `channels`: all of them, or one block.
+std::int64_t extent(const GroupMember& member, std::int64_t channels) {
+  return member.period > 0 ? member.period : channels;
+}
+
 /// The tensor at `member.tensor`, checked to hold the member's channels.
-Tensor member_tensor(const Module& model, const GroupMember& member, std::int64_t channels, std::source_location where) {
+Tensor member_tensor(const Module& model, const GroupMember& member, std::int64_t group_channels,
+                     std::source_location where) {
+  const std::int64_t channels = extent(member, group_channels);
   Tensor t = model.get_tensor(member.tensor, where);
   const std::vector<std::int64_t> sizes = t.meta().shape.sizes();
   if (member.dim < 0 || member.dim >= static_cast<std::int64_t>(sizes.size()) || member.offset < 0 ||
@@ -81,6 +89,13 @@ std::vector<std::int64_t> channels_to_keep(const Module& model, const ChannelGro
     for (std::size_t c = 0; c < norm.size(); ++c) norm[c] += static_cast<double>(sums[c]);
   }
   if (!any) throw_invalid_argument(where, "channels_to_keep(): the group has no layer output to rank its channels by");
+  // A group cut alike in every block ranks the positions of a block by their norms summed
+  // over the blocks.
+  const std::int64_t block = group.period > 0 ? group.period : group.channels;
+  if (block != group.channels) {
+    for (std::size_t c = static_cast<std::size_t>(block); c < norm.size(); ++c) norm[c % static_cast<std::size_t>(block)] += norm[c];
+    norm.resize(static_cast<std::size_t>(block));
+  }
   std::vector<std::int64_t> order(norm.size());
   std::iota(order.begin(), order.end(), 0);
   // Smallest norm first; among equal norms the higher index first, so the lower one is kept.
@@ -89,9 +104,14 @@ std::vector<std::int64_t> channels_to_keep(const Module& model, const ChannelGro
     const double y = norm[static_cast<std::size_t>(b)];
     return x < y || (x == y && a > b);
   });
-  const auto cut = static_cast<std::size_t>(amount * static_cast<double>(group.channels));
-  std::vector<std::int64_t> keep(order.begin() + static_cast<std::ptrdiff_t>(cut), order.end());
-  std::sort(keep.begin(), keep.end());
+  const auto cut = static_cast<std::size_t>(amount * static_cast<double>(block));
+  std::vector<std::int64_t> positions(order.begin() + static_cast<std::ptrdiff_t>(cut), order.end());
+  std::sort(positions.begin(), positions.end());
+  std::vector<std::int64_t> keep;
+  keep.reserve(positions.size() * static_cast<std::size_t>(group.channels / block));
+  for (std::int64_t first = 0; first < group.channels; first += block) {
+    for (std::int64_t p : positions) keep.push_back(first + p);
+  }
   return keep;
 }
 
@@ -104,8 +124,35 @@ struct Range {
 };
 struct Cuts {
   std::map<std::pair<std::string, std::int64_t>, std::vector<Range>> ranges;
-  std::map<std::string, Tensor> tensors;  ///< every member tensor, by path
+  std::map<std::string, Tensor> tensors;       ///< every member tensor, by path
+  std::deque<std::vector<std::int64_t>> blocks;  ///< per selection with a period: its first block's kept positions
 };
+
+/// The kept positions of the first block of a selection whose group has a period, checked to
+/// be the same in every block.
+std::vector<std::int64_t> kept_block(const ChannelSelection& s, std::size_t k, const char* what, std::source_location where) {
+  const std::int64_t period = s.group->period;
+  if (period <= 0 || s.group->channels % period != 0) {
+    throw_invalid_argument(where, "{}(): the group of selection {} has {} channels, not blocks of {}", what, k,
+                           s.group->channels, period);
+  }
+  std::vector<std::int64_t> block;
+  for (std::int64_t c : s.keep) {
+    if (c < period) block.push_back(c);
+  }
+  const std::size_t n = block.size();
+  bool same = s.keep.size() == n * static_cast<std::size_t>(s.group->channels / period);
+  for (std::size_t i = 0; same && i < s.keep.size(); ++i) {
+    same = s.keep[i] == static_cast<std::int64_t>(i / n) * period + block[i % n];
+  }
+  if (!same) {
+    throw_invalid_argument(where,
+                           "{}(): selection {} keeps other channels in one block of {} than in another: its group "
+                           "is cut alike in every group of a grouped convolution ({})",
+                           what, k, period, s.group->members.empty() ? std::string() : s.group->members.front().tensor);
+  }
+  return block;
+}
 
 // The selections checked (groups prunable, indices valid, no group twice, members present with
 // the right sizes, no two groups on the same channels) and what each tensor's dims lose.
@@ -131,16 +178,25 @@ Cuts checked_cuts(const Module& model, std::span<const ChannelSelection> selecti
                                what, k, s.keep[i], i, s.group->channels);
       }
     }
+    const std::vector<std::int64_t>* block = s.group->period > 0 && s.group->period != s.group->channels
+                                                 ? &out.blocks.emplace_back(kept_block(s, k, what, where))
+                                                 : nullptr;
     for (const GroupMember& m : s.group->members) {
       tensors.try_emplace(m.tensor, member_tensor(model, m, s.group->channels, where));
+      if (m.period > 0 && (block == nullptr || m.period != s.group->period)) {
+        throw_invalid_argument(where, "{}(): '{}' holds blocks of {} channels of a group cut in blocks of {}", what,
+                               m.tensor, m.period, s.group->period);
+      }
+      const std::int64_t channels = extent(m, s.group->channels);
+      const std::vector<std::int64_t>* keep = m.period > 0 ? block : &s.keep;
       std::vector<Range>& ranges = cuts[{m.tensor, m.dim}];
       for (const Range& r : ranges) {
-        if (m.offset < r.offset + r.channels && r.offset < m.offset + s.group->channels && r.keep != &s.keep) {
+        if (m.offset < r.offset + r.channels && r.offset < m.offset + channels && r.keep != keep) {
           throw_invalid_argument(where, "{}(): two groups cut the same channels of '{}' (dim {})", what, m.tensor, m.dim);
         }
       }
-      if (std::none_of(ranges.begin(), ranges.end(), [&](const Range& r) { return r.keep == &s.keep && r.offset == m.offset; })) {
-        ranges.push_back(Range{m.offset, s.group->channels, &s.keep});
+      if (std::none_of(ranges.begin(), ranges.end(), [&](const Range& r) { return r.keep == keep && r.offset == m.offset; })) {
+        ranges.push_back(Range{m.offset, channels, keep});
       }
     }
   }
@@ -193,7 +249,9 @@ void mask_channels(Module& model, std::span<const ChannelSelection> selections, 
         const Tensor& original = checked.tensors.at(m.tensor);
         it = masked.emplace(m.tensor, zeros_like(original).copy_(original)).first;
       }
-      for (std::int64_t c = 0; c < s.group->channels; ++c)
+      // A member holding one block (period) is read by every block: its positions are the
+      // first block's, the same in all (checked_cuts).
+      for (std::int64_t c = 0; c < extent(m, s.group->channels); ++c)
         if (!kept[static_cast<std::size_t>(c)]) (void)it->second.narrow(m.dim, m.offset + c, 1).fill_(0.0);
     }
   }

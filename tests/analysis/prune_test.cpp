@@ -44,6 +44,27 @@ class NormOverChannels : public TypedModule<NormOverChannels> {
   nn::Conv2d conv2{nullptr};
 };
 
+/// A ResNeXt-style block: stem (3 -> 8), reduce (8 -> 12), a grouped 3x3 convolution
+/// (12 -> 18, groups 3), expand (18 -> 8), added to the stem's output.
+class GroupedBlock : public TypedModule<GroupedBlock> {
+ public:
+  GroupedBlock() {
+    stem = register_module("stem", nn::Conv2d(3, 8, 1));
+    reduce = register_module("reduce", nn::Conv2d(8, 12, 1));
+    bn1 = register_module("bn1", nn::BatchNorm2d(12));
+    grouped = register_module("grouped", nn::Conv2d(12, 18, 3, {.padding = 1, .groups = 3, .bias = false}));
+    bn2 = register_module("bn2", nn::BatchNorm2d(18));
+    expand = register_module("expand", nn::Conv2d(18, 8, 1));
+    head = register_module("head", nn::Conv2d(8, 2, 1));
+  }
+  Tensor forward(const Tensor& x) {
+    const Tensor s = stem(x);
+    return head(relu(expand(relu(bn2(grouped(relu(bn1(reduce(s))))))) + s));
+  }
+  nn::Conv2d stem{nullptr}, reduce{nullptr}, grouped{nullptr}, expand{nullptr}, head{nullptr};
+  nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
+};
+
 ChannelGroups groups_of(Module& model, const Shape& input) {
   return channel_groups(model, trace_for_analysis(model, {input}));
 }
@@ -235,4 +256,75 @@ TEST_CASE("mask_channels checks the selections as prune_channels does and leaves
   // conv2 reads channels 1 and 2 no more; conv1 still makes them.
   CHECK(net.conv2->weight.narrow(1, 1, 2).abs().sum().item<float>() == 0.0f);
   CHECK(net.conv2->weight.narrow(1, 0, 1).abs().sum().item<float>() > 0.0f);
+}
+
+TEST_CASE("a grouped convolution keeps its groups: the same positions of every group are cut, on both sides") {
+  GroupedBlock net;
+  net.eval();
+  // Give the batch norms statistics of their own, so a wrong cut shows.
+  for (const char* bn : {"bn1", "bn2"}) {
+    for (const char* stat : {"running_mean", "running_var", "weight", "bias"}) {
+      Tensor t = net.get_tensor(fmt::format("{}.{}", bn, stat));
+      (void)t.copy_(rand(t.meta().shape.sizes()) + 0.5);
+    }
+  }
+  const Tensor x = randn({2, 3, 6, 6});
+  const ChannelGroups g = groups_of(net, Shape{2, 3, 6, 6});
+  const ChannelGroup* in = nullptr;
+  const ChannelGroup* out = nullptr;
+  for (const ChannelGroup& group : g.groups) {
+    if (group.producers() == std::vector<std::string>{"reduce"}) in = &group;
+    if (group.producers() == std::vector<std::string>{"grouped"}) out = &group;
+  }
+  REQUIRE(in != nullptr);
+  REQUIRE(out != nullptr);
+  CHECK(in->prunable);
+  CHECK(in->period == 4);
+  CHECK(out->prunable);
+  CHECK(out->period == 6);
+  // floor(0.3 x 4) = 1 of every 4 input channels, floor(0.3 x 6) = 1 of every 6 output channels.
+  const std::vector<std::int64_t> keep_in = channels_to_keep(net, *in, 0.3);
+  const std::vector<std::int64_t> keep_out = channels_to_keep(net, *out, 0.5);
+  REQUIRE(keep_in.size() == 9);
+  REQUIRE(keep_out.size() == 9);
+  for (std::size_t i = 0; i < 9; ++i) {
+    CHECK(keep_in[i] == keep_in[i % 3] + 4 * static_cast<std::int64_t>(i / 3));
+    CHECK(keep_out[i] == keep_out[i % 3] + 6 * static_cast<std::int64_t>(i / 3));
+  }
+  std::vector<ChannelSelection> plan{{in, keep_in}, {out, keep_out}};
+  for (const ChannelGroup& group : g.groups)
+    if (group.prunable && &group != in && &group != out) plan.push_back({&group, channels_to_keep(net, group, 0.3)});
+  mask_channels(net, plan);
+  const Tensor masked = net.call({x}).to_tensor();
+  prune_channels(net, plan);
+  CHECK(net.grouped->options.groups == 3);
+  CHECK(net.grouped->in_channels == 9);
+  CHECK(net.grouped->out_channels == 9);
+  CHECK(to_string(net.grouped->weight.meta().shape) == "[9, 3, 3, 3]");
+  const Tensor pruned = net.call({x}).to_tensor();
+  CHECK(max_rel_error(pruned, masked) <= 1e-5);
+  const Graph graph = symbolic_trace(net, {InputSpec(x)});
+  CHECK(max_rel_error(Interpreter(net, graph).run({x}).to_tensor(), pruned) < 1e-5);
+}
+
+TEST_CASE("a selection that keeps other positions in one group of a grouped convolution than in another is refused") {
+  GroupedBlock net;
+  const ChannelGroups g = groups_of(net, Shape{1, 3, 6, 6});
+  const ChannelGroup* in = nullptr;
+  for (const ChannelGroup& group : g.groups)
+    if (group.producers() == std::vector<std::string>{"reduce"}) in = &group;
+  REQUIRE(in != nullptr);
+  const std::vector<float> weights = net.grouped->weight.to_vector<float>();
+  for (const std::vector<std::int64_t>& keep : {std::vector<std::int64_t>{0, 1, 2, 4, 5, 6, 8, 9, 11},
+                                                std::vector<std::int64_t>{0, 1, 2, 4, 5, 6}}) {
+    const std::vector<ChannelSelection> plan{{in, keep}};
+    CHECK_THROWS_WITH_AS(prune_channels(net, plan),
+                         doctest::Contains("prune_channels(): selection 0 keeps other channels in one block of 4 than "
+                                           "in another: its group is cut alike in every group of a grouped convolution"),
+                         std::invalid_argument);
+    CHECK_THROWS_WITH_AS(mask_channels(net, plan), doctest::Contains("mask_channels(): selection 0 keeps other channels"),
+                         std::invalid_argument);
+  }
+  CHECK(net.grouped->weight.to_vector<float>() == weights);
+  CHECK(net.grouped->in_channels == 12);
 }

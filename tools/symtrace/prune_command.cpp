@@ -103,6 +103,17 @@ std::vector<ChannelSelection> read_plan(const std::string& path, const ChannelGr
       keep.push_back(channel);
     }
     if (keep.empty()) throw bad(fmt::format("group {} keeps no channel", number));
+    if (g.period > 0) {
+      // Cut alike in every block: the kept positions of the first block, repeated.
+      const auto n = static_cast<std::size_t>(std::count_if(keep.begin(), keep.end(), [&](std::int64_t c) { return c < g.period; }));
+      bool same = n > 0 && keep.size() == n * static_cast<std::size_t>(g.channels / g.period);
+      for (std::size_t i = 0; same && i < keep.size(); ++i)
+        same = keep[i] == static_cast<std::int64_t>(i / n) * g.period + keep[i % n];
+      if (!same)
+        throw bad(fmt::format("group {} is cut alike in every block of {} channels (the groups of a grouped "
+                              "convolution): keep the same positions in each block",
+                              number, g.period));
+    }
     if (static_cast<std::int64_t>(keep.size()) < g.channels) plan.push_back({&g, std::move(keep)});
   }
   return plan;
@@ -267,7 +278,7 @@ int prune_command(const Options& options, Output& output, std::ostream& err) {
     const nlohmann::ordered_json analysed = nlohmann::ordered_json::parse(to_string(groups, ReportFormat::json));
     for (std::size_t i = 0; i < groups.groups.size(); ++i) {
       nlohmann::ordered_json g = analysed["groups"][i];
-      nlohmann::ordered_json entry{{"group", i + 1}, {"graph", g["graph"]}, {"channels", g["channels"]}};
+      nlohmann::ordered_json entry{{"group", i + 1}, {"graph", g["graph"]}, {"channels", g["channels"]}, {"period", g["period"]}};
       entry["kept"] = kept[i] ? nlohmann::ordered_json(*kept[i]) : nlohmann::ordered_json(nullptr);
       entry["prunable"] = g["prunable"];
       entry["reason"] = g["reason"];
@@ -293,7 +304,8 @@ int prune_command(const Options& options, Output& output, std::ostream& err) {
   for (std::size_t i = 0; i < groups.groups.size(); ++i) {
     const ChannelGroup& g = groups.groups[i];
     if (kept[i]) {
-      text += fmt::format("  group {}: {} -> {} channels: {}\n", i + 1, g.channels, *kept[i], modules_of(g));
+      const std::string blocks = g.period > 0 ? fmt::format(" (alike in each block of {})", g.period) : std::string();
+      text += fmt::format("  group {}: {} -> {} channels{}: {}\n", i + 1, g.channels, *kept[i], blocks, modules_of(g));
     } else if (g.prunable) {
       text += fmt::format("  group {}: {} channels, none cut\n", i + 1, g.channels);
     } else {

@@ -6,7 +6,9 @@
 /// (a `conv2d` or `linear` weight's dim 0) and followed through the graph: a batch norm after
 /// it, every layer feeding the same residual `add`, a depthwise convolution (which ties its
 /// input channels to its output channels), up to the layers that consume it (their weight's
-/// dim 1) — at an offset after a concatenation.
+/// dim 1) — at an offset after a concatenation. The channels a grouped convolution reads or
+/// writes are cut alike in each of its groups (its groups must stay equal): such a group has a
+/// `period`, and a cut keeps the same positions in every block of that many channels.
 ///
 /// Ops are classified by the properties the op registry declares (OpFlags: elementwise,
 /// channel_passthrough, channel_mixing, concatenation, reshape, permutation, dim_indexing,
@@ -52,6 +54,10 @@ struct GroupMember {
   std::int64_t dim = 0;     ///< the dim of that tensor indexed by the group's channels
   std::int64_t offset = 0;  ///< index of the group's first channel along `dim` (concatenation)
   ChannelRole role = ChannelRole::param;
+  /// 0 when the group's channel c is index `offset + c` of `dim`; else the dim holds one block
+  /// of the group's channels, channel c at `offset + c % period` (a grouped convolution's
+  /// weight, whose dim 1 holds one group's input channels, shared by all its groups).
+  std::int64_t period = 0;
   friend bool operator==(const GroupMember&, const GroupMember&) = default;
 };
 
@@ -59,6 +65,9 @@ struct GroupMember {
 struct ChannelGroup {
   std::string graph;                 ///< path of the graph's module in the collection ("" for the model)
   std::int64_t channels = 0;         ///< how many channels the group has
+  /// 0 when any channels may be kept; else the channels are blocks of `period` (the groups of
+  /// a grouped convolution), and a cut must keep the same positions in every block.
+  std::int64_t period = 0;
   std::vector<GroupMember> members;  ///< in graph order
   bool prunable = true;
   /// Why the group cannot be pruned ("reaches the graph's output", "used by matmul at

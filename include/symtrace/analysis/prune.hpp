@@ -31,8 +31,9 @@ enum class PruneCriterion : std::uint8_t {
 
 /// The channels of `group` to keep when a fraction `amount` (in [0, 1)) of them is pruned:
 /// floor(amount x channels) channels go, those whose `out` members have the smallest norm by
-/// `criterion` (over those members' slices together; ties keep the lower index). Returned in
-/// increasing order. Throws std::invalid_argument for an amount out of range, a group that is
+/// `criterion` (over those members' slices together; ties keep the lower index). In a group with
+/// a `period` (a grouped convolution's channels), floor(amount x period) positions go from every
+/// block, ranked by their norms summed over the blocks. Returned in increasing order. Throws std::invalid_argument for an amount out of range, a group that is
 /// not prunable or has no `out` member, or a member the model does not hold.
 [[nodiscard]] std::vector<std::int64_t> channels_to_keep(const Module& model, const ChannelGroup& group, double amount,
                                                          PruneCriterion criterion = PruneCriterion::l1,
@@ -48,7 +49,8 @@ struct ChannelSelection {
 /// along its dim (at the member's offset) and updating the sizes of the layers that own them.
 /// All selections are applied at once, so groups that share a tensor (a concatenation feeding
 /// one layer) cut it consistently. Everything is checked first — groups prunable, indices
-/// valid, no group twice, members present with the right sizes — and a std::invalid_argument
+/// valid (the same positions in every block of a group with a period), no group twice, members
+/// present with the right sizes — and a std::invalid_argument
 /// naming the problem leaves the model unchanged.
 void prune_channels(Module& model, std::span<const ChannelSelection> selections,
                     std::source_location where = std::source_location::current());
