@@ -124,7 +124,7 @@ struct Range {
 };
 struct Cuts {
   std::map<std::pair<std::string, std::int64_t>, std::vector<Range>> ranges;
-  std::map<std::string, Tensor> tensors;       ///< every member tensor, by path
+  std::map<std::string, Tensor> tensors;         ///< every member tensor, by path
   std::deque<std::vector<std::int64_t>> blocks;  ///< per selection with a period: its first block's kept positions
 };
 

@@ -63,8 +63,8 @@ struct GroupMember {
 
 /// One group of channels; see the file comment.
 struct ChannelGroup {
-  std::string graph;                 ///< path of the graph's module in the collection ("" for the model)
-  std::int64_t channels = 0;         ///< how many channels the group has
+  std::string graph;          ///< path of the graph's module in the collection ("" for the model)
+  std::int64_t channels = 0;  ///< how many channels the group has
   /// 0 when any channels may be kept; else the channels are blocks of `period` (the groups of
   /// a grouped convolution), and a cut must keep the same positions in every block.
   std::int64_t period = 0;
