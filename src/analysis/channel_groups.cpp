@@ -12,6 +12,8 @@
 
 #include "symtrace/analysis/channel_groups.hpp"
 
+#include "analysis/attention_heads.hpp"
+
 #include "symtrace/graph/graph.hpp"
 #include "symtrace/nn/module.hpp"
 #include "symtrace/ops/registry.hpp"
@@ -755,6 +757,7 @@ ChannelGroups channel_groups(const Module& model, const GraphCollection& collect
       if (seen.insert(std::move(key)).second) result.groups.push_back(std::move(g));
     }
   }
+  detail::add_attention_heads(model, collection, result.groups);
   // A tensor in the groups of two graphs (a module used by the model and traced on its own)
   // cannot be cut for one of them alone.
   std::map<std::pair<std::string, std::int64_t>, std::vector<std::pair<std::size_t, std::int64_t>>> uses;
@@ -764,7 +767,8 @@ ChannelGroups channel_groups(const Module& model, const GraphCollection& collect
       auto& seen = uses[{m.tensor, m.dim}];
       for (const auto& [other, offset] : seen) {
         ChannelGroup& h = result.groups[other];
-        if (other == k || h.graph == g.graph || !(m.offset < offset + h.channels && offset < m.offset + g.channels)) continue;
+        if (other == k || h.graph == g.graph || !(m.offset < offset + h.channels * h.width && offset < m.offset + g.channels * g.width))
+          continue;
         for (ChannelGroup* x : {&g, &h}) {
           if (!x->prunable) continue;
           x->prunable = false;

@@ -28,6 +28,7 @@ std::string text(const ChannelGroups& groups) {
     const ChannelGroup& g = groups.groups[i];
     out += fmt::format("group {}: {} channels, {}", i + 1, g.channels, g.prunable ? "prunable" : "fixed: " + g.reason);
     if (g.period > 0) out += fmt::format(", cut alike in each block of {} (grouped convolution)", g.period);
+    if (g.width > 1) out += fmt::format(", each {} wide (attention heads)", g.width);
     if (!g.graph.empty()) out += fmt::format(" (in the graph of '{}')", g.graph);
     out += '\n';
     for (ChannelRole role : {ChannelRole::out, ChannelRole::in, ChannelRole::param}) {
@@ -65,6 +66,7 @@ std::string json_text(const ChannelGroups& groups) {
     list.push_back(json{{"graph", g.graph},
                         {"channels", g.channels},
                         {"period", g.period > 0 ? json(g.period) : json(nullptr)},
+                        {"width", g.width},
                         {"prunable", g.prunable},
                         {"reason", g.reason},
                         {"members", std::move(members)}});

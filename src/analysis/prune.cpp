@@ -7,6 +7,7 @@
 
 #include "symtrace/core/error.hpp"
 #include "symtrace/core/factories.hpp"
+#include "symtrace/nn/attention.hpp"
 #include "symtrace/nn/batch_norm.hpp"
 #include "symtrace/nn/conv.hpp"
 #include "symtrace/nn/layer_norm.hpp"
@@ -30,15 +31,15 @@ std::string owner_of(const std::string& tensor) {
   return dot == std::string::npos ? std::string() : tensor.substr(0, dot);
 }
 
-/// How many channels a member's dim holds of a group of `channels`: all of them, or one block.
-std::int64_t extent(const GroupMember& member, std::int64_t channels) {
-  return member.period > 0 ? member.period : channels;
+/// How many channels of `group` a member's dim holds: all of them, or one block.
+std::int64_t extent(const GroupMember& member, const ChannelGroup& group) {
+  return member.period > 0 ? member.period : group.channels;
 }
 
 /// The tensor at `member.tensor`, checked to hold the member's channels.
-Tensor member_tensor(const Module& model, const GroupMember& member, std::int64_t group_channels,
+Tensor member_tensor(const Module& model, const GroupMember& member, const ChannelGroup& group,
                      std::source_location where) {
-  const std::int64_t channels = extent(member, group_channels);
+  const std::int64_t channels = extent(member, group) * group.width;
   Tensor t = model.get_tensor(member.tensor, where);
   const std::vector<std::int64_t> sizes = t.meta().shape.sizes();
   if (member.dim < 0 || member.dim >= static_cast<std::int64_t>(sizes.size()) || member.offset < 0 ||
@@ -67,6 +68,12 @@ void update_layer(Module& m) {
     if (t.defined()) bn->num_features = t.meta().shape.sizes()[0];
   } else if (auto* ln = dynamic_cast<nn::LayerNormImpl*>(&m)) {
     if (ln->weight.defined()) ln->normalized_shape = ln->weight.meta().shape.sizes();
+  } else if (auto* attention = dynamic_cast<nn::MultiheadAttentionImpl*>(&m)) {
+    // Whole heads were cut: the head size stays.
+    const std::int64_t d = attention->options.head_dim > 0 ? attention->options.head_dim
+                                                           : attention->embed_dim / attention->num_heads;
+    attention->options.head_dim = d;
+    attention->num_heads = attention->in_proj_weight.meta().shape.sizes()[0] / (3 * d);
   }
 }
 
@@ -82,7 +89,7 @@ std::vector<std::int64_t> channels_to_keep(const Module& model, const ChannelGro
     if (m.role != ChannelRole::out) continue;
     any = true;
     // |t| with the member's dim first, one row per channel, summed along the rows.
-    Tensor t = member_tensor(model, m, group.channels, where).narrow(m.dim, m.offset, group.channels);
+    Tensor t = member_tensor(model, m, group, where).narrow(m.dim, m.offset, group.channels * group.width);
     t = criterion == PruneCriterion::l1 ? t.abs() : t * t;  // L2: the squared norm ranks the same
     if (m.dim != 0) t = t.transpose(0, m.dim);
     const std::vector<float> sums = t.contiguous().reshape({group.channels, -1}).sum({1}).to_vector<float>();
@@ -121,6 +128,7 @@ namespace {
 struct Range {
   std::int64_t offset, channels;
   const std::vector<std::int64_t>* keep;
+  std::int64_t width;  ///< indices per channel
 };
 struct Cuts {
   std::map<std::pair<std::string, std::int64_t>, std::vector<Range>> ranges;
@@ -182,21 +190,22 @@ Cuts checked_cuts(const Module& model, std::span<const ChannelSelection> selecti
                                                  ? &out.blocks.emplace_back(kept_block(s, k, what, where))
                                                  : nullptr;
     for (const GroupMember& m : s.group->members) {
-      tensors.try_emplace(m.tensor, member_tensor(model, m, s.group->channels, where));
+      tensors.try_emplace(m.tensor, member_tensor(model, m, *s.group, where));
       if (m.period > 0 && (block == nullptr || m.period != s.group->period)) {
         throw_invalid_argument(where, "{}(): '{}' holds blocks of {} channels of a group cut in blocks of {}", what,
                                m.tensor, m.period, s.group->period);
       }
-      const std::int64_t channels = extent(m, s.group->channels);
+      const std::int64_t channels = extent(m, *s.group);
+      const std::int64_t width = s.group->width;
       const std::vector<std::int64_t>* keep = m.period > 0 ? block : &s.keep;
       std::vector<Range>& ranges = cuts[{m.tensor, m.dim}];
       for (const Range& r : ranges) {
-        if (m.offset < r.offset + r.channels && r.offset < m.offset + channels && r.keep != keep) {
+        if (m.offset < r.offset + r.channels * r.width && r.offset < m.offset + channels * width && r.keep != keep) {
           throw_invalid_argument(where, "{}(): two groups cut the same channels of '{}' (dim {})", what, m.tensor, m.dim);
         }
       }
       if (std::none_of(ranges.begin(), ranges.end(), [&](const Range& r) { return r.keep == keep && r.offset == m.offset; })) {
-        ranges.push_back(Range{m.offset, channels, keep});
+        ranges.push_back(Range{m.offset, channels, keep, width});
       }
     }
   }
@@ -222,8 +231,9 @@ void prune_channels(Module& model, std::span<const ChannelSelection> selections,
         index.push_back(i++);
         continue;
       }
-      for (std::int64_t c : *r->keep) index.push_back(i + c);
-      i += r->channels;
+      for (std::int64_t c : *r->keep)
+        for (std::int64_t j = 0; j < r->width; ++j) index.push_back(i + c * r->width + j);
+      i += r->channels * r->width;
     }
     it->second = it->second.index_select(dim, tensor(index, {static_cast<std::int64_t>(index.size())})).contiguous();
   }
@@ -251,8 +261,9 @@ void mask_channels(Module& model, std::span<const ChannelSelection> selections, 
       }
       // A member holding one block (period) is read by every block: its positions are the
       // first block's, the same in all (checked_cuts).
-      for (std::int64_t c = 0; c < extent(m, s.group->channels); ++c)
-        if (!kept[static_cast<std::size_t>(c)]) (void)it->second.narrow(m.dim, m.offset + c, 1).fill_(0.0);
+      const std::int64_t width = s.group->width;
+      for (std::int64_t c = 0; c < extent(m, *s.group); ++c)
+        if (!kept[static_cast<std::size_t>(c)]) (void)it->second.narrow(m.dim, m.offset + c * width, width).fill_(0.0);
     }
   }
   for (const auto& [path, t] : masked) checked.tensors.at(path).set_(t);

@@ -64,12 +64,16 @@ std::tuple<Tensor, std::optional<Tensor>> multi_head_attention(const Tensor& que
                            query.shape(), key.shape(), value.shape());
   const std::int64_t e = w.in_proj_weight.size(1, where).value(where);
   const std::int64_t heads = w.num_heads;
-  if (heads <= 0 || e % heads != 0)
-    throw_invalid_argument(where, "multi_head_attention: embed_dim {} is not divisible by num_heads {}", e, heads);
-  if (w.in_proj_weight.shape() != Shape{3 * e, e})
+  // The head size is the projections' (3 x heads x head size rows): embed_dim / heads, as
+  // PyTorch computes it, unless whole heads were cut (analysis/prune.hpp).
+  const std::int64_t rows = w.in_proj_weight.size(0, where).value(where);
+  if (heads <= 0 || rows % (3 * heads) != 0)
+    throw_invalid_argument(where, "multi_head_attention: embed_dim {} is not divisible by num_heads {}", rows / 3, heads);
+  const std::int64_t d = rows / (3 * heads);
+  const std::int64_t inner = heads * d;  // embed_dim, unless heads were cut
+  if (w.in_proj_weight.shape() != Shape{3 * inner, e})
     throw_invalid_argument(where, "multi_head_attention: in_proj_weight must be [3 * embed_dim, embed_dim], got {}",
                            w.in_proj_weight.shape());
-  const std::int64_t d = e / heads;
   for (const Tensor* t : {&query, &key, &value}) {
     if (auto n = last_size(*t); n && *n != e)
       throw_invalid_argument(where, "multi_head_attention: inputs must have embed_dim {} features, got shape {}", e,
@@ -118,7 +122,7 @@ std::tuple<Tensor, std::optional<Tensor>> multi_head_attention(const Tensor& que
   }
   Tensor attn = softmax(scores, -1, where);
   if (w.training && w.dropout > 0.0) attn = dropout(attn, w.dropout, true, where);
-  Tensor out = reshape(transpose(matmul(attn, v, where), 0, 1, where), {l, n, SymInt(e)}, where);
+  Tensor out = reshape(transpose(matmul(attn, v, where), 0, 1, where), {l, n, SymInt(inner)}, where);
   out = linear(out, w.out_proj_weight, w.out_proj_bias, where);  // [L, N, E]
   out = !batched ? squeeze(out, 1, where) : batch_first ? transpose(out, 0, 1, where)
                                                         : out;
@@ -132,16 +136,17 @@ std::tuple<Tensor, std::optional<Tensor>> multi_head_attention(const Tensor& que
 MultiheadAttentionImpl::MultiheadAttentionImpl(std::int64_t embed, std::int64_t heads, MultiheadAttentionOptions opts,
                                                std::source_location where)
     : embed_dim(embed), num_heads(heads), options(opts) {
-  if (embed <= 0 || heads <= 0 || embed % heads != 0)
+  if (embed <= 0 || heads <= 0 || opts.head_dim < 0 || (opts.head_dim == 0 && embed % heads != 0))
     throw_invalid_argument(where, "MultiheadAttention({}, {}): embed_dim must be positive and divisible by num_heads",
                            embed, heads);
+  const std::int64_t inner = opts.head_dim == 0 ? embed : heads * opts.head_dim;
   // PyTorch's initialisation: xavier_uniform_ projections, zero biases.
-  const double bound = std::sqrt(6.0 / static_cast<double>(embed + 3 * embed));
-  in_proj_weight = register_parameter("in_proj_weight", init::uniform_(Tensor::empty(Shape{3 * embed, embed}), -bound, bound),
+  const double bound = std::sqrt(6.0 / static_cast<double>(embed + 3 * inner));
+  in_proj_weight = register_parameter("in_proj_weight", init::uniform_(Tensor::empty(Shape{3 * inner, embed}), -bound, bound),
                                       where);
-  if (opts.bias) in_proj_bias = register_parameter("in_proj_bias", zeros(IntList{3 * embed}), where);
+  if (opts.bias) in_proj_bias = register_parameter("in_proj_bias", zeros(IntList{3 * inner}), where);
   out_proj = register_module(
-      "out_proj", Linear(std::make_shared<NonDynamicallyQuantizableLinearImpl>(embed, embed, LinearOptions{.bias = opts.bias}, where)),
+      "out_proj", Linear(std::make_shared<NonDynamicallyQuantizableLinearImpl>(inner, embed, LinearOptions{.bias = opts.bias}, where)),
       where);
   if (opts.bias) init::zeros_(out_proj->bias);
 }

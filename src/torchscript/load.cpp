@@ -375,6 +375,8 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
            return nullptr;
          auto embed = scalar<std::int64_t>(h.get("embed_dim"));
          auto heads = scalar<std::int64_t>(h.get("num_heads"));
+         // The head size the file's attribute gives (its heads may have been cut: symtrace prune).
+         auto head_dim = scalar<std::int64_t>(h.get("head_dim"));
          auto dropout = scalar<double>(h.get("dropout"));
          auto batch_first = scalar<bool>(h.get("batch_first"));
          auto zero_attn = scalar<bool>(h.get("add_zero_attn"));
@@ -383,9 +385,12 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
              tensor_attr(m, "bias_k").defined() || tensor_attr(m, "bias_v").defined())
            return nullptr;
          // clang-format off
+         const bool cut = head_dim && *head_dim > 0 && in_proj.dim() == 2 && in_proj.size(0) == 3 * *heads * *head_dim &&
+                          in_proj.size(0) != 3 * *embed;
          return nn::MultiheadAttention(*embed, *heads, {.dropout = *dropout,
                                                         .bias = tensor_attr(m, "in_proj_bias").defined(),
-                                                        .batch_first = *batch_first})
+                                                        .batch_first = *batch_first,
+                                                        .head_dim = cut ? *head_dim : 0})
              // clang-format on
              .ptr();
        }},

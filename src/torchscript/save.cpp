@@ -92,6 +92,130 @@ void groups_from_weight(const jit::Module& m, std::int64_t was) {
   }
 }
 
+// Note [Heads the code holds]: torch.nn.MultiheadAttention's forward (and the function and
+// fused kernel it calls) computes the head size as embed_dim / num_heads from its input, so a
+// layer with whole heads cut (fewer heads, the same head size, the same embed_dim) cannot run
+// it. The writer gives the class a method computing the same attention with the head size and
+// the number of heads its attributes hold (`head_dim`, `num_heads`, set per layer), and makes
+// forward call it: what the layer computes is unchanged (analysis/attention_heads.cpp says when a
+// cut leaves it unchanged), and symtrace's loader reads such a layer back by those attributes.
+constexpr const char* heads_method = "_forward_with_head_dim";
+constexpr const char* heads_source = R"(
+def _forward_with_head_dim(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Optional[Tensor],
+                           need_weights: bool, attn_mask: Optional[Tensor],
+                           average_attn_weights: bool) -> Tuple[Tensor, Optional[Tensor]]:
+    batched = query.dim() == 3
+    if {batch_first} and batched:
+        query = query.transpose(1, 0)
+        key = key.transpose(1, 0)
+        value = value.transpose(1, 0)
+    if not batched:
+        query = query.unsqueeze(1)
+        key = key.unsqueeze(1)
+        value = value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len = query.size(0)
+    bsz = query.size(1)
+    src_len = key.size(0)
+    heads = self.num_heads
+    head_dim = self.head_dim
+    inner = heads * head_dim
+    w = self.in_proj_weight
+    b = self.in_proj_bias
+    if b is None:
+        q = torch.linear(query, w[0:inner])
+        k = torch.linear(key, w[inner:2 * inner])
+        v = torch.linear(value, w[2 * inner:3 * inner])
+    else:
+        q = torch.linear(query, w[0:inner], b[0:inner])
+        k = torch.linear(key, w[inner:2 * inner], b[inner:2 * inner])
+        v = torch.linear(value, w[2 * inner:3 * inner], b[2 * inner:3 * inner])
+    q = q.contiguous().view(tgt_len, bsz * heads, head_dim).transpose(0, 1)
+    k = k.contiguous().view(src_len, bsz * heads, head_dim).transpose(0, 1)
+    v = v.contiguous().view(src_len, bsz * heads, head_dim).transpose(0, 1)
+    mask: Optional[Tensor] = None
+    if attn_mask is not None:
+        m = attn_mask
+        if not m.is_floating_point():
+            m = torch.zeros_like(m, dtype=q.dtype).masked_fill(m, float("-inf"))
+        if m.dim() == 2:
+            m = m.unsqueeze(0)
+        mask = m
+    if key_padding_mask is not None:
+        kpm = key_padding_mask
+        if not kpm.is_floating_point():
+            kpm = torch.zeros_like(kpm, dtype=q.dtype).masked_fill(kpm, float("-inf"))
+        kpm = kpm.view(bsz, 1, 1, src_len).expand(-1, heads, -1, -1).reshape(bsz * heads, 1, src_len)
+        if mask is None:
+            mask = kpm
+        else:
+            mask = mask + kpm
+    q = q / (float(head_dim) ** 0.5)
+    if mask is None:
+        attn = torch.bmm(q, k.transpose(-2, -1))
+    else:
+        attn = torch.baddbmm(mask, q, k.transpose(-2, -1))
+    attn = torch.softmax(attn, -1)
+    if self.training and self.dropout > 0.0:
+        attn = torch.dropout(attn, self.dropout, True)
+    out = torch.bmm(attn, v).transpose(0, 1).contiguous().view(tgt_len * bsz, inner)
+    out = torch.linear(out, self.out_proj.weight, self.out_proj.bias)
+    out = out.view(tgt_len, bsz, out.size(1))
+    if not batched:
+        out = out.squeeze(1)
+    elif {batch_first}:
+        out = out.transpose(1, 0)
+    weights: Optional[Tensor] = None
+    if need_weights:
+        aw = attn.view(bsz, heads, tgt_len, src_len)
+        if average_attn_weights:
+            aw = torch.sum(aw, [1]) / heads
+        if not batched:
+            aw = aw.squeeze(0)
+        weights = aw
+    return out, weights
+)";
+
+// Gives `m`'s class the method above and makes its forward return what that method returns.
+void forward_with_head_dim(jit::Module& m) {
+  if (m.type()->findMethod(heads_method) != nullptr) return;  // a file written so before
+  // `batch_first` is a constant of the class (folded into PyTorch's forward), or an attribute.
+  std::string batch_first = "self.batch_first";
+  if (const auto c = m.type()->findConstant("batch_first"); c && c->isBool()) batch_first = c->toBool() ? "True" : "False";
+  m.define(fmt::format(fmt::runtime(heads_source), fmt::arg("batch_first", batch_first)));
+  const std::shared_ptr<jit::Graph> graph = m.get_method("forward").graph();
+  // Given: forward(self, query, ...) with PyTorch's body. Execute: a call of the method on
+  // forward's inputs is inserted before the return, which returns it; the old body goes, last
+  // node first. Result: forward(self, query, ...) = self._forward_with_head_dim(query, ...).
+  jit::Node* ret = graph->return_node();
+  const std::vector<jit::Value*> inputs(graph->inputs().begin(), graph->inputs().end());
+  jit::Node* call = graph->create(c10::prim::CallMethod, inputs, 1);
+  call->s_(c10::attr::name, heads_method);
+  call->output()->setType(m.get_method(heads_method).function().getSchema().returns().at(0).type());
+  call->insertBefore(ret);
+  ret->replaceInput(0, call->output());
+  std::vector<jit::Node*> old;
+  for (jit::Node* n : graph->nodes())
+    if (n != call) old.push_back(n);
+  for (auto it = old.rbegin(); it != old.rend(); ++it) (*it)->destroy();
+}
+
+// A torch.nn.MultiheadAttention whose projections lost whole heads: `num_heads` set from them,
+// its class rewritten once (Note [Heads the code holds]).
+void cut_heads(jit::Module& m, std::set<const c10::ClassType*>& rewritten) {
+  if (!m.hasattr("num_heads") || !m.hasattr("head_dim") || !m.hasattr("in_proj_weight") || !m.attr("head_dim").isInt() ||
+      !m.attr("num_heads").isInt() || !m.attr("in_proj_weight").isTensor() || !m.find_method("forward"))
+    return;
+  const std::int64_t d = m.attr("head_dim").toInt();
+  const at::Tensor w = m.attr("in_proj_weight").toTensor();
+  if (d <= 0 || w.dim() != 2 || w.size(0) % (3 * d) != 0) return;
+  const std::int64_t heads = w.size(0) / (3 * d);
+  if (heads == m.attr("num_heads").toInt()) return;
+  m.setattr("num_heads", heads);
+  if (rewritten.insert(m.type().get()).second) forward_with_head_dim(m);
+}
+
 }  // namespace
 
 void save_with_tensors(const std::filesystem::path& source, const Module& model, const std::filesystem::path& out) {
@@ -118,9 +242,10 @@ void save_with_tensors(const std::filesystem::path& source, const Module& model,
   for (const NamedTensor& p : model.named_parameters()) replace(p.name, p.tensor);
   for (const NamedTensor& b : model.named_buffers()) replace(b.name, b.tensor);
   // Note [Sizes the code holds]: once per class of a layer whose weight was cut.
-  std::set<const c10::ClassType*> rewritten;
+  std::set<const c10::ClassType*> rewritten, rewritten_heads;
   for (const std::string& path : resized) {
     std::optional<jit::Module> m = submodule(file, path);
+    if (m && m->type()->name() && m->type()->name()->name() == "MultiheadAttention") cut_heads(*m, rewritten_heads);
     if (!m || !rewritten.insert(m->type().get()).second || !m->hasattr("weight")) continue;
     const c10::ClassTypePtr type = m->type();
     const auto constant = [&](const char* name) { return type->findConstant(name); };

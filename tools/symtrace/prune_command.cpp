@@ -278,7 +278,7 @@ int prune_command(const Options& options, Output& output, std::ostream& err) {
     const nlohmann::ordered_json analysed = nlohmann::ordered_json::parse(to_string(groups, ReportFormat::json));
     for (std::size_t i = 0; i < groups.groups.size(); ++i) {
       nlohmann::ordered_json g = analysed["groups"][i];
-      nlohmann::ordered_json entry{{"group", i + 1}, {"graph", g["graph"]}, {"channels", g["channels"]}, {"period", g["period"]}};
+      nlohmann::ordered_json entry{{"group", i + 1}, {"graph", g["graph"]}, {"channels", g["channels"]}, {"period", g["period"]}, {"width", g["width"]}};
       entry["kept"] = kept[i] ? nlohmann::ordered_json(*kept[i]) : nlohmann::ordered_json(nullptr);
       entry["prunable"] = g["prunable"];
       entry["reason"] = g["reason"];
@@ -305,7 +305,8 @@ int prune_command(const Options& options, Output& output, std::ostream& err) {
     const ChannelGroup& g = groups.groups[i];
     if (kept[i]) {
       const std::string blocks = g.period > 0 ? fmt::format(" (alike in each block of {})", g.period) : std::string();
-      text += fmt::format("  group {}: {} -> {} channels{}: {}\n", i + 1, g.channels, *kept[i], blocks, modules_of(g));
+      const std::string unit = g.width > 1 ? fmt::format("heads of {}", g.width) : "channels";
+      text += fmt::format("  group {}: {} -> {} {}{}: {}\n", i + 1, g.channels, *kept[i], unit, blocks, modules_of(g));
     } else if (g.prunable) {
       text += fmt::format("  group {}: {} channels, none cut\n", i + 1, g.channels);
     } else {

@@ -8,7 +8,9 @@
 /// input channels to its output channels), up to the layers that consume it (their weight's
 /// dim 1) — at an offset after a concatenation. The channels a grouped convolution reads or
 /// writes are cut alike in each of its groups (its groups must stay equal): such a group has a
-/// `period`, and a cut keeps the same positions in every block of that many channels.
+/// `period`, and a cut keeps the same positions in every block of that many channels. The
+/// heads of an `nn::MultiheadAttention` are a group whose channels are heads (`width` rows of
+/// its projections each): cutting whole heads leaves the others' results unchanged.
 ///
 /// Ops are classified by the properties the op registry declares (OpFlags: elementwise,
 /// channel_passthrough, channel_mixing, concatenation, reshape, permutation, dim_indexing,
@@ -68,6 +70,9 @@ struct ChannelGroup {
   /// 0 when any channels may be kept; else the channels are blocks of `period` (the groups of
   /// a grouped convolution), and a cut must keep the same positions in every block.
   std::int64_t period = 0;
+  /// How many consecutive indices of each member's dim one channel of the group is: 1, or an
+  /// attention layer's head size (the group of its heads, one channel per head).
+  std::int64_t width = 1;
   std::vector<GroupMember> members;  ///< in graph order
   bool prunable = true;
   /// Why the group cannot be pruned ("reaches the graph's output", "used by matmul at

@@ -21,14 +21,18 @@ struct MultiheadAttentionOptions {
   double dropout = 0.0;      ///< on the attention weights, in training
   bool bias = true;          ///< in_proj_bias and out_proj.bias
   bool batch_first = false;  ///< inputs [N, L, E] rather than [L, N, E]
+  /// The size of each head: 0 for embed_dim / num_heads, as PyTorch's; a layer whose heads
+  /// were cut keeps its head size with fewer heads (projections of 3 x num_heads x head_dim
+  /// rows, an out_proj of num_heads x head_dim inputs).
+  std::int64_t head_dim = 0;
 };
 
 /// What `multi_head_attention` needs besides its inputs: the heads and the projections.
 struct AttentionWeights {
   std::int64_t num_heads;
-  Tensor in_proj_weight;   ///< [3E, E]
+  Tensor in_proj_weight;   ///< [3E, E], or [3 x num_heads x head size, E] with heads cut
   Tensor in_proj_bias;     ///< [3E] or undefined
-  Tensor out_proj_weight;  ///< [E, E]
+  Tensor out_proj_weight;  ///< [E, E], or [E, num_heads x head size]
   Tensor out_proj_bias;    ///< [E] or undefined
   double dropout = 0.0;
   bool training = false;
@@ -48,7 +52,8 @@ std::tuple<Tensor, std::optional<Tensor>> multi_head_attention(
 
 class MultiheadAttentionImpl : public TypedModule<MultiheadAttentionImpl> {
  public:
-  /// Throws std::invalid_argument unless embed_dim > 0 and num_heads > 0 divides it.
+  /// Throws std::invalid_argument unless embed_dim > 0 and num_heads > 0 divides it (or
+  /// `options.head_dim` is positive).
   MultiheadAttentionImpl(std::int64_t embed_dim, std::int64_t num_heads, MultiheadAttentionOptions options = {},
                          std::source_location where = std::source_location::current());
   /// PyTorch's forward: omitted `need_weights` and `average_attn_weights` are true.
