@@ -42,9 +42,11 @@ std::optional<std::string> heads_seen_outside(const Graph& graph, const std::str
   for (const Node& n : graph.nodes()) {
     if (!in_scope(n.scope(), path) || n.op() == OpKind::get_attr) continue;
     traced = true;
-    // What comes in: the query, key and value ([..., E]) and masks of at most two dims.
+    // What comes in (computed outside, or a constant): the query, key and value ([..., E])
+    // and masks of at most two dims.
     for (const Node* in : n.input_nodes()) {
-      if (in->op() == OpKind::get_attr || in_scope(in->scope(), path) || in->meta(meta_keys::type) != nullptr) continue;
+      const bool own = in->op() == OpKind::get_attr ? in->target().starts_with(path + ".") : in_scope(in->scope(), path);
+      if (own || in->meta(meta_keys::type) != nullptr) continue;  // the layer's own, or a size
       const TensorMeta* m = in->tensor_meta();
       if (m == nullptr || !m->shape.is_rank_known()) return fmt::format("an input of unknown shape reaches '{}'", path);
       const std::size_t r = m->shape.rank();

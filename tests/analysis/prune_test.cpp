@@ -7,7 +7,9 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,29 @@ class GroupedBlock : public TypedModule<GroupedBlock> {
   }
   nn::Conv2d stem{nullptr}, reduce{nullptr}, grouped{nullptr}, expand{nullptr}, head{nullptr};
   nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
+};
+
+/// embed (linear 6 -> 8), attention over it (4 heads of 2), head (linear 8 -> 3). `mode` 1
+/// uses the attention weights; mode 2 gives the attention a mask per head.
+class Attend : public TypedModule<Attend> {
+ public:
+  explicit Attend(int m) : mode(m) {
+    embed = register_module("embed", nn::Linear(6, 8));
+    attn = register_module("attn", nn::MultiheadAttention(8, 4, {.batch_first = true}));
+    head = register_module("head", nn::Linear(8, 3));
+  }
+  Tensor forward(const Tensor& x) {  // [2, 5, 6]
+    const Tensor e = embed(x);
+    std::optional<Tensor> mask;
+    if (mode == 2) mask = rand({2 * 4, 5, 5});
+    auto [out, weights] = attn(e, e, e, std::optional<Tensor>(), std::optional<bool>(true), mask, std::optional<bool>(true));
+    Tensor y = head(out);
+    if (mode == 1) y = y + weights->sum({2}).unsqueeze(2);
+    return y;
+  }
+  int mode;
+  nn::Linear embed{nullptr}, head{nullptr};
+  nn::MultiheadAttention attn{nullptr};
 };
 
 ChannelGroups groups_of(Module& model, const Shape& input) {
@@ -327,4 +352,58 @@ TEST_CASE("a selection that keeps other positions in one group of a grouped conv
   }
   CHECK(net.grouped->weight.to_vector<float>() == weights);
   CHECK(net.grouped->in_channels == 12);
+}
+
+TEST_CASE("an attention layer's heads are a group: whole heads are cut, the head size stays, the others compute as before") {
+  Attend net(0);
+  net.eval();
+  const Tensor x = randn({2, 5, 6});
+  const ChannelGroups g = groups_of(net, Shape{2, 5, 6});
+  const auto heads = std::find_if(g.groups.begin(), g.groups.end(), [](const ChannelGroup& c) { return c.width > 1; });
+  REQUIRE(heads != g.groups.end());
+  CHECK(heads->prunable);
+  CHECK(heads->channels == 4);
+  CHECK(heads->width == 2);
+  CHECK(heads->members == std::vector<GroupMember>{{"attn.in_proj_weight", 0, 0, ChannelRole::out},
+                                                   {"attn.in_proj_bias", 0, 0, ChannelRole::out},
+                                                   {"attn.in_proj_weight", 0, 8, ChannelRole::out},
+                                                   {"attn.in_proj_bias", 0, 8, ChannelRole::out},
+                                                   {"attn.in_proj_weight", 0, 16, ChannelRole::out},
+                                                   {"attn.in_proj_bias", 0, 16, ChannelRole::out},
+                                                   {"attn.out_proj.weight", 1, 0, ChannelRole::in}});
+  // The graph's own group of out_proj's inputs (stopped by the heads' reshape) is replaced.
+  CHECK(std::count_if(g.groups.begin(), g.groups.end(), [](const ChannelGroup& c) {
+          return std::any_of(c.members.begin(), c.members.end(), [](const GroupMember& m) {
+            return m.tensor == "attn.out_proj.weight" && m.dim == 1;
+          });
+        }) == 1);
+  const std::vector<ChannelSelection> plan{{&*heads, {1, 3}}};
+  mask_channels(net, plan);
+  const Tensor masked = net.call({x}).to_tensor();
+  prune_channels(net, plan);
+  CHECK(net.attn->num_heads == 2);
+  CHECK(net.attn->in_proj_weight.shape() == Shape{12, 8});
+  CHECK(net.attn->out_proj->weight.shape() == Shape{8, 4});
+  const Tensor pruned = net.call({x}).to_tensor();
+  CHECK(max_rel_error(pruned, masked) <= 1e-5);
+  const Graph graph = symbolic_trace(net, {InputSpec(x)});
+  CHECK(max_rel_error(Interpreter(net, graph).run({x}).to_tensor(), pruned) < 1e-5);
+  // channels_to_keep cuts floor(0.5 x 4) heads of the pruned model's 2: one.
+  const ChannelGroups again = groups_of(net, Shape{2, 5, 6});
+  const auto left = std::find_if(again.groups.begin(), again.groups.end(), [](const ChannelGroup& c) { return c.width > 1; });
+  REQUIRE(left != again.groups.end());
+  CHECK(left->channels == 2);
+  CHECK(channels_to_keep(net, *left, 0.5).size() == 1);
+}
+
+TEST_CASE("heads whose attention weights are used outside the layer, or that get a mask per head, are refused") {
+  for (int mode : {1, 2}) {
+    CAPTURE(mode);
+    Attend net(mode);
+    const ChannelGroups g = groups_of(net, Shape{2, 5, 6});
+    const auto heads = std::find_if(g.groups.begin(), g.groups.end(), [](const ChannelGroup& c) { return c.width > 1; });
+    REQUIRE(heads != g.groups.end());
+    CHECK_FALSE(heads->prunable);
+    CHECK(heads->reason.starts_with(mode == 1 ? "the attention weights of 'attn' are used by " : "a mask per head ([8, 5, 5]) reaches 'attn'"));
+  }
 }

@@ -17,8 +17,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -81,8 +84,25 @@ TEST_CASE("every classifier pruned at 0.3 computes what the original computes wi
       CHECK(a.shape() == b.shape());
       CHECK(max_rel_error(a, b) <= 1e-5);
       // The pruned file, loaded by symtrace, has the pruned model's parameters.
-      CHECK(torchscript::load(pruned)->num_parameters() == model->num_parameters());
+      const std::shared_ptr<Module> reloaded = torchscript::load(pruned);
+      CHECK(reloaded->num_parameters() == model->num_parameters());
       CHECK(model->num_parameters() < reference->num_parameters());
+      if (name == "vit_b_16") {
+        // 3 of each attention layer's 12 heads go (floor(0.3 x 12)), the head size stays 64.
+        const auto& attention = dynamic_cast<const nn::MultiheadAttentionImpl&>(
+            reloaded->get_submodule("encoder.layers.encoder_layer_0.self_attention"));
+        CHECK(attention.num_heads == 9);
+        CHECK(attention.in_proj_weight.shape() == Shape{3 * 9 * 64, 768});
+        CHECK(std::count_if(groups.groups.begin(), groups.groups.end(),
+                            [](const ChannelGroup& g) { return g.width == 64 && g.prunable; }) == 12);
+      }
+      if (name == "resnext50_32x4d") {
+        // The grouped convolutions keep their 32 groups, each with fewer channels.
+        const auto& conv = dynamic_cast<const nn::Conv2dImpl&>(reloaded->get_submodule("layer1.0.conv2"));
+        CHECK(conv.options.groups == 32);
+        CHECK(conv.in_channels < 128);
+        CHECK(conv.in_channels % 32 == 0);
+      }
     }
   }
 }
@@ -121,6 +141,43 @@ TEST_CASE("symtrace prune writes a file LibTorch runs, and analyze of it counts 
   CHECK(analysis["summary"]["parameters"] == doc["parameters"]["after"]);
   CHECK(analysis["summary"]["macs"] == doc["macs"]["after"]);
   CHECK(torchscript::run_in_libtorch(out, {randn({2, 3, 32, 32})}).to_tensor().shape() == Shape{2, 1000});
+}
+
+TEST_CASE("Python's torch.jit.load runs pruned files: heads cut from attention, channels from grouped convolutions") {
+  Scratch scratch;
+  std::string files;
+  for (const char* name : {"vit_b_16", "resnext50_32x4d", "mobilenet_v2"}) {
+    const IntList shape = meta(name)["input"].get<IntList>();
+    const std::string out = (scratch.dir / fmt::format("{}.pruned.pt", name)).string();
+    const CliRun r = run_cli({"prune", (models / fmt::format("{}.script.pt", name)).string(), "--amount", "0.3",
+                              "--input", fmt::format("{}", fmt::join(shape, "x")), "-o", out});
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    files += fmt::format(" {}:{}", out, fmt::join(shape, ","));
+  }
+  // Each file loaded and run by Python on a batch of two, with no gradients too (torch.nn's
+  // attention takes its fused kernel then), and in training mode.
+  const std::string script = scratch.dir / "run.py";
+  std::ofstream(script) << R"(import sys, torch
+for arg in sys.argv[1:]:
+    path, shape = arg.split(":")
+    m = torch.jit.load(path)
+    x = torch.randn([2] + [int(s) for s in shape.split(",")][1:])
+    with torch.no_grad():
+        a = m(x)
+    b = m(x)
+    m.train()
+    m(x)
+    assert a.shape == (2, 1000) and torch.allclose(a, b, atol=1e-5), path
+print("ok")
+)";
+  const fs::path log = scratch.dir / "python.log";
+  const int status = std::system(fmt::format("/usr/bin/python3 {}{} > {} 2>&1", script, files, log.string()).c_str());
+  std::ifstream in(log);
+  const std::string output((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CAPTURE(output);
+  CHECK(status == 0);
+  CHECK(output.find("ok") != std::string::npos);
 }
 
 TEST_CASE("prune refuses bad input with exit 2 and writes nothing") {
@@ -203,4 +260,30 @@ TEST_CASE("prune --plan cuts the channels a plan keeps, and refuses a plan namin
     CHECK_FALSE(fs::exists(bad_out));
   }
   CHECK(run_cli({"prune", file, "--plan", plan("{}"), "--amount", "0.3", "--input", "1x3x32x32"}).err.find("give --amount or --plan, not both") != std::string::npos);
+}
+
+TEST_CASE("prune --plan refuses to keep other positions in one group of a grouped convolution than in another") {
+  Scratch scratch;
+  const std::string file = (models / "resnext50_32x4d.script.pt").string();
+  const CliRun search = run_cli({"prune", file, "--amount", "0.3", "--input", "1x3x32x32", "--format", "json"});
+  REQUIRE(search.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(search.out);
+  const auto grouped = std::find_if(doc["groups"].begin(), doc["groups"].end(),
+                                    [](const nlohmann::json& g) { return g["period"].is_number(); });
+  REQUIRE(grouped != doc["groups"].end());
+  const auto number = (*grouped)["group"].get<int>();
+  const auto period = (*grouped)["period"].get<std::int64_t>();
+  const auto channels = (*grouped)["channels"].get<std::int64_t>();
+  CHECK(channels % period == 0);
+  CHECK((*grouped)["kept"].get<std::int64_t>() % (channels / period) == 0);
+  // Channel 0 of the first block only.
+  std::vector<std::int64_t> keep;
+  for (std::int64_t c = 1; c < channels; ++c) keep.push_back(c);
+  const std::string path = (scratch.dir / "plan.json").string();
+  std::ofstream(path) << nlohmann::json{{"groups", {{{"group", number}, {"keep", keep}}}}}.dump();
+  const std::string out = (scratch.dir / "out.pt").string();
+  const CliRun r = run_cli({"prune", file, "--plan", path, "--input", "1x3x32x32", "-o", out});
+  CHECK(r.code == 2);
+  CHECK(r.err.find(fmt::format("group {} is cut alike in every block of {} channels", number, period)) != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
 }
