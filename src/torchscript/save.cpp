@@ -53,8 +53,10 @@ std::optional<jit::Module> submodule(const jit::Module& root, const std::string&
 // rewrites that argument to be computed from the layer's own weight (`weight.size(0)`), which
 // holds for every layer sharing the class whatever each keeps (symtrace's loader reads such a
 // layer back the same way). The other constants describe the layer and are not read by its
-// code; they keep the file's values. (A layer norm's normalized_shape is such a literal too,
-// but channels normalised together are never cut: channel_groups.hpp.)
+// code (`out_channels`, `in_features`, `num_features`): they are set to what the tensors now
+// hold where every layer of the class agrees, and keep the file's values where the layers of
+// one class were cut differently. (A layer norm's normalized_shape is a literal of the code
+// too, but channels normalised together are never cut: channel_groups.hpp.)
 //
 // Every node of `graph`, in its blocks too.
 std::vector<jit::Node*> all_nodes(jit::Graph& graph) {
@@ -216,6 +218,60 @@ void cut_heads(jit::Module& m, std::set<const c10::ClassType*>& rewritten) {
   if (rewritten.insert(m.type().get()).second) forward_with_head_dim(m);
 }
 
+// The value a torch.nn layer's size constant `name` should hold for the layer's tensors, or
+// nullopt when it is not one of those (or the tensors do not say). `groups` is the layer's
+// number of groups as its code now computes it.
+std::optional<std::int64_t> size_constant(const jit::Module& m, const std::string& cls, const std::string& name,
+                                          std::int64_t groups) {
+  const auto tensor = [&](const char* t) {
+    return m.hasattr(t) && m.attr(t).isTensor() ? m.attr(t).toTensor() : at::Tensor();
+  };
+  const at::Tensor w = tensor("weight");
+  if (cls == "Conv1d" || cls == "Conv2d" || cls == "Conv3d") {
+    if (!w.defined() || w.dim() < 3) return std::nullopt;
+    if (name == "out_channels") return w.size(0);
+    if (name == "in_channels") return w.size(1) * groups;
+    if (name == "groups") return groups;
+  } else if (cls.ends_with("Linear")) {
+    if (!w.defined() || w.dim() != 2) return std::nullopt;
+    if (name == "out_features") return w.size(0);
+    if (name == "in_features") return w.size(1);
+  } else if (cls.starts_with("BatchNorm") && name == "num_features") {
+    const at::Tensor t = tensor("running_mean").defined() ? tensor("running_mean") : w;
+    if (t.defined() && t.dim() == 1) return t.size(0);
+  }
+  return std::nullopt;
+}
+
+// Sets the size constants of `type` (out_channels, in_features, num_features, ...) to what its
+// layers' tensors now say, where every layer of the class says the same: a constant is one
+// value for the whole class (Note [Sizes the code holds]).
+void update_size_constants(const jit::Module& file, const c10::ClassTypePtr& type, bool groups_from_weight) {
+  if (!type->name()) return;
+  const std::string cls = type->name()->name();
+  std::vector<jit::Module> instances;
+  for (const jit::Module& m : file.modules())
+    if (m.type() == type) instances.push_back(m);
+  for (const char* name : {"in_channels", "out_channels", "groups", "in_features", "out_features", "num_features"}) {
+    const c10::optional<c10::IValue> now = type->findConstant(name);
+    if (!now || !now->isInt()) continue;
+    std::optional<std::int64_t> value;
+    bool agree = true;
+    for (const jit::Module& m : instances) {
+      std::int64_t groups = 1;
+      if (const auto g = type->findConstant("groups"); g && g->isInt()) groups = g->toInt();
+      if (groups_from_weight && m.hasattr("weight") && m.attr("weight").isTensor())
+        groups = m.attr("weight").toTensor().size(0);
+      const std::optional<std::int64_t> v = size_constant(m, cls, name, groups);
+      agree = agree && v && (!value || *value == *v);
+      value = v;
+    }
+    if (!agree || !value || *value == now->toInt()) continue;
+    type->unsafeRemoveConstant(name);
+    type->addConstant(name, *value);
+  }
+}
+
 }  // namespace
 
 void save_with_tensors(const std::filesystem::path& source, const Module& model, const std::filesystem::path& out) {
@@ -243,6 +299,8 @@ void save_with_tensors(const std::filesystem::path& source, const Module& model,
   for (const NamedTensor& b : model.named_buffers()) replace(b.name, b.tensor);
   // Note [Sizes the code holds]: once per class of a layer whose weight was cut.
   std::set<const c10::ClassType*> rewritten, rewritten_heads;
+  std::vector<c10::ClassTypePtr> classes;  // of the layers whose tensors changed size
+  std::set<c10::ClassTypePtr> depthwise;   // whose groups the code now computes from the weight
   for (const std::string& path : resized) {
     std::optional<jit::Module> m = submodule(file, path);
     if (m && m->type()->name() && m->type()->name()->name() == "MultiheadAttention") cut_heads(*m, rewritten_heads);
@@ -251,10 +309,15 @@ void save_with_tensors(const std::filesystem::path& source, const Module& model,
     const auto constant = [&](const char* name) { return type->findConstant(name); };
     if (const auto groups = constant("groups"); groups && groups->isInt() && groups->toInt() > 1) {
       const auto in = constant("in_channels"), out = constant("out_channels");
-      if (in && out && in->isInt() && out->isInt() && in->toInt() == groups->toInt() && out->toInt() == groups->toInt())
+      if (in && out && in->isInt() && out->isInt() && in->toInt() == groups->toInt() && out->toInt() == groups->toInt()) {
         groups_from_weight(*m, groups->toInt());
+        depthwise.insert(type);
+      }
     }
+    classes.push_back(type);
   }
+  // The descriptive constants, once the code no longer reads the old ones.
+  for (const c10::ClassTypePtr& type : classes) update_size_constants(file, type, depthwise.count(type) > 0);
   // Written beside the target and renamed: a failed save leaves no file.
   const std::filesystem::path partial = out.string() + fmt::format(".partial-{}", ::getpid());
   try {
