@@ -58,6 +58,24 @@ class Hyper {
     }
     return std::nullopt;
   }
+  // True when the argument of `ops` is `self.weight.size(0)` (what symtrace's writer makes a
+  // cut depthwise convolution's groups: torchscript/save.hpp).
+  bool weight_size(std::initializer_list<std::pair<const char*, int>> ops) const {
+    if (!graph_) return false;
+    for (auto [op, arg] : ops) {
+      const c10::Symbol kind = c10::Symbol::fromQualString(op);
+      for (const jit::Node* n : graph_->nodes()) {
+        if (n->kind() != kind || arg >= static_cast<int>(n->inputs().size())) continue;
+        const jit::Node* size = n->input(arg)->node();
+        if (size->kind() != c10::aten::size || size->inputs().size() != 2) return false;
+        const jit::Node* get = size->input(0)->node();
+        const std::optional<c10::IValue> dim = constant(size->input(1));
+        return get->kind() == c10::prim::GetAttr && get->s(c10::attr::name) == "weight" && dim && dim->isInt() &&
+               dim->toInt() == 0;
+      }
+    }
+    return false;
+  }
   bool traced_kind(const char* op) const {
     if (!graph_) return false;
     const c10::Symbol kind = c10::Symbol::fromQualString(op);
@@ -239,6 +257,7 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
          auto padding = size2(h.get("padding", {{"aten::_convolution", 4}, {"aten::conv2d", 4}}));
          auto dilation = size2(h.get("dilation", {{"aten::_convolution", 5}, {"aten::conv2d", 5}}));
          auto groups = scalar<std::int64_t>(h.get("groups", {{"aten::_convolution", 8}, {"aten::conv2d", 6}}));
+         if (!groups && h.weight_size({{"aten::_convolution", 8}, {"aten::conv2d", 6}})) groups = w.size(0);
          auto transposed = scalar<bool>(h.get("transposed", {{"aten::_convolution", 6}}));
          if (!stride || !padding || !dilation || !groups || (transposed && *transposed)) return nullptr;
          // A depthwise convolution pruned by symtrace (torchscript/save.hpp) keeps its class's

@@ -17,6 +17,7 @@
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -276,7 +277,8 @@ void update_size_constants(const jit::Module& file, const c10::ClassTypePtr& typ
 
 void save_with_tensors(const std::filesystem::path& source, const Module& model, const std::filesystem::path& out) {
   jit::Module file = detail::read_file(source);
-  std::set<std::string> resized;  // the modules whose tensors changed size
+  std::set<std::string> resized;                                 // the modules whose tensors changed size
+  std::map<std::string, std::vector<std::int64_t>> old_weights;  // their weights' sizes before
   auto replace = [&](const std::string& path, const Tensor& tensor) {
     const std::size_t dot = path.rfind('.');
     const std::string owner = dot == std::string::npos ? std::string() : path.substr(0, dot);
@@ -292,6 +294,7 @@ void save_with_tensors(const std::filesystem::path& source, const Module& model,
     if (now.sizes() == old.sizes() && now.scalar_type() == old.scalar_type() && now.equal(old)) return;
     if (now.sizes() == old.sizes() && old.is_floating_point() && now.equal(old.to(now.scalar_type()))) return;
     if (now.sizes() != old.sizes()) resized.insert(owner);
+    if (now.sizes() != old.sizes() && name == "weight") old_weights.try_emplace(owner, old.sizes().vec());
     now = now.to(old.scalar_type()).set_requires_grad(old.requires_grad());
     m->setattr(name, now);
   };
@@ -313,6 +316,13 @@ void save_with_tensors(const std::filesystem::path& source, const Module& model,
         groups_from_weight(*m, groups->toInt());
         depthwise.insert(type);
       }
+    }
+    // A traced layer has no class constants: its groups is a literal of its code, the number
+    // of its old weight's rows when it was depthwise.
+    const std::vector<std::int64_t>& before = old_weights[path];
+    if (!constant("groups") && before.size() >= 3 && before[1] == 1 && before[0] > 1) {
+      groups_from_weight(*m, before[0]);
+      depthwise.insert(type);
     }
     classes.push_back(type);
   }

@@ -302,3 +302,19 @@ TEST_CASE("prune --plan refuses to keep other positions in one group of a groupe
   CHECK(r.err.find(fmt::format("group {} is cut alike in every block of {} channels", number, period)) != std::string::npos);
   CHECK_FALSE(fs::exists(out));
 }
+
+TEST_CASE("a traced file prunes too: its depthwise convolutions' groups, a literal of its code, follow the weight") {
+  Scratch scratch;
+  for (const char* name : {"mobilenet_v2", "efficientnet_b0", "resnext50_32x4d"}) {
+    CAPTURE(name);
+    const std::string out = (scratch.dir / fmt::format("{}.pruned.pt", name)).string();
+    const CliRun r = run_cli({"prune", (models / fmt::format("{}.trace.pt", name)).string(), "--amount", "0.3", "--input",
+                              "1x3x32x32", "-o", out, "--check", "--format", "json"});
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+    const nlohmann::json doc = nlohmann::json::parse(r.out);
+    CHECK(doc["max_rel_error"].get<double>() <= 1e-5);
+    CHECK(doc["macs"]["after"].get<double>() <= 0.75 * doc["macs"]["before"].get<double>());
+    CHECK(torchscript::load(out)->num_parameters() == doc["parameters"]["after"].get<std::int64_t>());
+  }
+}
