@@ -40,6 +40,13 @@ std::optional<std::string> heads_seen_outside(const Graph& graph, const std::str
   const std::string out_weight = path + ".out_proj.weight";
   bool traced = false;
   for (const Node& n : graph.nodes()) {
+    if (n.op() == OpKind::get_attr && n.target().starts_with(path + ".")) {
+      // The layer's own projections, read by nothing else (a tied weight would be cut too).
+      for (const Node* user : n.users()) {
+        if (!in_scope(user->scope(), path)) return fmt::format("'{}' is used outside '{}' by {}", n.target(), path, user->name());
+      }
+      continue;
+    }
     if (!in_scope(n.scope(), path) || n.op() == OpKind::get_attr) continue;
     traced = true;
     // What comes in (computed outside, or a constant): the query, key and value ([..., E])

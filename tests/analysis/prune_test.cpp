@@ -68,7 +68,8 @@ class GroupedBlock : public TypedModule<GroupedBlock> {
 };
 
 /// embed (linear 6 -> 8), attention over it (4 heads of 2), head (linear 8 -> 3). `mode` 1
-/// uses the attention weights; mode 2 gives the attention a mask per head.
+/// uses the attention weights; mode 2 gives the attention a mask per head; mode 3 reads its
+/// output projection's weight outside it.
 class Attend : public TypedModule<Attend> {
  public:
   explicit Attend(int m) : mode(m) {
@@ -83,6 +84,7 @@ class Attend : public TypedModule<Attend> {
     auto [out, weights] = attn(e, e, e, std::optional<Tensor>(), std::optional<bool>(true), mask, std::optional<bool>(true));
     Tensor y = head(out);
     if (mode == 1) y = y + weights->sum({2}).unsqueeze(2);
+    if (mode == 3) y = y + attn->out_proj->weight.sum();
     return y;
   }
   int mode;
@@ -396,14 +398,17 @@ TEST_CASE("an attention layer's heads are a group: whole heads are cut, the head
   CHECK(channels_to_keep(net, *left, 0.5).size() == 1);
 }
 
-TEST_CASE("heads whose attention weights are used outside the layer, or that get a mask per head, are refused") {
-  for (int mode : {1, 2}) {
+TEST_CASE("heads whose attention weights or projections are used outside the layer, or that get a mask per head, are refused") {
+  const std::vector<const char*> reasons{"", "the attention weights of 'attn' are used by ",
+                                         "a mask per head ([8, 5, 5]) reaches 'attn'",
+                                         "'attn.out_proj.weight' is used outside 'attn' by "};
+  for (int mode : {1, 2, 3}) {
     CAPTURE(mode);
     Attend net(mode);
     const ChannelGroups g = groups_of(net, Shape{2, 5, 6});
     const auto heads = std::find_if(g.groups.begin(), g.groups.end(), [](const ChannelGroup& c) { return c.width > 1; });
     REQUIRE(heads != g.groups.end());
     CHECK_FALSE(heads->prunable);
-    CHECK(heads->reason.starts_with(mode == 1 ? "the attention weights of 'attn' are used by " : "a mask per head ([8, 5, 5]) reaches 'attn'"));
+    CHECK_MESSAGE(heads->reason.starts_with(reasons[static_cast<std::size_t>(mode)]), heads->reason);
   }
 }
