@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/frontend/schema_matching.h>
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 
@@ -193,14 +194,16 @@ void forward_with_head_dim(jit::Module& m) {
   // node first. Result: forward(self, query, ...) = self._forward_with_head_dim(query, ...).
   jit::Node* ret = graph->return_node();
   const std::vector<jit::Value*> inputs(graph->inputs().begin(), graph->inputs().end());
-  jit::Node* call = graph->create(c10::prim::CallMethod, inputs, 1);
-  call->s_(c10::attr::name, heads_method);
-  call->output()->setType(m.get_method(heads_method).function().getSchema().returns().at(0).type());
-  call->insertBefore(ret);
-  ret->replaceInput(0, call->output());
+  jit::Value* result = nullptr;
+  {
+    jit::WithInsertPoint guard(ret);
+    const jit::MatchedSchema call{inputs, {m.get_method(heads_method).function().getSchema().returns().at(0).type()}, {}, heads_method};
+    result = graph->insertMethodCall(heads_method, call);
+  }
+  ret->replaceInput(0, result);
   std::vector<jit::Node*> old;
   for (jit::Node* n : graph->nodes())
-    if (n != call) old.push_back(n);
+    if (n != result->node()) old.push_back(n);
   for (auto it = old.rbegin(); it != old.rend(); ++it) (*it)->destroy();
 }
 
