@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,7 +37,7 @@ bool in_scope(std::string_view scope, std::string_view path) {
 
 /// Why cutting the heads of the layer at `path` (relative to `graph`) would change what the
 /// graph computes, or "" when it would not; nullopt when the graph did not trace the layer.
-std::optional<std::string> heads_seen_outside(const Graph& graph, const std::string& path, std::int64_t embed) {
+std::optional<std::string> heads_seen_outside(const Graph& graph, const std::string& path) {
   const std::string out_weight = path + ".out_proj.weight";
   bool traced = false;
   for (const Node& n : graph.nodes()) {
@@ -49,15 +50,16 @@ std::optional<std::string> heads_seen_outside(const Graph& graph, const std::str
     }
     if (!in_scope(n.scope(), path) || n.op() == OpKind::get_attr) continue;
     traced = true;
-    // What comes in (computed outside, or a constant): the query, key and value ([..., E])
-    // and masks of at most two dims.
+    // What comes in (computed outside, or a constant): the query, key and value, which go to
+    // the projections (through the views that give them the [L, N, E] layout), and masks of at
+    // most two dims; a mask of more dims is one per head.
     for (const Node* in : n.input_nodes()) {
       const bool own = in->op() == OpKind::get_attr ? in->target().starts_with(path + ".") : in_scope(in->scope(), path);
       if (own || in->meta(meta_keys::type) != nullptr) continue;  // the layer's own, or a size
       const TensorMeta* m = in->tensor_meta();
       if (m == nullptr || !m->shape.is_rank_known()) return fmt::format("an input of unknown shape reaches '{}'", path);
-      const std::size_t r = m->shape.rank();
-      if (r > 2 && m->shape[r - 1].maybe() != std::optional(embed)) {
+      const bool projected = n.target() == "linear" || n.target() == "transpose" || n.target() == "unsqueeze";
+      if (m->shape.rank() > 2 && !projected) {
         return fmt::format("a mask per head ({}) reaches '{}'", to_string(m->shape), path);
       }
     }
@@ -95,21 +97,38 @@ void add_attention_heads(const Module& model, const GraphCollection& collection,
     const std::int64_t heads = attention->num_heads;
     if (w.size() != 2 || heads <= 0 || w[0] % (3 * heads) != 0) continue;
     const std::int64_t d = w[0] / (3 * heads);
-    // The graph that traced it through: the innermost one holding it.
-    const GraphCollection::Entry* entry = nullptr;
+    const std::string p = named.path;
+    // Its projections held by another module too (a tied weight, a shared out_proj) would be
+    // cut there as well. Checked first: the graph then names them by another path, and its own
+    // checks would give a less direct reason.
     std::string why;
+    if (attention->out_proj->num_registrations() > 1) why = fmt::format("'{}.out_proj' is shared", p);
+    for (const NamedModule& other : model.named_modules()) {
+      if (!why.empty()) break;
+      if (other.module == attention || other.module == attention->out_proj.ptr().get()) continue;
+      for (bool parameters : {true, false}) {
+        other.module->for_each_own_tensor(parameters, [&](std::string_view name, const Tensor& t) {
+          const std::array<const Tensor*, 3> mine_all{&attention->in_proj_weight, &attention->in_proj_bias,
+                                                      &attention->out_proj->weight};
+          for (const Tensor* mine : mine_all) {
+            if (why.empty() && mine->defined() && t.shares_storage_with(*mine))
+              why = fmt::format("'{}' shares its data with '{}{}{}'", p, other.path, other.path.empty() ? "" : ".", name);
+          }
+        });
+      }
+    }
+    // The graphs that traced it through: the group is the innermost one's, and any of them
+    // that sees the heads outside the layer refuses it.
+    const GraphCollection::Entry* entry = nullptr;
     for (const GraphCollection::Entry& e : collection) {
       if (!(e.path.empty() || in_scope(named.path, e.path)) || e.path == named.path) continue;
       const std::string relative = e.path.empty() ? named.path : named.path.substr(e.path.size() + 1);
-      const std::optional<std::string> seen = heads_seen_outside(e.graph, relative, attention->embed_dim);
+      const std::optional<std::string> seen = heads_seen_outside(e.graph, relative);
       if (!seen) continue;
-      if (entry == nullptr || e.path.size() > entry->path.size()) {
-        entry = &e;
-        why = *seen;
-      }
+      if (entry == nullptr || e.path.size() > entry->path.size()) entry = &e;
+      if (why.empty()) why = *seen;
     }
     if (entry == nullptr) continue;  // in a failed module: its layers are listed as hidden
-    const std::string p = named.path;
     ChannelGroup g;
     g.graph = entry->path;
     g.channels = heads;

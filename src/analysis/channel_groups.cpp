@@ -133,11 +133,18 @@ class Analysis {
   void constrain(int s, std::int64_t period, const std::string& why) {
     Set& set = sets_[find(s)];
     const std::int64_t p = set.period == 0 ? period : std::gcd(set.period, period);
+    const std::string before = set.period == 0 ? std::string() : set.period_reason;
     if (p != set.period) {
       set.period = p;
       set.period_reason = why;
     }
-    if (p == 1) fix(s, fmt::format("{}: one channel per group, which no cut keeps alike in every group", why));
+    if (p != 1) return;
+    if (period == 1 || before.empty() || before == why) {
+      fix(s, fmt::format("{}: one channel per group, which no cut keeps alike in every group", why));
+    } else {
+      fix(s, fmt::format("{} and {}: their groups have no common size, so no cut keeps the channels alike in every group",
+                         before, why));
+    }
   }
   void fix(int s, const std::string& reason) {
     Set& set = sets_[find(s)];

@@ -136,6 +136,13 @@ struct Cuts {
   std::deque<std::vector<std::int64_t>> blocks;  ///< per selection with a period: its first block's kept positions
 };
 
+/// The tensor of `group` that holds one block of its channels (a grouped convolution's weight).
+std::string grouped_member(const ChannelGroup& group) {
+  for (const GroupMember& m : group.members)
+    if (m.period > 0) return m.tensor;
+  return group.members.empty() ? std::string() : group.members.front().tensor;
+}
+
 /// The kept positions of the first block of a selection whose group has a period, checked to
 /// be the same in every block.
 std::vector<std::int64_t> kept_block(const ChannelSelection& s, std::size_t k, const char* what, std::source_location where) {
@@ -157,7 +164,7 @@ std::vector<std::int64_t> kept_block(const ChannelSelection& s, std::size_t k, c
     throw_invalid_argument(where,
                            "{}(): selection {} keeps other channels in one block of {} than in another: its group "
                            "is cut alike in every group of a grouped convolution ({})",
-                           what, k, period, s.group->members.empty() ? std::string() : s.group->members.front().tensor);
+                           what, k, period, grouped_member(*s.group));
   }
   return block;
 }
@@ -186,18 +193,30 @@ Cuts checked_cuts(const Module& model, std::span<const ChannelSelection> selecti
                                what, k, s.keep[i], i, s.group->channels);
       }
     }
-    const std::vector<std::int64_t>* block = s.group->period > 0 && s.group->period != s.group->channels
-                                                 ? &out.blocks.emplace_back(kept_block(s, k, what, where))
-                                                 : nullptr;
+    if (s.group->period > 0 && s.group->period != s.group->channels) (void)kept_block(s, k, what, where);
+    // A member holding one block of `m.period` channels (a multiple of the group's period, as
+    // grouped convolutions of several widths share the channels) keeps the selection's
+    // channels below m.period: the selection repeats every m.period channels too.
+    std::map<std::int64_t, const std::vector<std::int64_t>*> member_blocks;
     for (const GroupMember& m : s.group->members) {
       tensors.try_emplace(m.tensor, member_tensor(model, m, *s.group, where));
-      if (m.period > 0 && (block == nullptr || m.period != s.group->period)) {
+      if (m.period > 0 && (s.group->period <= 0 || m.period % s.group->period != 0)) {
         throw_invalid_argument(where, "{}(): '{}' holds blocks of {} channels of a group cut in blocks of {}", what,
                                m.tensor, m.period, s.group->period);
       }
       const std::int64_t channels = extent(m, *s.group);
       const std::int64_t width = s.group->width;
-      const std::vector<std::int64_t>* keep = m.period > 0 ? block : &s.keep;
+      const std::vector<std::int64_t>* keep = &s.keep;
+      if (m.period > 0) {
+        auto [it, inserted] = member_blocks.try_emplace(m.period, nullptr);
+        if (inserted) {
+          std::vector<std::int64_t>& block = out.blocks.emplace_back();
+          for (std::int64_t c : s.keep)
+            if (c < m.period) block.push_back(c);
+          it->second = &block;
+        }
+        keep = it->second;
+      }
       std::vector<Range>& ranges = cuts[{m.tensor, m.dim}];
       for (const Range& r : ranges) {
         if (m.offset < r.offset + r.channels * r.width && r.offset < m.offset + channels * width && r.keep != keep) {

@@ -263,7 +263,7 @@ const std::unordered_map<std::string, LayerMaker>& layer_makers() {
          // A depthwise convolution pruned by symtrace (torchscript/save.hpp) keeps its class's
          // groups constant and computes the groups from its weight: one group per channel.
          if (*groups > 1 && w.size(1) == 1 && *groups != w.size(0) &&
-             scalar<std::int64_t>(h.get("in_channels")) == groups)
+             scalar<std::int64_t>(h.get("in_channels")) == groups && scalar<std::int64_t>(h.get("out_channels")) == groups)
            groups = w.size(0);
          const bool bias = tensor_attr(m, "bias").defined();
          return nn::Conv2d(w.size(1) * *groups, w.size(0), nn::Size2(w.size(2), w.size(3)),

@@ -138,23 +138,31 @@ def _forward_with_head_dim(self, query: Tensor, key: Tensor, value: Tensor, key_
     q = q.contiguous().view(tgt_len, bsz * heads, head_dim).transpose(0, 1)
     k = k.contiguous().view(src_len, bsz * heads, head_dim).transpose(0, 1)
     v = v.contiguous().view(src_len, bsz * heads, head_dim).transpose(0, 1)
+    # The masks merged as torch.nn.functional.multi_head_attention_forward merges them: uint8
+    # as bool; a bool attention mask or'd with the padding mask, a float one filled where it
+    # pads; then a bool mask as -inf where true.
     mask: Optional[Tensor] = None
     if attn_mask is not None:
         m = attn_mask
-        if not m.is_floating_point():
-            m = torch.zeros_like(m, dtype=q.dtype).masked_fill(m, float("-inf"))
+        if m.dtype == 0:
+            m = m.to(11)
         if m.dim() == 2:
             m = m.unsqueeze(0)
         mask = m
     if key_padding_mask is not None:
         kpm = key_padding_mask
-        if not kpm.is_floating_point():
-            kpm = torch.zeros_like(kpm, dtype=q.dtype).masked_fill(kpm, float("-inf"))
+        if kpm.dtype == 0:
+            kpm = kpm.to(11)
         kpm = kpm.view(bsz, 1, 1, src_len).expand(-1, heads, -1, -1).reshape(bsz * heads, 1, src_len)
         if mask is None:
             mask = kpm
+        elif mask.dtype == 11:
+            mask = mask.logical_or(kpm)
         else:
-            mask = mask + kpm
+            mask = mask.masked_fill(kpm, float("-inf"))
+    if mask is not None:
+        if mask.dtype == 11:
+            mask = torch.zeros_like(mask, dtype=q.dtype).masked_fill(mask, float("-inf"))
     q = q / (float(head_dim) ** 0.5)
     if mask is None:
         attn = torch.bmm(q, k.transpose(-2, -1))
@@ -208,8 +216,10 @@ void forward_with_head_dim(jit::Module& m) {
 }
 
 // A torch.nn.MultiheadAttention whose projections lost whole heads: `num_heads` set from them,
-// its class rewritten once (Note [Heads the code holds]).
-void cut_heads(jit::Module& m, std::set<const c10::ClassType*>& rewritten) {
+// its class rewritten once (Note [Heads the code holds]). The method computes attention with
+// packed projections and without bias_k, bias_v or add_zero_attn: every layer sharing the class
+// must be such a layer (they are attributes, which layers of one class may hold differently).
+void cut_heads(const jit::Module& file, jit::Module& m, std::set<const c10::ClassType*>& rewritten) {
   if (!m.hasattr("num_heads") || !m.hasattr("head_dim") || !m.hasattr("in_proj_weight") || !m.attr("head_dim").isInt() ||
       !m.attr("num_heads").isInt() || !m.attr("in_proj_weight").isTensor() || !m.find_method("forward"))
     return;
@@ -218,8 +228,24 @@ void cut_heads(jit::Module& m, std::set<const c10::ClassType*>& rewritten) {
   if (d <= 0 || w.dim() != 2 || w.size(0) % (3 * d) != 0) return;
   const std::int64_t heads = w.size(0) / (3 * d);
   if (heads == m.attr("num_heads").toInt()) return;
+  if (rewritten.insert(m.type().get()).second) {
+    for (const jit::Module& other : file.modules()) {
+      if (other.type() != m.type()) continue;
+      const auto is = [&](const char* name, auto test) { return other.hasattr(name) && test(other.attr(name)); };
+      const bool plain = is("in_proj_weight", [](const c10::IValue& v) { return v.isTensor(); }) &&
+                         !is("bias_k", [](const c10::IValue& v) { return v.isTensor(); }) &&
+                         !is("bias_v", [](const c10::IValue& v) { return v.isTensor(); }) &&
+                         !is("add_zero_attn", [](const c10::IValue& v) { return v.isBool() && v.toBool(); }) &&
+                         !is("_qkv_same_embed_dim", [](const c10::IValue& v) { return v.isBool() && !v.toBool(); });
+      if (!plain)
+        throw std::invalid_argument(fmt::format(
+            "the file's attention layers of the class of '{}' include one with bias_k, bias_v, add_zero_attn or "
+            "separate projections, which the heads' rewrite does not compute; prune a plan that keeps its heads",
+            m.type()->name() ? m.type()->name()->qualifiedName() : std::string("?")));
+    }
+    forward_with_head_dim(m);
+  }
   m.setattr("num_heads", heads);
-  if (rewritten.insert(m.type().get()).second) forward_with_head_dim(m);
 }
 
 // The value a torch.nn layer's size constant `name` should hold for the layer's tensors, or
@@ -309,7 +335,7 @@ void save_with_tensors(const std::filesystem::path& source, const Module& model,
   std::set<c10::ClassTypePtr> depthwise;   // whose groups the code now computes from the weight
   for (const std::string& path : resized) {
     std::optional<jit::Module> m = submodule(file, path);
-    if (m && m->type()->name() && m->type()->name()->name() == "MultiheadAttention") cut_heads(*m, rewritten_heads);
+    if (m && m->type()->name() && m->type()->name()->name() == "MultiheadAttention") cut_heads(file, *m, rewritten_heads);
     if (!m || !rewritten.insert(m->type().get()).second || !m->hasattr("weight")) continue;
     const c10::ClassTypePtr type = m->type();
     const auto constant = [&](const char* name) { return type->findConstant(name); };

@@ -69,25 +69,28 @@ class GroupedBlock : public TypedModule<GroupedBlock> {
 
 /// embed (linear 6 -> 8), attention over it (4 heads of 2), head (linear 8 -> 3). `mode` 1
 /// uses the attention weights; mode 2 gives the attention a mask per head; mode 3 reads its
-/// output projection's weight outside it.
+/// output projection's weight outside it; mode 4 holds that weight as a parameter of its own.
 class Attend : public TypedModule<Attend> {
  public:
   explicit Attend(int m) : mode(m) {
     embed = register_module("embed", nn::Linear(6, 8));
     attn = register_module("attn", nn::MultiheadAttention(8, 4, {.batch_first = true}));
     head = register_module("head", nn::Linear(8, 3));
+    if (mode == 4) alias = register_parameter("alias", attn->out_proj->weight);
   }
   Tensor forward(const Tensor& x) {  // [2, 5, 6]
     const Tensor e = embed(x);
     std::optional<Tensor> mask;
-    if (mode == 2) mask = rand({2 * 4, 5, 5});
+    if (mode == 2) mask = rand({2 * 4, x.shape()[1].value(), x.shape()[1].value()});
     auto [out, weights] = attn(e, e, e, std::optional<Tensor>(), std::optional<bool>(true), mask, std::optional<bool>(true));
     Tensor y = head(out);
     if (mode == 1) y = y + weights->sum({2}).unsqueeze(2);
     if (mode == 3) y = y + attn->out_proj->weight.sum();
+    if (mode == 4) y = y + alias.sum();
     return y;
   }
   int mode;
+  Tensor alias;
   nn::Linear embed{nullptr}, head{nullptr};
   nn::MultiheadAttention attn{nullptr};
 };
@@ -399,16 +402,69 @@ TEST_CASE("an attention layer's heads are a group: whole heads are cut, the head
 }
 
 TEST_CASE("heads whose attention weights or projections are used outside the layer, or that get a mask per head, are refused") {
+  // Mode 2 runs 8 long, as long as the embedding: a per-head mask [N * heads, 8, 8] ends in the
+  // embedding's size, as a query does.
   const std::vector<const char*> reasons{"", "the attention weights of 'attn' are used by ",
-                                         "a mask per head ([8, 5, 5]) reaches 'attn'",
-                                         "'attn.out_proj.weight' is used outside 'attn' by "};
-  for (int mode : {1, 2, 3}) {
+                                         "a mask per head ([8, 8, 8]) reaches 'attn'",
+                                         "'attn.out_proj.weight' is used outside 'attn' by ",
+                                         "'attn' shares its data with 'alias'"};
+  for (int mode : {1, 2, 3, 4}) {
     CAPTURE(mode);
     Attend net(mode);
-    const ChannelGroups g = groups_of(net, Shape{2, 5, 6});
+    const ChannelGroups g = groups_of(net, Shape{2, mode == 2 ? 8 : 5, 6});
     const auto heads = std::find_if(g.groups.begin(), g.groups.end(), [](const ChannelGroup& c) { return c.width > 1; });
     REQUIRE(heads != g.groups.end());
     CHECK_FALSE(heads->prunable);
     CHECK_MESSAGE(heads->reason.starts_with(reasons[static_cast<std::size_t>(mode)]), heads->reason);
   }
+}
+
+/// stem (3 -> 12) read by two grouped convolutions of different widths: `groups` a and b.
+class TwoGroupings : public TypedModule<TwoGroupings> {
+ public:
+  TwoGroupings(std::int64_t a, std::int64_t b) {
+    stem = register_module("stem", nn::Conv2d(3, 12, 1));
+    first = register_module("first", nn::Conv2d(12, 12, 3, {.padding = 1, .groups = a}));
+    second = register_module("second", nn::Conv2d(12, 12, 3, {.padding = 1, .groups = b}));
+    head = register_module("head", nn::Conv2d(12, 2, 1));
+  }
+  Tensor forward(const Tensor& x) {
+    const Tensor s = relu(stem(x));
+    return head(relu(first(s)) + relu(second(s)));
+  }
+  nn::Conv2d stem{nullptr}, first{nullptr}, second{nullptr}, head{nullptr};
+};
+
+TEST_CASE("channels read by grouped convolutions of two widths are cut alike in blocks of their common size") {
+  // groups 2 and 3 on 12 channels: blocks of 6 and 4, cut alike every gcd(6, 4) = 2 channels.
+  TwoGroupings net(2, 3);
+  net.eval();
+  const ChannelGroups g = groups_of(net, Shape{1, 3, 6, 6});
+  const auto stem = std::find_if(g.groups.begin(), g.groups.end(),
+                                 [](const ChannelGroup& c) { return c.producers() == std::vector<std::string>{"stem"}; });
+  REQUIRE(stem != g.groups.end());
+  CHECK(stem->prunable);
+  CHECK(stem->period == 2);
+  const std::vector<std::int64_t> keep = channels_to_keep(net, *stem, 0.5);
+  CHECK(keep.size() == 6);
+  std::vector<ChannelSelection> plan{{&*stem, keep}};
+  const Tensor x = randn({1, 3, 6, 6});
+  mask_channels(net, plan);
+  const Tensor masked = net.call({x}).to_tensor();
+  prune_channels(net, plan);
+  CHECK(net.first->in_channels == 6);
+  CHECK(net.second->in_channels == 6);
+  CHECK(net.second->options.groups == 3);
+  CHECK(max_rel_error(net.call({x}).to_tensor(), masked) <= 1e-5);
+
+  // groups 4 and 3 on 12 channels: blocks of 3 and 4, nothing in common.
+  TwoGroupings coprime(4, 3);
+  const ChannelGroups h = groups_of(coprime, Shape{1, 3, 6, 6});
+  const auto fixed = std::find_if(h.groups.begin(), h.groups.end(),
+                                  [](const ChannelGroup& c) { return c.producers() == std::vector<std::string>{"stem"}; });
+  REQUIRE(fixed != h.groups.end());
+  CHECK_FALSE(fixed->prunable);
+  CHECK_MESSAGE(fixed->reason.find("(groups=4)") != std::string::npos, fixed->reason);
+  CHECK_MESSAGE(fixed->reason.find("(groups=3)") != std::string::npos, fixed->reason);
+  CHECK(fixed->reason.ends_with(": their groups have no common size, so no cut keeps the channels alike in every group"));
 }

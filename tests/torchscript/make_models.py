@@ -389,6 +389,39 @@ class Layers(torch.nn.Module):
         return self.softmax(z) + w[:, :, 0].mean()
 
 
+class MaskedAttention(torch.nn.Module):
+    """torch.nn's MultiheadAttention under masks its heads can be cut with: a float attention
+    mask with a bool key padding mask (batch first), then a bool (causal) one (sequence first);
+    the attention weights unused."""
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+        self.second = torch.nn.MultiheadAttention(16, 4)
+        self.register_buffer("pad", torch.tensor([[False] * 4 + [True], [False] * 3 + [True] * 2]))
+        self.register_buffer("soft", torch.randn(5, 5))
+        self.register_buffer("causal", torch.triu(torch.ones(5, 5), diagonal=1).bool())
+
+    def forward(self, x):  # [N, L, E] = [2, 5, 16]
+        y, _ = self.first(x, x, x, key_padding_mask=self.pad, attn_mask=self.soft, need_weights=False)
+        z = y.transpose(0, 1)
+        w, _ = self.second(z, z, z, key_padding_mask=self.pad, attn_mask=self.causal, need_weights=False)
+        return w.transpose(0, 1)
+
+
+class OddAttention(torch.nn.Module):
+    """Two MultiheadAttention layers of one TorchScript class, the second with add_zero_attn
+    (an attribute): cutting the first one's heads cannot rewrite their class."""
+    def __init__(self):
+        super().__init__()
+        self.plain = torch.nn.MultiheadAttention(16, 4)
+        self.odd = torch.nn.MultiheadAttention(16, 4, add_zero_attn=True)
+
+    def forward(self, x):  # [L, N, E] = [5, 2, 16]
+        y, _ = self.plain(x, x, x, need_weights=False)
+        z, _ = self.odd(y, y, y, need_weights=False)
+        return z
+
+
 class Builtins(torch.nn.Module):
     """TorchScript's number, bool, string and dtype builtins, as Python computes them."""
     def forward(self, x):
@@ -536,7 +569,8 @@ SMALL = {"three_ifs": (ThreeIfs, [1, 3, 16, 16]), "int32_buffer": (Int32Buffer, 
          "layers": (Layers, [5, 2, 16]), "aliasing": (Aliasing, [2, 3]),
          "fallback_ops": (FallbackOps, [1, 16, 64, 64]), "string_gate": (StringGate, [2, 3]),
          "quantized_block": (quantized_block, [1, 3, 8, 8]), "spectrum": (Spectrum, [2, 256]),
-         "up_down": (UpDown, [1, 2, 16]), "float_sizes": (FloatSizes, [1, 3, 10, 13])}
+         "up_down": (UpDown, [1, 2, 16]), "float_sizes": (FloatSizes, [1, 3, 10, 13]),
+         "masked_attention": (MaskedAttention, [2, 5, 16]), "odd_attention": (OddAttention, [5, 2, 16])}
 TRACED = {"lstm_tagger", "layers", "recurrent", "pass_through", "up_down"}
 
 

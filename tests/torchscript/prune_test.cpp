@@ -318,3 +318,32 @@ TEST_CASE("a traced file prunes too: its depthwise convolutions' groups, a liter
     CHECK(torchscript::load(out)->num_parameters() == doc["parameters"]["after"].get<std::int64_t>());
   }
 }
+
+TEST_CASE("attention heads cut under masks compute what torch.nn's attention computes; a class the rewrite cannot serve is refused") {
+  Scratch scratch;
+  // A float attention mask with a bool padding mask, then a bool causal one: LibTorch runs the
+  // original (torch's own attention code) with the cut heads unread against the pruned file.
+  const std::string out = (scratch.dir / "masked.pt").string();
+  const CliRun r = run_cli({"prune", (models / "masked_attention.script.pt").string(), "--amount", "0.3", "--input",
+                            "2x5x16", "-o", out, "--check", "--format", "json"});
+  CAPTURE(r.err);
+  REQUIRE(r.code == 0);
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  int heads = 0;
+  for (const nlohmann::json& g : doc["groups"]) {
+    if (g["width"] != 4) continue;
+    ++heads;
+    CHECK(g["kept"] == 3);  // floor(0.3 x 4) = 1 of 4 heads
+  }
+  CHECK(heads == 2);
+  CHECK(doc["max_rel_error"].get<double>() <= 1e-5);
+  CHECK(run_cli({"analyze", out, "--input", "2x5x16", "--format", "json"}).code == 0);
+
+  // The second layer of the class has add_zero_attn, which the rewritten method would drop.
+  const std::string odd = (scratch.dir / "odd.pt").string();
+  const CliRun refused = run_cli({"prune", (models / "odd_attention.script.pt").string(), "--amount", "0.3", "--input",
+                                  "5x2x16", "-o", odd});
+  CHECK(refused.code == 2);
+  CHECK(refused.err.find("include one with bias_k, bias_v, add_zero_attn or separate projections") != std::string::npos);
+  CHECK_FALSE(fs::exists(odd));
+}
