@@ -103,13 +103,13 @@ void add_attention_heads(const Module& model, const GraphCollection& collection,
     // checks would give a less direct reason.
     std::string why;
     if (attention->out_proj->num_registrations() > 1) why = fmt::format("'{}.out_proj' is shared", p);
+    const std::array<const Tensor*, 3> mine_all{&attention->in_proj_weight, &attention->in_proj_bias,
+                                                &attention->out_proj->weight};
     for (const NamedModule& other : model.named_modules()) {
       if (!why.empty()) break;
       if (other.module == attention || other.module == attention->out_proj.ptr().get()) continue;
       for (bool parameters : {true, false}) {
         other.module->for_each_own_tensor(parameters, [&](std::string_view name, const Tensor& t) {
-          const std::array<const Tensor*, 3> mine_all{&attention->in_proj_weight, &attention->in_proj_bias,
-                                                      &attention->out_proj->weight};
           for (const Tensor* mine : mine_all) {
             if (why.empty() && mine->defined() && t.shares_storage_with(*mine))
               why = fmt::format("'{}' shares its data with '{}{}{}'", p, other.path, other.path.empty() ? "" : ".", name);

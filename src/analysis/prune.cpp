@@ -133,7 +133,7 @@ struct Range {
 struct Cuts {
   std::map<std::pair<std::string, std::int64_t>, std::vector<Range>> ranges;
   std::map<std::string, Tensor> tensors;         ///< every member tensor, by path
-  std::deque<std::vector<std::int64_t>> blocks;  ///< per selection with a period: its first block's kept positions
+  std::deque<std::vector<std::int64_t>> blocks;  ///< per member holding one block: its kept positions
 };
 
 /// The tensor of `group` that holds one block of its channels (a grouped convolution's weight).
@@ -143,9 +143,8 @@ std::string grouped_member(const ChannelGroup& group) {
   return group.members.empty() ? std::string() : group.members.front().tensor;
 }
 
-/// The kept positions of the first block of a selection whose group has a period, checked to
-/// be the same in every block.
-std::vector<std::int64_t> kept_block(const ChannelSelection& s, std::size_t k, const char* what, std::source_location where) {
+/// Checks that a selection whose group has a period keeps the same positions in every block.
+void check_same_in_every_block(const ChannelSelection& s, std::size_t k, const char* what, std::source_location where) {
   const std::int64_t period = s.group->period;
   if (period <= 0 || s.group->channels % period != 0) {
     throw_invalid_argument(where, "{}(): the group of selection {} has {} channels, not blocks of {}", what, k,
@@ -166,7 +165,6 @@ std::vector<std::int64_t> kept_block(const ChannelSelection& s, std::size_t k, c
                            "is cut alike in every group of a grouped convolution ({})",
                            what, k, period, grouped_member(*s.group));
   }
-  return block;
 }
 
 // The selections checked (groups prunable, indices valid, no group twice, members present with
@@ -193,7 +191,7 @@ Cuts checked_cuts(const Module& model, std::span<const ChannelSelection> selecti
                                what, k, s.keep[i], i, s.group->channels);
       }
     }
-    if (s.group->period > 0 && s.group->period != s.group->channels) (void)kept_block(s, k, what, where);
+    if (s.group->period > 0 && s.group->period != s.group->channels) check_same_in_every_block(s, k, what, where);
     // A member holding one block of `m.period` channels (a multiple of the group's period, as
     // grouped convolutions of several widths share the channels) keeps the selection's
     // channels below m.period: the selection repeats every m.period channels too.

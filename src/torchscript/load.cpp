@@ -48,33 +48,31 @@ class Hyper {
   std::optional<c10::IValue> get(const std::string& name, std::initializer_list<std::pair<const char*, int>> ops = {}) const {
     if (m_.type()->hasConstant(name)) return m_.type()->getConstant(name);
     if (m_.hasattr(name)) return m_.attr(name);
-    if (!graph_) return std::nullopt;
-    for (auto [op, arg] : ops) {
-      const c10::Symbol kind = c10::Symbol::fromQualString(op);
-      for (const jit::Node* n : graph_->nodes()) {
-        if (n->kind() != kind || arg >= static_cast<int>(n->inputs().size())) continue;
-        return constant(n->input(arg));
-      }
-    }
-    return std::nullopt;
+    const jit::Value* v = argument(ops);
+    return v ? constant(v) : std::nullopt;
   }
   // True when the argument of `ops` is `self.weight.size(0)` (what symtrace's writer makes a
   // cut depthwise convolution's groups: torchscript/save.hpp).
   bool weight_size(std::initializer_list<std::pair<const char*, int>> ops) const {
-    if (!graph_) return false;
+    const jit::Value* v = argument(ops);
+    if (v == nullptr) return false;
+    const jit::Node* size = v->node();
+    if (size->kind() != c10::aten::size || size->inputs().size() != 2) return false;
+    const jit::Node* get = size->input(0)->node();
+    const std::optional<c10::IValue> dim = constant(size->input(1));
+    return get->kind() == c10::prim::GetAttr && get->s(c10::attr::name) == "weight" && dim && dim->isInt() &&
+           dim->toInt() == 0;
+  }
+  // Argument `arg` of the forward's first node of the first kind in `ops` it has, or null.
+  const jit::Value* argument(std::initializer_list<std::pair<const char*, int>> ops) const {
+    if (!graph_) return nullptr;
     for (auto [op, arg] : ops) {
       const c10::Symbol kind = c10::Symbol::fromQualString(op);
       for (const jit::Node* n : graph_->nodes()) {
-        if (n->kind() != kind || arg >= static_cast<int>(n->inputs().size())) continue;
-        const jit::Node* size = n->input(arg)->node();
-        if (size->kind() != c10::aten::size || size->inputs().size() != 2) return false;
-        const jit::Node* get = size->input(0)->node();
-        const std::optional<c10::IValue> dim = constant(size->input(1));
-        return get->kind() == c10::prim::GetAttr && get->s(c10::attr::name) == "weight" && dim && dim->isInt() &&
-               dim->toInt() == 0;
+        if (n->kind() == kind && arg < static_cast<int>(n->inputs().size())) return n->input(arg);
       }
     }
-    return false;
+    return nullptr;
   }
   bool traced_kind(const char* op) const {
     if (!graph_) return false;

@@ -282,14 +282,15 @@ void update_size_constants(const jit::Module& file, const c10::ClassTypePtr& typ
   std::vector<jit::Module> instances;
   for (const jit::Module& m : file.modules())
     if (m.type() == type) instances.push_back(m);
+  std::int64_t class_groups = 1;
+  if (const auto g = type->findConstant("groups"); g && g->isInt()) class_groups = g->toInt();
   for (const char* name : {"in_channels", "out_channels", "groups", "in_features", "out_features", "num_features"}) {
     const c10::optional<c10::IValue> now = type->findConstant(name);
     if (!now || !now->isInt()) continue;
     std::optional<std::int64_t> value;
     bool agree = true;
     for (const jit::Module& m : instances) {
-      std::int64_t groups = 1;
-      if (const auto g = type->findConstant("groups"); g && g->isInt()) groups = g->toInt();
+      std::int64_t groups = class_groups;
       if (groups_from_weight && m.hasattr("weight") && m.attr("weight").isTensor())
         groups = m.attr("weight").toTensor().size(0);
       const std::optional<std::int64_t> v = size_constant(m, cls, name, groups);

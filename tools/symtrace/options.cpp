@@ -130,7 +130,8 @@ const std::array<CommandSpec, 7>& commands() {
        "weights that produce them (--criterion) and cuts the smallest fraction --amount of every group (rounded down), "
        "then prints what it did: each group pruned (channels before and after) or refused (with the reason), and "
        "parameters and MACs before and after. For a TorchScript file, -o writes the pruned model as a TorchScript "
-       "file (parameters and buffers cut; a cut depthwise convolution computes its groups from its weight), kept "
+       "file (parameters and buffers cut; a cut depthwise convolution computes its groups from its weight, an "
+       "attention layer with heads cut its heads from its attributes), kept "
        "only when symtrace loads and analyses it as it did the original; with --check, only when LibTorch runs it "
        "and it computes what the original computes with the cut channels unread by any layer (a zoo model is always "
        "checked so, in memory). Exit 1 when the pruned model fails those checks. --plan FILE cuts the channels a plan chooses instead (the JSON output is the "
@@ -143,7 +144,7 @@ const std::array<CommandSpec, 7>& commands() {
          &Options::check_pruned}},
        // clang-format on
        "JSON: {\"model\", \"amount\", \"criterion\", \"plan\", \"groups\": [{\"group\", \"graph\", \"channels\", "
-       "\"kept\", \"prunable\", \"reason\", \"members\": [{\"tensor\", \"dim\", \"offset\", \"role\"}]}], "
+       "\"period\", \"width\", \"kept\", \"prunable\", \"reason\", \"members\": [{\"tensor\", \"dim\", \"offset\", \"role\", \"period\"}]}], "
        "\"parameters\": {\"before\", \"after\"}, \"macs\": {\"before\", \"after\", \"complete\"}, "
        "\"max_rel_error\", \"output\"}: the groups are a search space (kept is null for a group not cut); "
        "max_rel_error is the pruned model against the original with the cut channels unread (null when nothing "
